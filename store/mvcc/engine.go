@@ -1,0 +1,96 @@
+package mvcc
+
+import "errors"
+
+// CF names a column family: one of three disjoint keyspaces in one engine.
+type CF byte
+
+// The column families of Percolator. Their key layouts are drawn in keys.go.
+const (
+	// CFDefault holds values too large to inline in their write record.
+	CFDefault CF = 'd'
+	// CFLock holds at most one lock per user key.
+	CFLock CF = 'l'
+	// CFWrite holds commit and rollback records, newest first per key.
+	CFWrite CF = 'w'
+)
+
+func (c CF) String() string {
+	switch c {
+	case CFDefault:
+		return "default"
+	case CFLock:
+		return "lock"
+	case CFWrite:
+		return "write"
+	}
+	return "cf?"
+}
+
+// ErrEngineNotFound is returned by Reader.Get for an absent key.
+var ErrEngineNotFound = errors.New("mvcc: engine key not found")
+
+// Reader reads an engine's latest state. Implementations must be safe for
+// concurrent use.
+type Reader interface {
+	// Get returns a copy of the value of key in cf, or ErrEngineNotFound.
+	Get(cf CF, key []byte) ([]byte, error)
+	// NewIter returns an iterator over the keys of cf in [lower, upper). A
+	// nil upper bound is open. The iterator sees a consistent view as of
+	// its creation.
+	NewIter(cf CF, lower, upper []byte) (EngineIter, error)
+}
+
+// EngineIter walks one column family in key order. Key and Value are valid
+// until the next positioning call.
+type EngineIter interface {
+	First() bool
+	Last() bool
+	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
+	Next() bool
+	Prev() bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	// Close releases the iterator and reports any error met while iterating.
+	Close() error
+}
+
+// Engine is the ordered store the MVCC logic runs over: an in-memory one in
+// tests, Pebble in the embedded store, a Raft-applied Pebble in a cluster.
+type Engine interface {
+	Reader
+	// Write applies the batch atomically. With sync, it returns only once
+	// the batch is durable.
+	Write(b *Batch, sync bool) error
+}
+
+// Batch collects writes to apply atomically.
+type Batch struct {
+	Entries []BatchEntry
+}
+
+// BatchEntry is one write in a Batch. A nil Value with Delete set deletes.
+type BatchEntry struct {
+	CF     CF
+	Key    []byte
+	Value  []byte
+	Delete bool
+}
+
+// Put adds a write of value to key in cf.
+func (b *Batch) Put(cf CF, key, value []byte) {
+	b.Entries = append(b.Entries, BatchEntry{CF: cf, Key: key, Value: value})
+}
+
+// Del adds a deletion of key in cf.
+func (b *Batch) Del(cf CF, key []byte) {
+	b.Entries = append(b.Entries, BatchEntry{CF: cf, Key: key, Delete: true})
+}
+
+// Len is the number of writes in the batch.
+func (b *Batch) Len() int { return len(b.Entries) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() { b.Entries = b.Entries[:0] }

@@ -1,0 +1,493 @@
+package mvcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestMVCC runs the command scripts in testdata/. Each file starts from an
+// empty in-memory engine. The commands:
+//
+//	1pc start=T commit=T            one-phase commit of the mutations below
+//	prewrite start=T primary=K [ttl=MS] [for-update=T]
+//	  (mutation lines: put K V | delete K | insert K V | lock K, with a
+//	  trailing "pessimistic" when the key holds the txn's pessimistic lock)
+//	commit start=T commit=T keys=(K,...)
+//	rollback start=T keys=(K,...)
+//	get k=K ts=T
+//	scan ts=T [start=K] [end=K] [reverse]
+//	lock txn=T keys=(K,...) for-update=T [primary=K] [wait=DUR|nowait] [async]
+//	pessimistic-rollback txn=T keys=(K,...) for-update=T
+//	await txn=T                     result of txn T's async command
+//	waiting txn=T                   whom txn T waits for
+//	advance DUR                     move the manual clock
+//	check-txn-status primary=K lock=T current=T [rollback-if-not-exist]
+//	resolve-lock start=T commit=T keys=(K,...)
+//	gc safe-point=T
+//	dump                            every record of every column family
+//
+// Timestamps are integers, or NNNp for NNN physical milliseconds. Keys and
+// values are written as Go-quoted strings when they need escapes, and
+// "x*300" stands for 300 x's.
+func TestMVCC(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := newHarness()
+		datadriven.RunTest(t, path, h.run)
+	})
+}
+
+type harness struct {
+	eng   *MemEngine
+	clock *manualClock
+	s     *Store
+
+	mu    sync.Mutex
+	async map[uint64]chan string
+}
+
+func newHarness() *harness {
+	eng := NewMemEngine()
+	clock := &manualClock{}
+	return &harness{eng: eng, clock: clock, s: NewStore(eng, clock, true), async: map[uint64]chan string{}}
+}
+
+func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
+	ctx := context.Background()
+	ts := func(key string) uint64 {
+		arg, ok := td.Arg(key)
+		if !ok {
+			t.Fatalf("%s: missing %s=", td.Pos, key)
+		}
+		return parseTS(t, arg.SingleVal(t))
+	}
+	str := func(key string) []byte {
+		arg, ok := td.Arg(key)
+		if !ok {
+			return nil
+		}
+		return parseBytes(t, arg.SingleVal(t))
+	}
+	keys := func() [][]byte {
+		arg, ok := td.Arg("keys")
+		if !ok {
+			t.Fatalf("%s: missing keys=", td.Pos)
+		}
+		var ks [][]byte
+		for _, v := range arg.Vals {
+			ks = append(ks, parseBytes(t, v))
+		}
+		return ks
+	}
+	txn := func() uint64 { return ts("txn") }
+
+	switch td.Cmd {
+	case "1pc", "prewrite":
+		req := &PrewriteRequest{StartTS: ts("start"), LockTTL: 3000}
+		for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				t.Fatalf("%s: bad mutation %q", td.Pos, line)
+			}
+			m := kv.Mutation{Key: parseBytes(t, f[1])}
+			rest := f[2:]
+			switch f[0] {
+			case "put", "insert":
+				if len(rest) == 0 {
+					t.Fatalf("%s: %s needs a value", td.Pos, f[0])
+				}
+				m.Op, m.Value, rest = kv.OpPut, parseBytes(t, rest[0]), rest[1:]
+				if f[0] == "insert" {
+					m.Op = kv.OpInsert
+				}
+			case "delete":
+				m.Op = kv.OpDelete
+			case "lock":
+				m.Op = kv.OpLock
+			default:
+				t.Fatalf("%s: unknown mutation %q", td.Pos, f[0])
+			}
+			req.Mutations = append(req.Mutations, m)
+			req.Pessimistic = append(req.Pessimistic, len(rest) > 0 && rest[0] == "pessimistic")
+		}
+		req.Primary = req.Mutations[0].Key
+		if p := str("primary"); p != nil {
+			req.Primary = p
+		}
+		if td.HasArg("ttl") {
+			td.ScanArgs(t, "ttl", &req.LockTTL)
+		}
+		if td.HasArg("for-update") {
+			req.ForUpdateTS = ts("for-update")
+		}
+		if td.Cmd == "prewrite" {
+			return result(h.s.Prewrite(ctx, req))
+		}
+		commitTS := ts("commit")
+		next := func() (uint64, error) { return commitTS, nil }
+		wait := h.wait(t, td)
+		return h.maybeAsync(t, td, req.StartTS, func() string {
+			_, err := h.s.OnePhaseCommit(ctx, req, next, wait)
+			return result(err)
+		})
+
+	case "commit":
+		return result(h.s.Commit(ctx, keys(), ts("start"), ts("commit")))
+
+	case "rollback":
+		return result(h.s.Rollback(ctx, keys(), ts("start")))
+
+	case "get":
+		v, err := h.s.Get(ctx, str("k"), ts("ts"))
+		if err != nil {
+			return result(err)
+		}
+		return fmtBytes(v)
+
+	case "scan":
+		var start, end []byte
+		if td.HasArg("start") {
+			start = str("start")
+		}
+		if td.HasArg("end") {
+			end = str("end")
+		}
+		sc, err := h.s.Scan(ctx, start, end, ts("ts"), td.HasArg("reverse"))
+		if err != nil {
+			return result(err)
+		}
+		defer sc.Close()
+		var b strings.Builder
+		for ; sc.Valid(); sc.Next() {
+			fmt.Fprintf(&b, "%s=%s\n", fmtBytes(sc.Key()), fmtBytes(sc.Value()))
+		}
+		if sc.Err() != nil {
+			fmt.Fprintf(&b, "%s\n", result(sc.Err()))
+		}
+		if b.Len() == 0 {
+			return "(empty)"
+		}
+		return b.String()
+
+	case "lock":
+		req := &PessimisticLockRequest{Keys: keys(), StartTS: txn(), ForUpdateTS: ts("for-update"), LockTTL: 3000}
+		req.Primary = req.Keys[0]
+		if p := str("primary"); p != nil {
+			req.Primary = p
+		}
+		wait := h.wait(t, td)
+		return h.maybeAsync(t, td, req.StartTS, func() string {
+			return result(h.s.PessimisticLock(ctx, req, wait))
+		})
+
+	case "pessimistic-rollback":
+		return result(h.s.PessimisticRollback(ctx, keys(), txn(), ts("for-update")))
+
+	case "await":
+		h.mu.Lock()
+		ch, ok := h.async[txn()]
+		delete(h.async, txn())
+		h.mu.Unlock()
+		if !ok {
+			t.Fatalf("%s: txn %d has nothing running", td.Pos, txn())
+		}
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(10 * time.Second):
+			return "still waiting after 10s"
+		}
+
+	case "waiting":
+		if holder, ok := h.s.Waits().WaitingFor(txn()); ok {
+			return fmt.Sprintf("waiting for txn %d", holder)
+		}
+		return "not waiting"
+
+	case "advance":
+		d, err := time.ParseDuration(td.CmdArgs[0].Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.clock.advance(d)
+		return "ok"
+
+	case "check-txn-status":
+		st, err := h.s.CheckTxnStatus(ctx, str("primary"), ts("lock"), ts("current"), td.HasArg("rollback-if-not-exist"))
+		if err != nil {
+			return result(err)
+		}
+		out := st.State.String()
+		switch st.State {
+		case TxnCommitted:
+			out += " commit=" + fmtTS(st.CommitTS)
+		case TxnLocked:
+			out += fmt.Sprintf(" ttl=%d", st.TTL)
+		}
+		if st.Action != "" {
+			out += " action=" + st.Action
+		}
+		return out
+
+	case "resolve-lock":
+		return result(h.s.ResolveLock(ctx, keys(), ts("start"), ts("commit")))
+
+	case "gc":
+		st, err := h.s.GC(ts("safe-point"))
+		if err != nil {
+			return result(err)
+		}
+		return fmt.Sprintf("keys=%d deleted-writes=%d deleted-values=%d", st.Keys, st.DeletedWrites, st.DeletedDefault)
+
+	case "dump":
+		return h.dump(t)
+	}
+	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
+	return ""
+}
+
+func (h *harness) wait(t *testing.T, td *datadriven.TestData) time.Duration {
+	switch {
+	case td.HasArg("nowait"):
+		return 0
+	case td.HasArg("wait"):
+		var s string
+		td.ScanArgs(t, "wait", &s)
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return -1
+}
+
+// maybeAsync runs f, or with the async argument starts it in the background
+// and reports "waiting" once txn is parked on a lock (or f's result if f
+// finishes first).
+func (h *harness) maybeAsync(t *testing.T, td *datadriven.TestData, txn uint64, f func() string) string {
+	if !td.HasArg("async") {
+		return f()
+	}
+	ch := make(chan string, 1)
+	go func() { ch <- f() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := h.s.Waits().WaitingFor(txn); ok {
+			h.mu.Lock()
+			h.async[txn] = ch
+			h.mu.Unlock()
+			return "waiting"
+		}
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(time.Millisecond):
+		}
+	}
+	t.Fatalf("%s: txn %d neither finished nor waited", td.Pos, txn)
+	return ""
+}
+
+func (h *harness) dump(t *testing.T) string {
+	var b strings.Builder
+	keys, vals := h.eng.Dump(CFLock)
+	for i, k := range keys {
+		uk, err := decodeKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := decodeLock(vals[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "lock %s: %s start=%s primary=%s ttl=%d", fmtBytes(uk), l.Kind, fmtTS(l.StartTS), fmtBytes(l.Primary), l.TTL)
+		if l.ForUpdateTS != 0 {
+			fmt.Fprintf(&b, " for-update=%d", l.ForUpdateTS)
+		}
+		if l.HasShortValue {
+			fmt.Fprintf(&b, " value=%s", fmtBytes(l.ShortValue))
+		}
+		b.WriteString("\n")
+	}
+	keys, vals = h.eng.Dump(CFWrite)
+	for i, k := range keys {
+		ek, ts, err := splitVersionKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uk, err := decodeKey(ek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := decodeWrite(vals[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "write %s@%s: %s start=%s", fmtBytes(uk), fmtTS(ts), w.Kind, fmtTS(w.StartTS))
+		if w.HasShortValue {
+			fmt.Fprintf(&b, " value=%s", fmtBytes(w.ShortValue))
+		}
+		b.WriteString("\n")
+	}
+	keys, vals = h.eng.Dump(CFDefault)
+	for i, k := range keys {
+		ek, ts, err := splitVersionKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uk, err := decodeKey(ek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "default %s@%s: %s\n", fmtBytes(uk), fmtTS(ts), fmtBytes(vals[i]))
+	}
+	if b.Len() == 0 {
+		return "(empty)"
+	}
+	return b.String()
+}
+
+func result(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var le *LockedError
+	var wc *kv.WriteConflictError
+	var dl *kv.DeadlockError
+	var ke *kv.KeyExistsError
+	var ce *CommittedError
+	switch {
+	case errors.As(err, &dl):
+		return fmt.Sprintf("error: deadlock: txn %d waits for %d on %s, cycle %v", dl.StartTS, dl.Holder, fmtBytes(dl.Key), dl.Cycle)
+	case errors.Is(err, kv.ErrLockWaitTimeout):
+		return "error: lock wait timeout"
+	case errors.As(err, &le):
+		return fmt.Sprintf("error: key %s locked by txn %s (%s, primary %s)", fmtBytes(le.Lock.Key), fmtTS(le.Lock.StartTS), le.Lock.Kind, fmtBytes(le.Lock.Primary))
+	case errors.As(err, &wc):
+		return fmt.Sprintf("error: write conflict on %s: txn %d committed at %d", fmtBytes(wc.Key), wc.ConflictStartTS, wc.ConflictCommitTS)
+	case errors.As(err, &ke):
+		return fmt.Sprintf("error: key %s exists", fmtBytes(ke.Key))
+	case errors.As(err, &ce):
+		return fmt.Sprintf("error: %s already committed at %d", fmtBytes(ce.Key), ce.CommitTS)
+	case errors.Is(err, kv.ErrNotFound):
+		return "not found"
+	case errors.Is(err, kv.ErrTxnAborted):
+		return "error: txn aborted"
+	case errors.Is(err, ErrTxnNotFound):
+		return "error: txn not found"
+	}
+	return "error: " + err.Error()
+}
+
+func parseTS(t *testing.T, s string) uint64 {
+	if ms, ok := strings.CutSuffix(s, "p"); ok {
+		v, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ComposeTS(v, 0)
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fmtTS prints a timestamp the way scripts write it.
+func fmtTS(ts uint64) string {
+	if ts >= 1<<logicalBits && ts&(1<<logicalBits-1) == 0 {
+		return fmt.Sprintf("%dp", PhysicalMs(ts))
+	}
+	return strconv.FormatUint(ts, 10)
+}
+
+func parseBytes(t *testing.T, s string) []byte {
+	if strings.HasPrefix(s, `"`) {
+		u, err := strconv.Unquote(s)
+		if err != nil {
+			t.Fatalf("bad quoted string %s: %v", s, err)
+		}
+		return []byte(u)
+	}
+	if c, n, ok := strings.Cut(s, "*"); ok && len(c) == 1 {
+		k, err := strconv.Atoi(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(strings.Repeat(c, k))
+	}
+	return []byte(s)
+}
+
+func fmtBytes(b []byte) string {
+	s := string(b)
+	if len(s) > 20 && strings.Count(s, s[:1]) == len(s) {
+		return fmt.Sprintf("%s*%d", s[:1], len(s))
+	}
+	if strconv.CanBackquote(s) && !strings.ContainsAny(s, " =,\"()") && s != "" {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// manualClock fires timers only when advanced.
+type manualClock struct {
+	mu     sync.Mutex
+	now    time.Duration
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	clock   *manualClock
+	at      time.Duration
+	c       chan time.Time
+	stopped bool
+}
+
+func (c *manualClock) NewTimer(d time.Duration) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &manualTimer{clock: c, at: c.now + d, c: make(chan time.Time, 1)}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now += d
+	var fired []*manualTimer
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if t.stopped {
+			continue
+		}
+		if t.at <= c.now {
+			fired = append(fired, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
+	for _, t := range fired {
+		t.c <- time.Time{}
+	}
+}
+
+func (t *manualTimer) C() <-chan time.Time { return t.c }
+func (t *manualTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	t.stopped = true
+	return true
+}

@@ -1,0 +1,345 @@
+package mvcc
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// This file reads versions: the newest visible version of a key at a
+// timestamp, and the records that transaction commands inspect. Every read at
+// ts first checks the key's lock: a prewrite lock with startTS <= ts belongs to
+// a transaction that may still commit below ts, so the reader gets a
+// *LockedError and must wait for or resolve that transaction.
+
+// loadLock returns the lock on encKey, or nil if there is none.
+func loadLock(r Reader, encKey []byte) (*Lock, error) {
+	v, err := r.Get(CFLock, encKey)
+	if errors.Is(err, ErrEngineNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, err := decodeLock(v)
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// checkReadLock returns a *LockedError if l keeps a read at ts from
+// proceeding.
+func checkReadLock(l *Lock, encKey []byte, ts uint64) error {
+	if l == nil || !l.Kind.blocksReads() || l.StartTS > ts {
+		return nil
+	}
+	key, err := decodeKey(encKey)
+	if err != nil {
+		return err
+	}
+	return &LockedError{Lock: l.Info(key)}
+}
+
+// Get returns the value of key visible at ts: kv.ErrNotFound if there is
+// none, a *LockedError if a lock hides it.
+func Get(r Reader, key []byte, ts uint64) ([]byte, error) {
+	encKey := encodeKey(key)
+	l, err := loadLock(r, encKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReadLock(l, encKey, ts); err != nil {
+		return nil, err
+	}
+	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	if err != nil {
+		return nil, err
+	}
+	v, found, err := visibleValue(r, it, encKey, ts, nil)
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, kv.ErrNotFound
+	}
+	return v, nil
+}
+
+// visibleValue positions it (bounded to encKey's versions, or positioned
+// anywhere) at encKey's newest version at or below ts and returns that
+// version's value, appended to buf. Rollback and lock records are skipped.
+func visibleValue(r Reader, it EngineIter, encKey []byte, ts uint64, buf []byte) (value []byte, found bool, err error) {
+	for ok := it.SeekGE(versionKey(encKey, ts)); ok; ok = it.Next() {
+		k, _, err := splitVersionKey(it.Key())
+		if err != nil {
+			return nil, false, err
+		}
+		if !bytes.Equal(k, encKey) {
+			return nil, false, nil
+		}
+		w, err := decodeWrite(it.Value())
+		if err != nil {
+			return nil, false, err
+		}
+		switch w.Kind {
+		case WritePut:
+			if w.HasShortValue {
+				return append(buf, w.ShortValue...), true, nil
+			}
+			v, err := r.Get(CFDefault, versionKey(encKey, w.StartTS))
+			if err != nil {
+				return nil, false, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+			}
+			return append(buf, v...), true, nil
+		case WriteDelete:
+			return nil, false, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// newerWrite returns the newest data-changing record of encKey committed
+// after afterTS (its commit ts and record), or reports that transaction
+// startTS was rolled back on this key. Records below startTS are not read:
+// no transaction commits below its start. Rollback records of other
+// transactions change no data and are skipped.
+func newerWrite(r Reader, encKey []byte, startTS, afterTS uint64) (commitTS uint64, w Write, rolledBack bool, err error) {
+	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	if err != nil {
+		return 0, w, false, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		_, ts, err := splitVersionKey(it.Key())
+		if err != nil {
+			return 0, w, false, err
+		}
+		if ts < startTS {
+			break
+		}
+		rec, err := decodeWrite(it.Value())
+		if err != nil {
+			return 0, w, false, err
+		}
+		if rec.StartTS == startTS && rec.Kind == WriteRollback {
+			return 0, w, true, nil
+		}
+		if ts > afterTS && rec.Kind != WriteRollback {
+			return ts, rec, false, nil
+		}
+	}
+	return 0, w, false, nil
+}
+
+// keyExists reports whether encKey's newest committed version is a value.
+func keyExists(r Reader, encKey []byte) (bool, error) {
+	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	if err != nil {
+		return false, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		w, err := decodeWrite(it.Value())
+		if err != nil {
+			return false, err
+		}
+		switch w.Kind {
+		case WritePut:
+			return true, nil
+		case WriteDelete:
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// txnRecord finds the record that transaction startTS left on encKey: its
+// commit (with the commit ts) or its rollback. Records are searched only
+// down to startTS, since no transaction commits below its start.
+func txnRecord(r Reader, encKey []byte, startTS uint64) (w Write, commitTS uint64, found bool, err error) {
+	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	if err != nil {
+		return w, 0, false, err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		_, ts, err := splitVersionKey(it.Key())
+		if err != nil {
+			return w, 0, false, err
+		}
+		if ts < startTS {
+			break
+		}
+		rec, err := decodeWrite(it.Value())
+		if err != nil {
+			return w, 0, false, err
+		}
+		if rec.StartTS == startTS {
+			return rec, ts, true, nil
+		}
+	}
+	return w, 0, false, nil
+}
+
+// Scanner walks the keys visible at a timestamp in [start, end), forward
+// or backward, merging the write and lock column families so that a
+// blocking lock anywhere in the range is noticed, even on a key with no
+// committed version.
+type Scanner struct {
+	r       Reader
+	ts      uint64
+	reverse bool
+	writes  EngineIter
+	locks   EngineIter
+
+	valid      bool
+	err        error
+	key, value []byte
+	cur        []byte // enc(key) of the key being examined
+}
+
+// NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
+// It is positioned at the first visible key (check Valid and Err).
+func NewScanner(r Reader, start, end []byte, ts uint64, reverse bool) (*Scanner, error) {
+	var lo, hi []byte
+	if start != nil {
+		lo = encodeKey(start)
+	}
+	if end != nil {
+		hi = encodeKey(end)
+	}
+	writes, err := r.NewIter(CFWrite, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	locks, err := r.NewIter(CFLock, lo, hi)
+	if err != nil {
+		writes.Close()
+		return nil, err
+	}
+	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: writes, locks: locks}
+	if reverse {
+		writes.Last()
+		locks.Last()
+	} else {
+		writes.First()
+		locks.First()
+	}
+	s.advance()
+	return s, nil
+}
+
+// advance moves to the next visible key in the scan direction.
+func (s *Scanner) advance() {
+	s.valid = false
+	for s.err == nil {
+		wValid, lValid := s.writes.Valid(), s.locks.Valid()
+		if !wValid && !lValid {
+			return
+		}
+		var wKey []byte
+		if wValid {
+			k, _, err := splitVersionKey(s.writes.Key())
+			if err != nil {
+				s.err = err
+				return
+			}
+			wKey = k
+		}
+		// The next key in scan order is the nearer of the two positions.
+		atLock, atWrite := lValid, wValid
+		if lValid && wValid {
+			c := bytes.Compare(s.locks.Key(), wKey)
+			if s.reverse {
+				c = -c
+			}
+			atLock, atWrite = c <= 0, c >= 0
+		}
+		if atLock {
+			s.cur = append(s.cur[:0], s.locks.Key()...)
+		} else {
+			s.cur = append(s.cur[:0], wKey...)
+		}
+		if atLock {
+			l, err := decodeLock(s.locks.Value())
+			if err != nil {
+				s.err = err
+				return
+			}
+			if s.err = checkReadLock(&l, s.cur, s.ts); s.err != nil {
+				return
+			}
+			if s.reverse {
+				s.locks.Prev()
+			} else {
+				s.locks.Next()
+			}
+		}
+		if !atWrite {
+			continue
+		}
+		v, found, err := visibleValue(s.r, s.writes, s.cur, s.ts, s.value[:0])
+		if err != nil {
+			s.err = err
+			return
+		}
+		// Step past every version of the key.
+		if s.reverse {
+			s.writes.SeekLT(s.cur)
+		} else {
+			s.writes.SeekGE(keyEnd(s.cur))
+		}
+		if found {
+			key, err := decodeKey(s.cur)
+			if err != nil {
+				s.err = err
+				return
+			}
+			s.key, s.value, s.valid = key, v, true
+			return
+		}
+	}
+}
+
+// Valid reports whether the scanner is at a key.
+func (s *Scanner) Valid() bool { return s.valid && s.err == nil }
+
+// Err is the error that stopped the scan (a *LockedError among others).
+func (s *Scanner) Err() error { return s.err }
+
+// Key is the current user key.
+func (s *Scanner) Key() []byte { return s.key }
+
+// Value is the current value.
+func (s *Scanner) Value() []byte { return s.value }
+
+// Next moves to the next visible key.
+func (s *Scanner) Next() error {
+	s.advance()
+	return s.err
+}
+
+// Close releases the scanner's iterators.
+func (s *Scanner) Close() error {
+	return errors.Join(s.writes.Close(), s.locks.Close())
+}
+
+// ScanKeys is a convenience for tests: every visible key and value.
+func ScanKeys(r Reader, start, end []byte, ts uint64, reverse bool) (keys, values [][]byte, err error) {
+	s, err := NewScanner(r, start, end, ts, reverse)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	for ; s.Valid(); s.Next() {
+		keys = append(keys, slices.Clone(s.Key()))
+		values = append(values, slices.Clone(s.Value()))
+	}
+	return keys, values, s.Err()
+}

@@ -1,0 +1,249 @@
+package mvcc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// Store runs the transaction commands against one engine, the way a storage
+// node serves them: each command holds latches on its keys while it reads
+// and writes, lock waits are parked in a WaitManager with deadlock
+// detection, and released locks wake their waiters. The embedded store uses
+// it directly; a replicated region will run the same commands.
+//
+// All methods are safe for concurrent use.
+type Store struct {
+	eng     Engine
+	latches *Latches
+	waits   *WaitManager
+	// Sync says whether writes that end a transaction (commits and
+	// rollbacks) wait for durability. Lock-only writes never do: locks of
+	// a crashed process die with it.
+	Sync bool
+}
+
+// NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
+func NewStore(eng Engine, clock Clock, sync bool) *Store {
+	return &Store{eng: eng, latches: NewLatches(), waits: NewWaitManager(clock), Sync: sync}
+}
+
+// Engine returns the store's engine.
+func (s *Store) Engine() Engine { return s.eng }
+
+// Waits returns the store's wait manager.
+func (s *Store) Waits() *WaitManager { return s.waits }
+
+// Get reads key at ts, after any commit in flight that could land below ts.
+func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) {
+	if err := s.latches.WaitRead(ctx, key, ts); err != nil {
+		return nil, err
+	}
+	return Get(s.eng, key, ts)
+}
+
+// Scan returns a scanner over [start, end) at ts, after any commit in
+// flight that could land below ts.
+func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse bool) (*Scanner, error) {
+	if err := s.latches.WaitReadRange(ctx, start, end, ts); err != nil {
+		return nil, err
+	}
+	return NewScanner(s.eng, start, end, ts, reverse)
+}
+
+// run executes one command under latches on keys and applies its batch.
+func (s *Store) run(ctx context.Context, startTS uint64, keys [][]byte, sync bool, cmd func(*Batch) error) error {
+	g, err := s.latches.Acquire(ctx, startTS, keys)
+	if err != nil {
+		return err
+	}
+	defer s.latches.Release(g)
+	var b Batch
+	if err := cmd(&b); err != nil {
+		return err
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return s.eng.Write(&b, sync)
+}
+
+// PessimisticLock takes req's locks in key order. When another transaction
+// holds a key it waits up to wait for its release (zero: fail at once,
+// negative: forever), failing with a *kv.DeadlockError if the wait would
+// close a cycle, or kv.ErrLockWaitTimeout.
+func (s *Store) PessimisticLock(ctx context.Context, req *PessimisticLockRequest, wait time.Duration) error {
+	keys := sortedKeys(req.Keys)
+	for len(keys) > 0 {
+		var locked int
+		var waiter *Waiter
+		r := *req
+		r.Keys = keys
+		err := s.run(ctx, req.StartTS, keys, false, func(b *Batch) error {
+			var err error
+			locked, err = AcquirePessimisticLock(s.eng, b, &r)
+			var le *LockedError
+			if !errors.As(err, &le) || wait == 0 {
+				return err
+			}
+			// Keep what was locked, and park on the busy key while its latch
+			// is still held, so its release cannot be missed.
+			waiter, err = s.waits.Register(keys[locked], req.StartTS, le.Lock.StartTS)
+			return err
+		})
+		if err != nil {
+			if waiter != nil {
+				waiter.Cancel()
+			}
+			return noWaitError(err)
+		}
+		keys = keys[locked:]
+		if waiter == nil {
+			return nil
+		}
+		if err := waiter.Wait(ctx, wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PessimisticRollback releases the transaction's pessimistic locks on keys
+// taken at or below forUpdateTS, and wakes their waiters.
+func (s *Store) PessimisticRollback(ctx context.Context, keys [][]byte, startTS, forUpdateTS uint64) error {
+	err := s.run(ctx, startTS, keys, false, func(b *Batch) error {
+		return PessimisticRollback(s.eng, b, keys, startTS, forUpdateTS)
+	})
+	s.waits.WakeUp(keys)
+	return err
+}
+
+// OnePhaseCommit commits req at a commit timestamp from nextTS, which it
+// calls after marking the keys as committing. If another transaction's lock
+// is in the way it waits up to wait for it as PessimisticLock does, then
+// checks again. It returns the commit timestamp.
+func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS func() (uint64, error), wait time.Duration) (uint64, error) {
+	keys := make([][]byte, len(req.Mutations))
+	for i := range req.Mutations {
+		keys[i] = req.Mutations[i].Key
+	}
+	for {
+		var commitTS uint64
+		var waiter *Waiter
+		err := func() error {
+			g, err := s.latches.Acquire(ctx, req.StartTS, keys)
+			if err != nil {
+				return err
+			}
+			defer s.latches.Release(g)
+			s.latches.MarkCommitting(g)
+			ts, err := nextTS()
+			if err != nil {
+				return err
+			}
+			var b Batch
+			err = OnePhaseCommit(s.eng, &b, req, ts)
+			var le *LockedError
+			if errors.As(err, &le) && wait != 0 {
+				waiter, err = s.waits.Register(le.Lock.Key, req.StartTS, le.Lock.StartTS)
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.eng.Write(&b, s.Sync); err != nil {
+				return err
+			}
+			commitTS = ts
+			return nil
+		}()
+		if err != nil {
+			return 0, noWaitError(err)
+		}
+		if waiter == nil {
+			s.waits.WakeUp(keys)
+			return commitTS, nil
+		}
+		if err := waiter.Wait(ctx, wait); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// Prewrite runs the Prewrite command.
+func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) error {
+	keys := make([][]byte, len(req.Mutations))
+	for i := range req.Mutations {
+		keys[i] = req.Mutations[i].Key
+	}
+	return s.run(ctx, req.StartTS, keys, s.Sync, func(b *Batch) error {
+		return Prewrite(s.eng, b, req)
+	})
+}
+
+// Commit runs the Commit command and wakes the keys' waiters.
+func (s *Store) Commit(ctx context.Context, keys [][]byte, startTS, commitTS uint64) error {
+	err := s.run(ctx, startTS, keys, s.Sync, func(b *Batch) error {
+		return Commit(s.eng, b, keys, startTS, commitTS)
+	})
+	s.waits.WakeUp(keys)
+	return err
+}
+
+// Rollback runs the Rollback command and wakes the keys' waiters.
+func (s *Store) Rollback(ctx context.Context, keys [][]byte, startTS uint64) error {
+	err := s.run(ctx, startTS, keys, s.Sync, func(b *Batch) error {
+		return Rollback(s.eng, b, keys, startTS)
+	})
+	s.waits.WakeUp(keys)
+	return err
+}
+
+// CheckTxnStatus runs the CheckTxnStatus command.
+func (s *Store) CheckTxnStatus(ctx context.Context, primary []byte, lockTS, currentTS uint64, rollbackIfNotExist bool) (TxnStatus, error) {
+	var st TxnStatus
+	err := s.run(ctx, lockTS, [][]byte{primary}, s.Sync, func(b *Batch) error {
+		var err error
+		st, err = CheckTxnStatus(s.eng, b, primary, lockTS, currentTS, rollbackIfNotExist)
+		return err
+	})
+	if st.Action != "" {
+		s.waits.WakeUp([][]byte{primary})
+	}
+	return st, err
+}
+
+// ResolveLock runs the ResolveLock command and wakes the keys' waiters.
+func (s *Store) ResolveLock(ctx context.Context, keys [][]byte, startTS, commitTS uint64) error {
+	err := s.run(ctx, startTS, keys, s.Sync, func(b *Batch) error {
+		return ResolveLock(s.eng, b, keys, startTS, commitTS)
+	})
+	s.waits.WakeUp(keys)
+	return err
+}
+
+// GC removes versions hidden below safePoint; see GC.
+func (s *Store) GC(safePoint uint64) (GCStats, error) {
+	return GC(s.eng, safePoint, func(b *Batch) error { return s.eng.Write(b, false) })
+}
+
+// noWaitError reports a lock met when no wait was allowed as a lock wait
+// timeout; other errors pass through.
+func noWaitError(err error) error {
+	var le *LockedError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w: %w", kv.ErrLockWaitTimeout, err)
+	}
+	return err
+}
+
+func sortedKeys(keys [][]byte) [][]byte {
+	ks := slices.Clone(keys)
+	slices.SortFunc(ks, bytes.Compare)
+	return slices.CompactFunc(ks, bytes.Equal)
+}
