@@ -1,0 +1,349 @@
+// Package local is Basalt's embedded store: the Percolator MVCC of
+// store/mvcc over one Pebble database in a data directory, with a local
+// timestamp oracle. All keys live in one place, so every commit is one-phase:
+// a transaction's writes are checked and applied in one atomic, synced
+// Pebble batch, and concurrent commits share WAL syncs (group commit).
+//
+// Data directory layout:
+//
+//	BASALT     marker: names the directory as Basalt's, with its format version
+//	LOCK       held (flock) by the process that has the directory open
+//	tso        the timestamp oracle's high-water mark
+//	kv/        the Pebble database
+package local
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+)
+
+// Options configure Open. The zero value of each field means its default.
+type Options struct {
+	// NoSync turns off syncing the WAL on commit, like TiKV's
+	// sync-log=false: commits are faster, and the last ones acknowledged
+	// before a power loss or kernel crash may be lost. A process crash
+	// loses nothing either way.
+	NoSync bool
+	// BlockCacheSize is Pebble's block cache in bytes (default 256 MiB).
+	BlockCacheSize int64
+	// MemTableSize is Pebble's memtable size in bytes (default 64 MiB).
+	MemTableSize uint64
+	// GCLifeTime is how long old versions are kept (default 10 minutes).
+	GCLifeTime time.Duration
+	// GCInterval is how often GC runs (default 10 minutes).
+	GCInterval time.Duration
+	// CommitLockWait bounds how long a commit waits for another
+	// transaction's lock on one of its keys (default 50 s).
+	CommitLockWait time.Duration
+	// Logger receives Pebble's and the store's messages (default: discard).
+	Logger *log.Logger
+}
+
+func (o *Options) withDefaults() Options {
+	r := *o
+	if r.BlockCacheSize == 0 {
+		r.BlockCacheSize = 256 << 20
+	}
+	if r.MemTableSize == 0 {
+		r.MemTableSize = 64 << 20
+	}
+	if r.GCLifeTime == 0 {
+		r.GCLifeTime = 10 * time.Minute
+	}
+	if r.GCInterval == 0 {
+		r.GCInterval = 10 * time.Minute
+	}
+	if r.CommitLockWait == 0 {
+		r.CommitLockWait = 50 * time.Second
+	}
+	if r.Logger == nil {
+		r.Logger = log.New(discard{}, "", 0)
+	}
+	return r
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Store is the embedded kv.Storage.
+type Store struct {
+	dir    string
+	opts   Options
+	lock   *os.File
+	db     *pebble.DB
+	eng    *pebbleEngine
+	mvcc   *mvcc.Store
+	oracle *oracle
+
+	mu      sync.Mutex
+	open    map[*txn]struct{} // open transactions, for the GC safe point
+	closed  bool
+	stopGC  chan struct{}
+	gcDone  chan struct{}
+	gcStats mvcc.GCStats
+}
+
+var _ kv.Storage = (*Store)(nil)
+
+const (
+	markerFile = "BASALT"
+	lockFile   = "LOCK"
+	kvDir      = "kv"
+	// markerText is the marker's whole content; a different one is a
+	// directory this version cannot read.
+	markerText = "Basalt data directory, format 1\n"
+)
+
+// Open opens (creating it if needed) the data directory dir. It refuses,
+// touching nothing, a directory that holds files but is not Basalt's, one
+// that another process has open, and one whose database is corrupt.
+func Open(dir string, opts Options) (s *Store, err error) {
+	o := opts.withDefaults()
+	if err := prepareDir(dir); err != nil {
+		return nil, err
+	}
+	if err := checkMarker(dir); err != nil {
+		return nil, err
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
+	db, err := openPebble(filepath.Join(dir, kvDir), &o)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: cannot open its database: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	orc, err := openOracle(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	eng := &pebbleEngine{db: db}
+	// Every lock on disk belongs to a transaction of a process that is gone:
+	// the embedded store commits in one phase, so the only locks it writes
+	// are pessimistic ones, which die with their transaction.
+	if err := eng.clearCF(mvcc.CFLock, true); err != nil {
+		return nil, err
+	}
+	s = &Store{
+		dir: dir, opts: o, lock: lock, db: db, eng: eng, oracle: orc,
+		mvcc:   mvcc.NewStore(eng, mvcc.RealClock{}, !o.NoSync),
+		open:   make(map[*txn]struct{}),
+		stopGC: make(chan struct{}),
+		gcDone: make(chan struct{}),
+	}
+	go s.gcLoop()
+	return s, nil
+}
+
+// prepareDir creates dir if needed and, if it is new or empty, writes the
+// marker. A non-empty directory without the marker is left alone.
+func prepareDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case os.IsNotExist(err):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("data directory %s: %w", dir, err)
+		}
+	case err != nil:
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	case len(entries) > 0:
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, markerFile), []byte(markerText), 0o644); err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return syncDir(dir)
+}
+
+func checkMarker(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, markerFile))
+	if os.IsNotExist(err) {
+		return fmt.Errorf("data directory %s is not a Basalt data directory (it has files but no %s marker); refusing to use it", dir, markerFile)
+	}
+	if err != nil {
+		return fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if string(b) != markerText {
+		return fmt.Errorf("data directory %s: unknown format %q in its %s marker", dir, strings.TrimSpace(string(b)), markerFile)
+	}
+	return nil
+}
+
+// lockDir takes an exclusive flock on dir/LOCK, or fails naming the
+// directory if another process (or another Open in this one) holds it.
+func lockDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("data directory %s is in use by another Basalt process", dir)
+		}
+		return nil, fmt.Errorf("data directory %s: locking: %w", dir, err)
+	}
+	return f, nil
+}
+
+// openPebble opens the database, turning a panic inside Pebble (which some
+// corruptions provoke) into an error.
+func openPebble(dir string, o *Options) (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("database is corrupt: %v", r)
+		}
+	}()
+	cache := pebble.NewCache(o.BlockCacheSize)
+	defer cache.Unref()
+	po := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       o.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{o.Logger},
+	}
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		// A database that exists must open as it is, or not at all.
+		po.ErrorIfNotExists = true
+	}
+	return pebble.Open(dir, po)
+}
+
+type pebbleLogger struct{ l *log.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Printf("pebble: "+format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Printf("pebble: error: "+format, args...) }
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: fatal: "+format, args...))
+}
+
+// Begin implements kv.Storage.
+func (s *Store) Begin(opts kv.TxnOptions) (kv.Txn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, kv.ErrStoreClosed
+	}
+	ts := opts.StartTS
+	if ts == 0 {
+		var err error
+		if ts, err = s.oracle.next(); err != nil {
+			return nil, err
+		}
+	}
+	t := newTxn(s, ts, opts.Mode)
+	s.open[t] = struct{}{}
+	return t, nil
+}
+
+// finish forgets an ended transaction.
+func (s *Store) finish(t *txn) {
+	s.mu.Lock()
+	delete(s.open, t)
+	s.mu.Unlock()
+}
+
+// Snapshot implements kv.Storage.
+func (s *Store) Snapshot(ts uint64) kv.Snapshot {
+	return &snapshot{s: s, ts: ts}
+}
+
+// CurrentTS implements kv.Storage.
+func (s *Store) CurrentTS() (uint64, error) {
+	return s.oracle.next()
+}
+
+// Close implements kv.Storage: it stops GC and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return kv.ErrStoreClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stopGC)
+	<-s.gcDone
+	err := s.db.Close()
+	return errors.Join(err, s.lock.Close())
+}
+
+// Metrics returns Pebble's metrics, for the status port and benchmarks.
+func (s *Store) Metrics() *pebble.Metrics { return s.db.Metrics() }
+
+// GCSafePoint returns the timestamp below which GC may remove versions
+// now: GCLifeTime ago, and below every open transaction's start.
+func (s *Store) GCSafePoint() (uint64, error) {
+	now, err := s.oracle.next()
+	if err != nil {
+		return 0, err
+	}
+	sp := mvcc.ComposeTS(mvcc.PhysicalMs(now)-s.opts.GCLifeTime.Milliseconds(), 0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.open {
+		if t.startTS <= sp {
+			sp = t.startTS - 1
+		}
+	}
+	return sp, nil
+}
+
+// RunGC runs one GC pass at the current safe point.
+func (s *Store) RunGC() (mvcc.GCStats, error) {
+	sp, err := s.GCSafePoint()
+	if err != nil {
+		return mvcc.GCStats{}, err
+	}
+	return s.mvcc.GC(sp)
+}
+
+func (s *Store) gcLoop() {
+	defer close(s.gcDone)
+	t := time.NewTicker(s.opts.GCInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopGC:
+			return
+		case <-t.C:
+			st, err := s.RunGC()
+			if err != nil {
+				s.opts.Logger.Printf("gc: %v", err)
+				continue
+			}
+			s.opts.Logger.Printf("gc: examined %d keys, removed %d versions", st.Keys, st.DeletedWrites)
+		}
+	}
+}
+
+// lockTTL is the TTL written into pessimistic locks. Nobody in this process
+// expires them (their owners are alive until they finish, and locks left by
+// a crash are cleared at open); it matters only to tools that read them.
+const lockTTL = 20000
