@@ -237,8 +237,10 @@ func openPebble(dir string, o *Options) (db *pebble.DB, err error) {
 
 type pebbleLogger struct{ l *log.Logger }
 
-func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Printf("pebble: "+format, args...) }
-func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Printf("pebble: error: "+format, args...) }
+func (p pebbleLogger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Printf("pebble: error: "+format, args...)
+}
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf("pebble: fatal: "+format, args...))
 }
