@@ -33,8 +33,8 @@ import (
 type Options struct {
 	// NoSync turns off syncing the WAL on commit, like TiKV's
 	// sync-log=false: commits are faster, and the last ones acknowledged
-	// before a power loss or kernel crash may be lost. A process crash
-	// loses nothing either way.
+	// before a crash (of the process, the kernel or the power) may be lost;
+	// what survives is still a consistent prefix of the commits.
 	NoSync bool
 	// BlockCacheSize is Pebble's block cache in bytes (default 256 MiB).
 	BlockCacheSize int64
@@ -127,6 +127,12 @@ func Open(dir string, opts Options) (s *Store, err error) {
 			lock.Close()
 		}
 	}()
+	if _, err := os.Stat(filepath.Join(dir, oracleFile)); err == nil {
+		// Timestamps were issued here, so a database was created here.
+		if _, err := os.Stat(filepath.Join(dir, kvDir)); err != nil {
+			return nil, fmt.Errorf("data directory %s: its database directory %s is missing", dir, kvDir)
+		}
+	}
 	db, err := openPebble(filepath.Join(dir, kvDir), &o)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open its database: %w", dir, err)
@@ -229,7 +235,12 @@ func openPebble(dir string, o *Options) (db *pebble.DB, err error) {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	if _, err := os.Stat(dir); err == nil {
-		// A database that exists must open as it is, or not at all.
+		// A database that exists must open as it is, or not at all. Pebble
+		// would create its lock file before noticing missing files, so look
+		// for them first.
+		if ms, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*")); len(ms) == 0 {
+			return nil, fmt.Errorf("database files are missing from %s", dir)
+		}
 		po.ErrorIfNotExists = true
 	}
 	return pebble.Open(dir, po)
