@@ -260,7 +260,7 @@ func TestGCKeepsWhatOpenTxnsRead(t *testing.T) {
 	}
 }
 
-func mustTS(t *testing.T, s kv.Storage) uint64 {
+func mustTS(t testing.TB, s kv.Storage) uint64 {
 	ts, err := s.CurrentTS()
 	if err != nil {
 		t.Fatal(err)

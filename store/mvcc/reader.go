@@ -44,15 +44,18 @@ func checkReadLock(l *Lock, encKey []byte, ts uint64) error {
 }
 
 // Get returns the value of key visible at ts: kv.ErrNotFound if there is
-// none, a *LockedError if a lock hides it.
-func Get(r Reader, key []byte, ts uint64) ([]byte, error) {
+// none, a *LockedError if a lock hides it. With checkLocks false the lock is
+// not read: for engines that never hold prewrite locks.
+func Get(r Reader, key []byte, ts uint64, checkLocks bool) ([]byte, error) {
 	encKey := encodeKey(key)
-	l, err := loadLock(r, encKey)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkReadLock(l, encKey, ts); err != nil {
-		return nil, err
+	if checkLocks {
+		l, err := loadLock(r, encKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkReadLock(l, encKey, ts); err != nil {
+			return nil, err
+		}
 	}
 	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
 	if err != nil {
@@ -205,8 +208,9 @@ type Scanner struct {
 }
 
 // NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
-// It is positioned at the first visible key (check Valid and Err).
-func NewScanner(r Reader, start, end []byte, ts uint64, reverse bool) (*Scanner, error) {
+// It is positioned at the first visible key (check Valid and Err). With
+// checkLocks false it does not read locks (see Get).
+func NewScanner(r Reader, start, end []byte, ts uint64, reverse, checkLocks bool) (*Scanner, error) {
 	var lo, hi []byte
 	if start != nil {
 		lo = encodeKey(start)
@@ -218,10 +222,13 @@ func NewScanner(r Reader, start, end []byte, ts uint64, reverse bool) (*Scanner,
 	if err != nil {
 		return nil, err
 	}
-	locks, err := r.NewIter(CFLock, lo, hi)
-	if err != nil {
-		writes.Close()
-		return nil, err
+	var locks EngineIter = noIter{}
+	if checkLocks {
+		locks, err = r.NewIter(CFLock, lo, hi)
+		if err != nil {
+			writes.Close()
+			return nil, err
+		}
 	}
 	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: writes, locks: locks}
 	if reverse {
@@ -330,9 +337,23 @@ func (s *Scanner) Close() error {
 	return errors.Join(s.writes.Close(), s.locks.Close())
 }
 
+// noIter is an empty iterator.
+type noIter struct{}
+
+func (noIter) First() bool        { return false }
+func (noIter) Last() bool         { return false }
+func (noIter) SeekGE([]byte) bool { return false }
+func (noIter) SeekLT([]byte) bool { return false }
+func (noIter) Next() bool         { return false }
+func (noIter) Prev() bool         { return false }
+func (noIter) Valid() bool        { return false }
+func (noIter) Key() []byte        { return nil }
+func (noIter) Value() []byte      { return nil }
+func (noIter) Close() error       { return nil }
+
 // ScanKeys is a convenience for tests: every visible key and value.
 func ScanKeys(r Reader, start, end []byte, ts uint64, reverse bool) (keys, values [][]byte, err error) {
-	s, err := NewScanner(r, start, end, ts, reverse)
+	s, err := NewScanner(r, start, end, ts, reverse, true)
 	if err != nil {
 		return nil, nil, err
 	}

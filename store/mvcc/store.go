@@ -26,6 +26,10 @@ type Store struct {
 	// rollbacks) wait for durability. Lock-only writes never do: locks of
 	// a crashed process die with it.
 	Sync bool
+	// OnePhaseOnly says the store commits only with OnePhaseCommit, so the
+	// lock column family never holds a lock that blocks readers (only
+	// pessimistic ones), and reads skip it. Prewrite is then refused.
+	OnePhaseOnly bool
 }
 
 // NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
@@ -44,7 +48,7 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 	if err := s.latches.WaitRead(ctx, key, ts); err != nil {
 		return nil, err
 	}
-	return Get(s.eng, key, ts)
+	return Get(s.eng, key, ts, !s.OnePhaseOnly)
 }
 
 // Scan returns a scanner over [start, end) at ts, after any commit in
@@ -53,7 +57,7 @@ func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse 
 	if err := s.latches.WaitReadRange(ctx, start, end, ts); err != nil {
 		return nil, err
 	}
-	return NewScanner(s.eng, start, end, ts, reverse)
+	return NewScanner(s.eng, start, end, ts, reverse, !s.OnePhaseOnly)
 }
 
 // run executes one command under latches on keys and applies its batch.
@@ -177,6 +181,9 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 
 // Prewrite runs the Prewrite command.
 func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) error {
+	if s.OnePhaseOnly {
+		return errors.New("mvcc: prewrite on a one-phase-only store")
+	}
 	keys := make([][]byte, len(req.Mutations))
 	for i := range req.Mutations {
 		keys[i] = req.Mutations[i].Key

@@ -1,0 +1,281 @@
+package local
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// Benchmarks run on one store preloaded with benchKeys keys shaped like
+// row keys, each with 1 to 3 committed versions. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 2s ./store/local/
+//
+// The "goroutines" sub-benchmarks run that many goroutines at once.
+
+const (
+	benchKeys     = 1_000_000
+	benchValueLen = 120
+)
+
+var (
+	benchOnce  sync.Once
+	benchStore *Store
+	benchDir   string
+	benchErr   error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchStore != nil {
+		benchStore.Close()
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+// benchKey is a row-key-like key: "t", table id 42, "_r", handle i.
+func benchKey(i int) []byte {
+	k := make([]byte, 0, 19)
+	k = append(k, 't')
+	k = binary.BigEndian.AppendUint64(k, 42)
+	k = append(k, '_', 'r')
+	return binary.BigEndian.AppendUint64(k, uint64(i))
+}
+
+func benchValue(i, version int) []byte {
+	v := make([]byte, benchValueLen)
+	for j := range v {
+		v[j] = byte('a' + (i+j+version)%26)
+	}
+	return v
+}
+
+// loadedStore returns the shared preloaded store.
+func loadedStore(b *testing.B) *Store {
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "basalt-bench-")
+		if benchErr != nil {
+			return
+		}
+		// The block cache holds the whole preloaded data set, as a
+		// production cache holds the working set.
+		benchStore, benchErr = Open(filepath.Join(benchDir, "data"), Options{NoSync: true, BlockCacheSize: 1 << 30})
+		if benchErr != nil {
+			return
+		}
+		start := time.Now()
+		// Version 0 of every key, version 1 of two keys in three, version 2
+		// of one in three: up to three versions each.
+		for version, keep := range []func(int) bool{
+			func(int) bool { return true },
+			func(i int) bool { return i%3 != 0 },
+			func(i int) bool { return i%3 == 2 },
+		} {
+			for lo := 0; lo < benchKeys && benchErr == nil; lo += 10_000 {
+				txn, err := benchStore.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+				if err != nil {
+					benchErr = err
+					return
+				}
+				for i := lo; i < lo+10_000; i++ {
+					if keep(i) {
+						txn.Set(benchKey(i), benchValue(i, version))
+					}
+				}
+				benchErr = txn.Commit(context.Background())
+			}
+		}
+		// Settle the LSM as a store that has run for a while would be, and
+		// warm the cache with a full scan.
+		if benchErr = benchStore.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); benchErr != nil {
+			return
+		}
+		it, err := benchStore.db.NewIter(nil)
+		if err != nil {
+			benchErr = err
+			return
+		}
+		for it.First(); it.Valid(); it.Next() {
+		}
+		if benchErr = it.Close(); benchErr != nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "preloaded %d keys (1-3 versions each), compacted and cached in %v\n", benchKeys, time.Since(start).Round(time.Millisecond))
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchStore
+}
+
+// parallel runs body in g goroutines sharing b.N iterations.
+func parallel(b *testing.B, g int, body func(rng *rand.Rand) error) {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	b.ResetTimer()
+	for w := range g {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for n.Add(1) <= int64(b.N) {
+				if err := body(rng); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err, _ := firstErr.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkPointGet(b *testing.B) {
+	s := loadedStore(b)
+	ctx := context.Background()
+	for _, g := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			snap := s.Snapshot(mustTS(b, s))
+			lat := make([]int64, 0, min(b.N, 1<<20))
+			var mu sync.Mutex
+			parallel(b, g, func(rng *rand.Rand) error {
+				t0 := time.Now()
+				_, err := snap.Get(ctx, benchKey(rng.IntN(benchKeys)))
+				d := time.Since(t0)
+				if g == 1 && len(lat) < cap(lat) {
+					mu.Lock()
+					lat = append(lat, int64(d))
+					mu.Unlock()
+				}
+				return err
+			})
+			if len(lat) > 0 {
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+				b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
+			}
+		})
+	}
+}
+
+func BenchmarkBatchGet10(b *testing.B) {
+	s := loadedStore(b)
+	ctx := context.Background()
+	for _, g := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			snap := s.Snapshot(mustTS(b, s))
+			parallel(b, g, func(rng *rand.Rand) error {
+				keys := make([][]byte, 10)
+				for i := range keys {
+					keys[i] = benchKey(rng.IntN(benchKeys))
+				}
+				m, err := snap.BatchGet(ctx, keys)
+				if err == nil && len(m) == 0 {
+					err = errors.New("batch get found nothing")
+				}
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkScan100(b *testing.B) {
+	s := loadedStore(b)
+	for _, g := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			snap := s.Snapshot(mustTS(b, s))
+			parallel(b, g, func(rng *rand.Rand) error {
+				start := rng.IntN(benchKeys - 100)
+				it, err := snap.Iter(benchKey(start), benchKey(start+100))
+				if err != nil {
+					return err
+				}
+				defer it.Close()
+				n := 0
+				for ; it.Valid(); n++ {
+					if err := it.Next(); err != nil {
+						return err
+					}
+				}
+				if n != 100 {
+					return fmt.Errorf("scan of 100 keys saw %d", n)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func BenchmarkCommit(b *testing.B) {
+	s := loadedStore(b)
+	ctx := context.Background()
+	for _, sync := range []bool{true, false} {
+		for _, keys := range []int{1, 4} {
+			for _, g := range []int{1, 16} {
+				name := fmt.Sprintf("keys=%d/sync=%t/goroutines=%d", keys, sync, g)
+				b.Run(name, func(b *testing.B) {
+					s.mvcc.Sync = sync
+					defer func() { s.mvcc.Sync = false }()
+					var conflicts atomic.Int64
+					parallel(b, g, func(rng *rand.Rand) error {
+						txn, err := s.Begin(kv.TxnOptions{})
+						if err != nil {
+							return err
+						}
+						for range keys {
+							i := rng.IntN(benchKeys)
+							if err := txn.Set(benchKey(i), benchValue(i, 3)); err != nil {
+								return err
+							}
+						}
+						err = txn.Commit(ctx)
+						if errors.Is(err, kv.ErrWriteConflict) {
+							conflicts.Add(1)
+							return nil
+						}
+						return err
+					})
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
+					if c := conflicts.Load(); c > 0 {
+						b.ReportMetric(float64(c), "conflicts")
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkFsync measures one 4 KiB write and fdatasync on this disk: the
+// cost that group commit shares among concurrent commits.
+func BenchmarkFsync(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "fsync"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := f.WriteAt(buf, int64(i%256)*4096); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
