@@ -53,6 +53,7 @@ const (
 	CodeUnknownStmtHandler = 1243 // ER_UNKNOWN_STMT_HANDLER
 	CodeNotSupportedAuth   = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
 	CodeQueryInterrupted   = 1317 // ER_QUERY_INTERRUPTED
+	CodePSManyParams       = 1390 // ER_PS_MANY_PARAM
 	CodePluginNotLoaded    = 1524 // ER_PLUGIN_IS_NOT_LOADED
 	CodeMalformedPacket    = 1835 // ER_MALFORMED_PACKET
 	CodeQueryTimeout       = 3024 // ER_QUERY_TIMEOUT

@@ -60,7 +60,8 @@ type packetIO struct {
 	// maxAllowed bounds the payload the client may send (max_allowed_packet).
 	maxAllowed int
 
-	rbuf []byte // payload of the last packet read; reused
+	rbuf []byte  // payload of the last packet read; reused
+	hdr  [4]byte // header being read (a local would escape to the heap)
 
 	wbuf  []byte // complete packets not yet written, then the open packet
 	start int    // offset in wbuf of the open packet's header, or -1
@@ -93,12 +94,13 @@ func (p *packetIO) resetSeq() {
 func (p *packetIO) readPacket() ([]byte, error) {
 	p.rbuf = p.rbuf[:0]
 	for {
-		var hdr [4]byte
-		if _, err := io.ReadFull(p.r, hdr[:]); err != nil {
+		hdr := p.hdr[:]
+		if _, err := io.ReadFull(p.r, hdr); err != nil {
 			return nil, err
 		}
 		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
 		if hdr[3] != p.seq {
+			p.seq = hdr[3] + 1 // answer in the client's numbering
 			return nil, errPacketsOutOfOrder
 		}
 		p.seq++
