@@ -7,6 +7,7 @@ package codec
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 )
 
 // ErrCorrupt reports an encoding that cannot be decoded.
@@ -119,4 +120,32 @@ func growTo(dst []byte, n int) []byte {
 		dst = nd
 	}
 	return dst
+}
+
+// EncodeFloat appends f as 8 bytes that order as the floats do (-0 as 0).
+func EncodeFloat(dst []byte, f float64) []byte {
+	if f == 0 {
+		f = 0
+	}
+	u := math.Float64bits(f)
+	if f >= 0 {
+		u |= 1 << 63
+	} else {
+		u = ^u
+	}
+	return binary.BigEndian.AppendUint64(dst, u)
+}
+
+// DecodeFloat decodes EncodeFloat's output at the front of b.
+func DecodeFloat(b []byte) (rest []byte, f float64, err error) {
+	rest, u, err := DecodeUint(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	if u&(1<<63) != 0 {
+		u &^= 1 << 63
+	} else {
+		u = ^u
+	}
+	return rest, math.Float64frombits(u), nil
 }

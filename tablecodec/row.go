@@ -1,0 +1,154 @@
+package tablecodec
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/basalt-db/basalt/types"
+	"github.com/cockroachdb/apd/v3"
+)
+
+// Row values. A row stores its non-NULL columns by column id, so that
+// columns can be added and dropped without rewriting rows: a column missing
+// from a row reads as NULL (or, after ADD COLUMN, as the column's default,
+// which the caller supplies).
+//
+//	0x80 | ( colID (uvarint) | kind (1) | payload )*
+//
+//	int       zigzag varint          uint      uvarint
+//	float     8 bytes LE bits        string    uvarint len | bytes
+//	decimal   uvarint len | text     time      tt (1) | fsp (1) | uvarint packed
+//	duration  fsp (1) | varint µs
+const rowVersion = 0x80
+
+// ErrBadRow reports a row value that cannot be decoded.
+var ErrBadRow = errors.New("tablecodec: malformed row value")
+
+// EncodeRow appends the encoding of the columns ids[i] = values[i].
+func EncodeRow(dst []byte, ids []int64, values []types.Datum) []byte {
+	dst = append(dst, rowVersion)
+	for i, v := range values {
+		if v.IsNull() {
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(ids[i]))
+		dst = append(dst, byte(v.Kind()))
+		switch v.Kind() {
+		case types.KindInt:
+			dst = binary.AppendVarint(dst, v.Int())
+		case types.KindUint:
+			dst = binary.AppendUvarint(dst, v.Uint())
+		case types.KindFloat:
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.Float()))
+		case types.KindString:
+			dst = binary.AppendUvarint(dst, uint64(len(v.Bytes())))
+			dst = append(dst, v.Bytes()...)
+		case types.KindDecimal:
+			s := v.Decimal().Text('f')
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		case types.KindTime:
+			t, tt, fsp := v.Time()
+			dst = append(dst, byte(tt), byte(fsp))
+			dst = binary.AppendUvarint(dst, uint64(t))
+		case types.KindDuration:
+			dst = append(dst, byte(v.Fsp()))
+			dst = binary.AppendVarint(dst, v.Duration())
+		}
+	}
+	return dst
+}
+
+// DecodeRow decodes a row value into out: out[i] receives the column whose
+// id is ids[i], or NULL if the row does not hold it. Strings are copied, so
+// the row value may be reused afterwards. present, if not nil, records
+// which columns the row held.
+func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
+	for i := range out {
+		out[i] = types.Null
+		if present != nil {
+			present[i] = false
+		}
+	}
+	if len(b) == 0 || b[0] != rowVersion {
+		return ErrBadRow
+	}
+	b = b[1:]
+	for len(b) > 0 {
+		id, n := binary.Uvarint(b)
+		if n <= 0 || len(b) < n+1 {
+			return ErrBadRow
+		}
+		kind := types.Kind(b[n])
+		b = b[n+1:]
+		var d types.Datum
+		switch kind {
+		case types.KindInt:
+			v, n := binary.Varint(b)
+			if n <= 0 {
+				return ErrBadRow
+			}
+			d, b = types.NewInt(v), b[n:]
+		case types.KindUint:
+			v, n := binary.Uvarint(b)
+			if n <= 0 {
+				return ErrBadRow
+			}
+			d, b = types.NewUint(v), b[n:]
+		case types.KindFloat:
+			if len(b) < 8 {
+				return ErrBadRow
+			}
+			d, b = types.NewFloat(math.Float64frombits(binary.LittleEndian.Uint64(b))), b[8:]
+		case types.KindString, types.KindDecimal:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				return ErrBadRow
+			}
+			raw := b[n : n+int(l)]
+			b = b[n+int(l):]
+			if kind == types.KindString {
+				d = types.NewBytes(append([]byte(nil), raw...))
+			} else {
+				dec, _, err := apd.NewFromString(string(raw))
+				if err != nil {
+					return ErrBadRow
+				}
+				d = types.NewDecimal(dec)
+			}
+		case types.KindTime:
+			if len(b) < 3 {
+				return ErrBadRow
+			}
+			tt, fsp := types.TimeType(b[0]), int(b[1])
+			v, n := binary.Uvarint(b[2:])
+			if n <= 0 {
+				return ErrBadRow
+			}
+			d, b = types.NewTime(types.Time(v), tt, fsp), b[2+n:]
+		case types.KindDuration:
+			if len(b) < 2 {
+				return ErrBadRow
+			}
+			fsp := int(b[0])
+			v, n := binary.Varint(b[1:])
+			if n <= 0 {
+				return ErrBadRow
+			}
+			d, b = types.NewDuration(v, fsp), b[1+n:]
+		default:
+			return ErrBadRow
+		}
+		for i, want := range ids {
+			if want == int64(id) {
+				out[i] = d
+				if present != nil {
+					present[i] = true
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
