@@ -1,0 +1,282 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// Catalog owns the schema of one Basalt instance: it loads the stored
+// catalog at start, runs schema changes one at a time, publishes a new
+// InfoSchema after each, and hands out auto-increment values.
+//
+// All methods are safe for concurrent use.
+type Catalog struct {
+	store kv.Storage
+	ddlMu sync.Mutex // one schema change at a time
+	is    atomic.Pointer[InfoSchema]
+
+	autoMu  sync.Mutex
+	autoIDs map[int64]*autoRange
+
+	statsMu sync.RWMutex
+	stats   map[int64]*TableStats
+}
+
+type autoRange struct {
+	next, end int64 // next value to hand out; end is the last reserved
+}
+
+// autoIDBatch is how many auto-increment values one reservation takes; the
+// unused part of a batch is skipped after a restart, as in TiDB.
+const autoIDBatch = 1000
+
+// DefaultDB is created at first start, as TiDB does.
+const DefaultDB = "test"
+
+// Open loads the catalog stored in store, creating the default database
+// on a new store.
+func Open(store kv.Storage) (*Catalog, error) {
+	c := &Catalog{store: store, autoIDs: map[int64]*autoRange{}, stats: map[int64]*TableStats{}}
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	if c.InfoSchema().Version == 0 {
+		err := c.RunDDL(context.Background(), func(m *Meta, is *InfoSchema) error {
+			id, err := m.NewIDs(1)
+			if err != nil {
+				return err
+			}
+			db := &DBInfo{ID: id, Name: DefaultDB, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+			is.AddDB(db)
+			return m.PutDB(db)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("catalog: bootstrap: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func (c *Catalog) load() error {
+	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return err
+	}
+	defer txn.Rollback()
+	m := NewMeta(txn)
+	v, err := m.SchemaVersion()
+	if err != nil {
+		return err
+	}
+	is := newInfoSchema(v)
+	dbs, err := m.DBs()
+	if err != nil {
+		return err
+	}
+	for _, db := range dbs {
+		is.addDB(db)
+		tables, err := m.Tables(db.ID)
+		if err != nil {
+			return err
+		}
+		for _, t := range tables {
+			is.addTable(db, t)
+			st, err := m.Stats(t.ID)
+			if err != nil {
+				return err
+			}
+			if st != nil {
+				c.stats[t.ID] = st
+			}
+		}
+	}
+	c.is.Store(is)
+	return nil
+}
+
+// InfoSchema returns the current schema snapshot.
+func (c *Catalog) InfoSchema() *InfoSchema { return c.is.Load() }
+
+// RunDDL runs one schema change: fn records it through m and applies it to
+// a copy of the current InfoSchema; RunDDL bumps the schema version, commits
+// and publishes the copy. Schema changes are serialized.
+func (c *Catalog) RunDDL(ctx context.Context, fn func(m *Meta, is *InfoSchema) error) error {
+	c.ddlMu.Lock()
+	defer c.ddlMu.Unlock()
+	return c.runLocked(ctx, fn)
+}
+
+func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema) error) error {
+	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return err
+	}
+	defer txn.Rollback()
+	m := NewMeta(txn)
+	v, err := m.BumpSchemaVersion()
+	if err != nil {
+		return err
+	}
+	is := c.InfoSchema().clone(v)
+	if err := fn(m, is); err != nil {
+		return err
+	}
+	if err := txn.Commit(ctx); err != nil {
+		return err
+	}
+	c.is.Store(is)
+	return nil
+}
+
+// LockDDL takes the schema-change lock for a change made of several steps
+// (an index build); RunDDLLocked runs each step under it.
+func (c *Catalog) LockDDL() func() {
+	c.ddlMu.Lock()
+	return c.ddlMu.Unlock
+}
+
+// RunDDLLocked is RunDDL for a caller holding LockDDL.
+func (c *Catalog) RunDDLLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema) error) error {
+	return c.runLocked(ctx, fn)
+}
+
+// AddDB adds a database to a schema being changed.
+func (is *InfoSchema) AddDB(db *DBInfo) { is.addDB(db) }
+
+// DropDB removes a database and its tables from a schema being changed.
+func (is *InfoSchema) DropDB(name string) {
+	l := strings.ToLower(name)
+	for _, t := range is.tables[l] {
+		delete(is.byID, t.ID)
+	}
+	delete(is.tables, l)
+	delete(is.dbs, l)
+}
+
+// PutTable adds or replaces a table in a schema being changed.
+func (is *InfoSchema) PutTable(db *DBInfo, t *TableInfo) {
+	if old := is.byID[t.ID]; old != nil && !strings.EqualFold(old.Name, t.Name) {
+		delete(is.tables[strings.ToLower(db.Name)], strings.ToLower(old.Name))
+	}
+	is.addTable(db, t)
+}
+
+// DropTable removes a table from a schema being changed.
+func (is *InfoSchema) DropTable(db *DBInfo, t *TableInfo) {
+	delete(is.tables[strings.ToLower(db.Name)], strings.ToLower(t.Name))
+	delete(is.byID, t.ID)
+}
+
+// AllocAutoID reserves n consecutive auto-increment values of table and
+// returns the first. Values are unique and increasing per table; a gap
+// follows a restart.
+func (c *Catalog) AllocAutoID(ctx context.Context, t *TableInfo, n int64) (int64, error) {
+	c.autoMu.Lock()
+	defer c.autoMu.Unlock()
+	r := c.autoIDs[t.ID]
+	if r == nil || r.next+n-1 > r.end {
+		base, end, err := c.reserve(ctx, t, max(n, autoIDBatch), 0)
+		if err != nil {
+			return 0, err
+		}
+		if r != nil && r.next <= r.end && r.end == base {
+			// Continue the current range.
+			r.end = end
+		} else {
+			r = &autoRange{next: base + 1, end: end}
+			c.autoIDs[t.ID] = r
+		}
+	}
+	first := r.next
+	r.next += n
+	return first, nil
+}
+
+// RebaseAutoID makes later auto-increment values of table exceed v (after
+// an explicit value was inserted into the AUTO_INCREMENT column).
+func (c *Catalog) RebaseAutoID(ctx context.Context, t *TableInfo, v int64) error {
+	c.autoMu.Lock()
+	defer c.autoMu.Unlock()
+	r := c.autoIDs[t.ID]
+	if r != nil && v < r.next {
+		return nil
+	}
+	if r != nil && v <= r.end {
+		r.next = v + 1
+		return nil
+	}
+	_, end, err := c.reserve(ctx, t, autoIDBatch, v)
+	if err != nil {
+		return err
+	}
+	c.autoIDs[t.ID] = &autoRange{next: v + 1, end: end}
+	return nil
+}
+
+// reserve moves the stored counter of t forward by n (from at least
+// floor), returning the old and new ends. It commits at once, outside the
+// caller's transaction, so that values are never handed out twice.
+func (c *Catalog) reserve(ctx context.Context, t *TableInfo, n, floor int64) (base, end int64, err error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		if err != nil {
+			return 0, 0, err
+		}
+		m := NewMeta(txn)
+		base, err = m.AutoID(t.ID)
+		if err == nil {
+			base = max(base, floor, t.AutoIncStart-1)
+			end = base + n
+			err = m.SetAutoID(t.ID, end)
+		}
+		if err == nil {
+			err = txn.Commit(ctx)
+		} else {
+			txn.Rollback()
+		}
+		if errors.Is(err, kv.ErrWriteConflict) {
+			continue
+		}
+		return base, end, err
+	}
+	return 0, 0, fmt.Errorf("catalog: could not reserve auto-increment values for table %s", t.Name)
+}
+
+// ForgetAutoID drops the cached range of a dropped or truncated table.
+func (c *Catalog) ForgetAutoID(tableID int64) {
+	c.autoMu.Lock()
+	delete(c.autoIDs, tableID)
+	c.autoMu.Unlock()
+}
+
+// Stats returns a table's statistics, or nil if it was never analyzed.
+func (c *Catalog) Stats(tableID int64) *TableStats {
+	c.statsMu.RLock()
+	defer c.statsMu.RUnlock()
+	return c.stats[tableID]
+}
+
+// SetStats stores a table's statistics.
+func (c *Catalog) SetStats(ctx context.Context, tableID int64, st *TableStats) error {
+	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return err
+	}
+	defer txn.Rollback()
+	if err := NewMeta(txn).PutStats(tableID, st); err != nil {
+		return err
+	}
+	if err := txn.Commit(ctx); err != nil {
+		return err
+	}
+	c.statsMu.Lock()
+	c.stats[tableID] = st
+	c.statsMu.Unlock()
+	return nil
+}

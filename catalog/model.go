@@ -1,0 +1,221 @@
+// Package catalog describes databases, tables, columns and indexes, stores
+// those descriptions in the KV store itself, and hands every session an
+// immutable snapshot of them (an InfoSchema) at one schema version.
+package catalog
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// SchemaState is the state of a schema object during an online change
+// (F1's protocol): a new index is written before it is read, and an old one
+// stops being read before it stops being written.
+type SchemaState uint8
+
+const (
+	// StatePublic objects are read and written.
+	StatePublic SchemaState = iota
+	// StateWriteOnly objects are written by DML but not read.
+	StateWriteOnly
+	// StateDeleteOnly objects only have entries deleted.
+	StateDeleteOnly
+)
+
+// DBInfo describes a database.
+type DBInfo struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Charset string `json:"charset"`
+	Collate string `json:"collate"`
+}
+
+// FieldType is a column's declared type.
+type FieldType struct {
+	Tp      byte     `json:"tp"`      // mysql.Type*
+	Flag    uint     `json:"flag"`    // mysql.*Flag: UnsignedFlag, NotNullFlag, BinaryFlag, ...
+	Flen    int      `json:"flen"`    // display length; for strings the length in characters
+	Decimal int      `json:"decimal"` // scale of DECIMAL, fsp of times
+	Charset string   `json:"charset,omitempty"`
+	Collate string   `json:"collate,omitempty"`
+	Elems   []string `json:"elems,omitempty"` // ENUM and SET members
+}
+
+// Unsigned reports an UNSIGNED numeric type.
+func (ft *FieldType) Unsigned() bool { return ft.Flag&mysql.UnsignedFlag != 0 }
+
+// NotNull reports a NOT NULL column.
+func (ft *FieldType) NotNull() bool { return ft.Flag&mysql.NotNullFlag != 0 }
+
+// IsString reports a character or binary string type.
+func (ft *FieldType) IsString() bool {
+	switch ft.Tp {
+	case mysql.TypeVarchar, mysql.TypeString, mysql.TypeVarString, mysql.TypeBlob,
+		mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob, mysql.TypeEnum, mysql.TypeSet:
+		return true
+	}
+	return false
+}
+
+// IsBinary reports a binary string type (BINARY, VARBINARY, BLOB).
+func (ft *FieldType) IsBinary() bool { return ft.IsString() && ft.Charset == "binary" }
+
+// IsInteger reports an integer type.
+func (ft *FieldType) IsInteger() bool {
+	switch ft.Tp {
+	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong, mysql.TypeYear:
+		return true
+	}
+	return false
+}
+
+// ColumnInfo describes a column.
+type ColumnInfo struct {
+	ID     int64     `json:"id"`
+	Name   string    `json:"name"`
+	Offset int       `json:"offset"`
+	Type   FieldType `json:"type"`
+	// Default is the default value's text; DefaultNull says the default is
+	// NULL; HasDefault is false when the column has no DEFAULT clause.
+	HasDefault  bool   `json:"has_default"`
+	Default     string `json:"default,omitempty"`
+	DefaultNull bool   `json:"default_null,omitempty"`
+	// DefaultNow: DEFAULT CURRENT_TIMESTAMP; OnUpdateNow: ON UPDATE CURRENT_TIMESTAMP.
+	DefaultNow    bool        `json:"default_now,omitempty"`
+	OnUpdateNow   bool        `json:"on_update_now,omitempty"`
+	AutoIncrement bool        `json:"auto_increment,omitempty"`
+	Comment       string      `json:"comment,omitempty"`
+	State         SchemaState `json:"state"`
+}
+
+// IndexColumn is one column of an index.
+type IndexColumn struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"` // into TableInfo.Columns
+	Length int    `json:"length"` // prefix length, or -1 for the whole value
+}
+
+// IndexInfo describes an index.
+type IndexInfo struct {
+	ID      int64         `json:"id"`
+	Name    string        `json:"name"`
+	Columns []IndexColumn `json:"columns"`
+	Unique  bool          `json:"unique"`
+	Primary bool          `json:"primary"`
+	State   SchemaState   `json:"state"`
+	Comment string        `json:"comment,omitempty"`
+}
+
+// TableInfo describes a table.
+type TableInfo struct {
+	ID      int64         `json:"id"`
+	Name    string        `json:"name"`
+	DBID    int64         `json:"db_id"`
+	Columns []*ColumnInfo `json:"columns"`
+	Indexes []*IndexInfo  `json:"indexes"`
+	// PKIsHandle says the primary key is one integer column whose value is
+	// the row's handle. CommonHandle says the primary key is clustered on
+	// other columns: its encoded values are the handle. Without either, rows
+	// get a hidden auto-incremented handle.
+	PKIsHandle   bool   `json:"pk_is_handle"`
+	CommonHandle bool   `json:"common_handle"`
+	Charset      string `json:"charset"`
+	Collate      string `json:"collate"`
+	Comment      string `json:"comment,omitempty"`
+	MaxColumnID  int64  `json:"max_column_id"`
+	MaxIndexID   int64  `json:"max_index_id"`
+	// AutoIncOffset is the first AUTO_INCREMENT value (table option).
+	AutoIncStart int64 `json:"auto_inc_start,omitempty"`
+}
+
+// FindColumn returns the column named name (case-insensitively), or nil.
+func (t *TableInfo) FindColumn(name string) *ColumnInfo {
+	for _, c := range t.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// FindIndex returns the index named name (case-insensitively), or nil.
+func (t *TableInfo) FindIndex(name string) *IndexInfo {
+	for _, ix := range t.Indexes {
+		if strings.EqualFold(ix.Name, name) {
+			return ix
+		}
+	}
+	return nil
+}
+
+// PrimaryKey returns the primary key index, or nil.
+func (t *TableInfo) PrimaryKey() *IndexInfo {
+	for _, ix := range t.Indexes {
+		if ix.Primary {
+			return ix
+		}
+	}
+	return nil
+}
+
+// HandleColumn returns the integer primary key column of a PKIsHandle
+// table, or nil.
+func (t *TableInfo) HandleColumn() *ColumnInfo {
+	if !t.PKIsHandle {
+		return nil
+	}
+	return t.Columns[t.PrimaryKey().Columns[0].Offset]
+}
+
+// AutoIncColumn returns the AUTO_INCREMENT column, or nil.
+func (t *TableInfo) AutoIncColumn() *ColumnInfo {
+	for _, c := range t.Columns {
+		if c.AutoIncrement {
+			return c
+		}
+	}
+	return nil
+}
+
+// ColumnIDs returns the ids of the table's columns, in order.
+func (t *TableInfo) ColumnIDs() []int64 {
+	ids := make([]int64, len(t.Columns))
+	for i, c := range t.Columns {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// WritableIndexes returns the indexes DML must maintain (public and
+// write-only), except a clustered primary key, which is the row key.
+func (t *TableInfo) WritableIndexes() []*IndexInfo {
+	var out []*IndexInfo
+	for _, ix := range t.Indexes {
+		if ix.Primary && (t.PKIsHandle || t.CommonHandle) {
+			continue
+		}
+		if ix.State == StatePublic || ix.State == StateWriteOnly {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
+// Clone returns a deep copy, for DDL to modify.
+func (t *TableInfo) Clone() *TableInfo {
+	c := *t
+	c.Columns = make([]*ColumnInfo, len(t.Columns))
+	for i, col := range t.Columns {
+		cc := *col
+		cc.Type.Elems = append([]string(nil), col.Type.Elems...)
+		c.Columns[i] = &cc
+	}
+	c.Indexes = make([]*IndexInfo, len(t.Indexes))
+	for i, ix := range t.Indexes {
+		ic := *ix
+		ic.Columns = append([]IndexColumn(nil), ix.Columns...)
+		c.Indexes[i] = &ic
+	}
+	return &c
+}

@@ -1,0 +1,534 @@
+package expression
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/parserdriver"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// SchemaCol names one position of the rows an expression reads.
+type SchemaCol struct {
+	DB, Table, Name string
+	Tp              catalog.FieldType
+}
+
+// Schema is the layout of the rows an expression reads.
+type Schema struct {
+	Cols []SchemaCol
+}
+
+// Find returns the position of column name, qualified by table (and db) if
+// given. It fails with MySQL's 1054 or 1052, naming clause.
+func (s *Schema) Find(db, table, name, clause string) (int, error) {
+	found := -1
+	for i, c := range s.Cols {
+		if !strings.EqualFold(c.Name, name) {
+			continue
+		}
+		if table != "" && !strings.EqualFold(c.Table, table) {
+			continue
+		}
+		if db != "" && !strings.EqualFold(c.DB, db) {
+			continue
+		}
+		if found >= 0 {
+			return -1, errno.New(errno.ErNonUniq, "Column '%s' in %s is ambiguous", name, clause)
+		}
+		found = i
+	}
+	if found < 0 {
+		full := name
+		if table != "" {
+			full = table + "." + name
+		}
+		return -1, errno.New(errno.ErBadField, "Unknown column '%s' in '%s'", full, clause)
+	}
+	return found, nil
+}
+
+// Builder compiles AST expressions against a schema.
+type Builder struct {
+	Schema *Schema
+	// Clause names where the expressions stand, for errors.
+	Clause string
+	// Agg compiles an aggregate call; nil where aggregates are not allowed.
+	Agg func(*ast.AggregateFuncExpr) (Expr, error)
+	// Column, if set, resolves column names before the schema is searched
+	// (ORDER BY and HAVING use it to reach select-list aliases).
+	Column func(*ast.ColumnName) (Expr, bool, error)
+}
+
+// Build compiles n.
+func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
+	switch x := n.(type) {
+	case *parserdriver.ParamMarkerExpr:
+		return &Param{Order: x.Order}, nil
+	case *parserdriver.ValueExpr:
+		tp := TypeOf(x.Datum)
+		if x.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
+			tp = typeBool
+		}
+		return &Constant{Value: x.Datum, Tp: tp}, nil
+	case *ast.ColumnNameExpr:
+		return b.column(x.Name)
+	case *ast.ParenthesesExpr:
+		return b.Build(x.Expr)
+	case *ast.BinaryOperationExpr:
+		return b.binary(x)
+	case *ast.UnaryOperationExpr:
+		a, err := b.Build(x.V)
+		if err != nil {
+			return nil, err
+		}
+		switch x.Op {
+		case opcode.Minus:
+			return newNeg(a), nil
+		case opcode.Plus:
+			return a, nil
+		case opcode.Not, opcode.Not2:
+			return newNot(a), nil
+		case opcode.BitNeg:
+			return &Func{Name: "~", Args: []Expr{a}, Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
+				Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+					u, _, _, _ := types.ToUint(v[0])
+					if v[0].Kind() == types.KindInt {
+						u = uint64(v[0].Int())
+					}
+					return types.NewUint(^u), nil
+				}}, nil
+		}
+		return nil, errno.New(errno.ErNotSupportedYet, "unary operator %s is not supported", x.Op)
+	case *ast.BetweenExpr:
+		e, err := b.Build(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := b.Build(x.Left)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := b.Build(x.Right)
+		if err != nil {
+			return nil, err
+		}
+		var r Expr = newAnd(newCompare(">=", e, lo), newCompare("<=", e, hi))
+		if x.Not {
+			r = newNot(r)
+		}
+		return r, nil
+	case *ast.PatternInExpr:
+		return b.in(x)
+	case *ast.PatternLikeOrIlikeExpr:
+		return b.like(x)
+	case *ast.IsNullExpr:
+		a, err := b.Build(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		not := x.Not
+		return &Func{Name: "isnull", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(v[0].IsNull() != not), nil
+		}}, nil
+	case *ast.IsTruthExpr:
+		a, err := b.Build(x.Expr)
+		if err != nil {
+			return nil, err
+		}
+		want, not := x.True != 0, x.Not
+		return &Func{Name: "istrue", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			r := !v[0].IsNull() && types.ToBool(v[0]) == want
+			return types.NewBool(r != not), nil
+		}}, nil
+	case *ast.FuncCallExpr:
+		return b.call(x)
+	case *ast.FuncCastExpr:
+		return b.cast(x)
+	case *ast.CaseExpr:
+		return b.caseExpr(x)
+	case *ast.VariableExpr:
+		return b.variable(x)
+	case *ast.AggregateFuncExpr:
+		if b.Agg == nil {
+			return nil, errno.New(errno.ErInvalidGroupFuncUse, "Invalid use of group function")
+		}
+		return b.Agg(x)
+	case *ast.DefaultExpr:
+		return nil, errno.New(errno.ErNotSupportedYet, "DEFAULT() is not supported here")
+	}
+	return nil, errno.New(errno.ErNotSupportedYet, "expression %T is not supported yet", n)
+}
+
+func (b *Builder) column(cn *ast.ColumnName) (Expr, error) {
+	if b.Column != nil {
+		e, ok, err := b.Column(cn)
+		if err != nil || ok {
+			return e, err
+		}
+	}
+	if b.Schema == nil {
+		return nil, errno.New(errno.ErBadField, "Unknown column '%s' in '%s'", cn.Name.O, b.Clause)
+	}
+	i, err := b.Schema.Find(cn.Schema.O, cn.Table.O, cn.Name.O, b.Clause)
+	if err != nil {
+		return nil, err
+	}
+	c := b.Schema.Cols[i]
+	return &Column{Idx: i, Tp: c.Tp, Name: c.Name}, nil
+}
+
+func (b *Builder) buildAll(ns []ast.ExprNode) ([]Expr, error) {
+	out := make([]Expr, len(ns))
+	for i, n := range ns {
+		e, err := b.Build(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
+	l, err := b.Build(x.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.Build(x.R)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Op {
+	case opcode.EQ:
+		return newCompare("=", l, r), nil
+	case opcode.NE:
+		return newCompare("!=", l, r), nil
+	case opcode.LT:
+		return newCompare("<", l, r), nil
+	case opcode.LE:
+		return newCompare("<=", l, r), nil
+	case opcode.GT:
+		return newCompare(">", l, r), nil
+	case opcode.GE:
+		return newCompare(">=", l, r), nil
+	case opcode.NullEQ:
+		return newCompare("<=>", l, r), nil
+	case opcode.LogicAnd:
+		return newAnd(l, r), nil
+	case opcode.LogicOr:
+		return newOr(l, r), nil
+	case opcode.LogicXor:
+		return newXor(l, r), nil
+	case opcode.Plus:
+		return newArith("+", l, r), nil
+	case opcode.Minus:
+		return newArith("-", l, r), nil
+	case opcode.Mul:
+		return newArith("*", l, r), nil
+	case opcode.Div:
+		return newArith("/", l, r), nil
+	case opcode.IntDiv:
+		f := newArith("DIV", l, r)
+		f.Tp = typeInt
+		return f, nil
+	case opcode.Mod:
+		return newArith("%", l, r), nil
+	case opcode.And, opcode.Or, opcode.Xor, opcode.LeftShift, opcode.RightShift:
+		return newBitOp(x.Op, l, r), nil
+	}
+	return nil, errno.New(errno.ErNotSupportedYet, "operator %s is not supported yet", x.Op)
+}
+
+func newBitOp(op opcode.Op, l, r Expr) Expr {
+	return &Func{Name: op.String(), Args: []Expr{l, r}, Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
+		Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			toU := func(d types.Datum) uint64 {
+				if d.Kind() == types.KindInt {
+					return uint64(d.Int())
+				}
+				i, _, _ := types.ToInt(d)
+				if d.Kind() == types.KindUint {
+					return d.Uint()
+				}
+				return uint64(i)
+			}
+			a, c := toU(v[0]), toU(v[1])
+			switch op {
+			case opcode.And:
+				return types.NewUint(a & c), nil
+			case opcode.Or:
+				return types.NewUint(a | c), nil
+			case opcode.Xor:
+				return types.NewUint(a ^ c), nil
+			case opcode.LeftShift:
+				return types.NewUint(a << c), nil
+			}
+			return types.NewUint(a >> c), nil
+		}}
+}
+
+func (b *Builder) in(x *ast.PatternInExpr) (Expr, error) {
+	if x.Sel != nil {
+		return nil, errno.New(errno.ErNotSupportedYet, "IN (subquery) is not supported yet")
+	}
+	e, err := b.Build(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.buildAll(x.List)
+	if err != nil {
+		return nil, err
+	}
+	not := x.Not
+	return &In{Expr: e, List: list, Not: not}, nil
+}
+
+// In is expr [NOT] IN (list). It is its own node so that the planner can
+// read the list as point ranges.
+type In struct {
+	Expr Expr
+	List []Expr
+	Not  bool
+}
+
+func (in *In) Type() catalog.FieldType { return typeBool }
+
+func (in *In) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
+	v, err := in.Expr.Eval(ctx, row)
+	if err != nil || v.IsNull() {
+		return types.Null, err
+	}
+	sawNull := false
+	for _, e := range in.List {
+		w, err := e.Eval(ctx, row)
+		if err != nil {
+			return types.Null, err
+		}
+		if w.IsNull() {
+			sawNull = true
+			continue
+		}
+		if types.Compare(v, w) == 0 {
+			return types.NewBool(!in.Not), nil
+		}
+	}
+	if sawNull {
+		return types.Null, nil
+	}
+	return types.NewBool(in.Not), nil
+}
+
+func (b *Builder) like(x *ast.PatternLikeOrIlikeExpr) (Expr, error) {
+	e, err := b.Build(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.Build(x.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	escape := x.Escape
+	not := x.Not
+	ci := !x.IsLike // ILIKE
+	return &Func{Name: "like", Args: []Expr{e, p}, Tp: typeBool, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		s, pat := string(types.ToText(v[0])), string(types.ToText(v[1]))
+		if ci {
+			s, pat = strings.ToLower(s), strings.ToLower(pat)
+		}
+		return types.NewBool(MatchLike(s, pat, escape) != not), nil
+	}}, nil
+}
+
+// MatchLike reports whether s matches the LIKE pattern (% any run, _ one
+// character, escape quoting the next character).
+func MatchLike(s, pattern string, escape byte) bool {
+	sr, pr := []rune(s), []rune(pattern)
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		for j < len(pr) {
+			c := pr[j]
+			switch {
+			case c == rune(escape) && j+1 < len(pr):
+				if i >= len(sr) || sr[i] != pr[j+1] {
+					return false
+				}
+				i, j = i+1, j+2
+			case c == '%':
+				for j < len(pr) && pr[j] == '%' {
+					j++
+				}
+				if j == len(pr) {
+					return true
+				}
+				for k := i; k <= len(sr); k++ {
+					if match(k, j) {
+						return true
+					}
+				}
+				return false
+			case c == '_':
+				if i >= len(sr) {
+					return false
+				}
+				i, j = i+1, j+1
+			default:
+				if i >= len(sr) || sr[i] != c {
+					return false
+				}
+				i, j = i+1, j+1
+			}
+		}
+		return i == len(sr)
+	}
+	return match(0, 0)
+}
+
+func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
+	var value Expr
+	var err error
+	if x.Value != nil {
+		if value, err = b.Build(x.Value); err != nil {
+			return nil, err
+		}
+	}
+	var conds, results []Expr
+	for _, w := range x.WhenClauses {
+		c, err := b.Build(w.Expr)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.Build(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		conds, results = append(conds, c), append(results, r)
+	}
+	var elseExpr Expr
+	if x.ElseClause != nil {
+		if elseExpr, err = b.Build(x.ElseClause); err != nil {
+			return nil, err
+		}
+	}
+	tp := unifyTypes(append(append([]Expr(nil), results...), elseExpr)...)
+	return &Func{Name: "case", Tp: tp, Lazy: func(ctx *Ctx, row []types.Datum, _ []Expr) (types.Datum, error) {
+		var v types.Datum
+		if value != nil {
+			var err error
+			if v, err = value.Eval(ctx, row); err != nil {
+				return types.Null, err
+			}
+		}
+		for i, c := range conds {
+			var hit bool
+			if value != nil {
+				w, err := c.Eval(ctx, row)
+				if err != nil {
+					return types.Null, err
+				}
+				hit = !v.IsNull() && !w.IsNull() && types.Compare(v, w) == 0
+			} else {
+				var err error
+				if hit, err = EvalBool(ctx, c, row); err != nil {
+					return types.Null, err
+				}
+			}
+			if hit {
+				return results[i].Eval(ctx, row)
+			}
+		}
+		if elseExpr != nil {
+			return elseExpr.Eval(ctx, row)
+		}
+		return types.Null, nil
+	}}, nil
+}
+
+// unifyTypes picks the result type of expressions that may each be the
+// result (CASE, IF, COALESCE): a string if any is, else a double, else a
+// decimal, else an integer.
+func unifyTypes(es ...Expr) catalog.FieldType {
+	var tps []catalog.FieldType
+	for _, e := range es {
+		if e != nil && e.Type().Tp != mysql.TypeNull {
+			tps = append(tps, e.Type())
+		}
+	}
+	if len(tps) == 0 {
+		return catalog.FieldType{Tp: mysql.TypeNull}
+	}
+	out := tps[0]
+	for _, t := range tps[1:] {
+		switch {
+		case out.Tp == t.Tp:
+			out.Flen = max(out.Flen, t.Flen)
+			out.Decimal = max(out.Decimal, t.Decimal)
+		case out.IsString() || t.IsString():
+			out = typeString
+		case out.Tp == mysql.TypeDouble || t.Tp == mysql.TypeDouble || out.Tp == mysql.TypeFloat || t.Tp == mysql.TypeFloat:
+			out = typeDouble
+		case out.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeNewDecimal:
+			out = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(out.Decimal, t.Decimal), Flag: mysql.BinaryFlag}
+		case out.IsInteger() && t.IsInteger():
+			out = typeInt
+		default:
+			out = typeString
+		}
+	}
+	return out
+}
+
+func (b *Builder) variable(x *ast.VariableExpr) (Expr, error) {
+	name := strings.ToLower(x.Name)
+	if x.IsSystem {
+		global := x.IsGlobal
+		tp := typeString
+		return &Func{Name: "@@" + name, Tp: tp, Lazy: func(ctx *Ctx, _ []types.Datum, _ []Expr) (types.Datum, error) {
+			return ctx.Session.SysVar(name, global)
+		}}, nil
+	}
+	if x.Value != nil {
+		return nil, errno.New(errno.ErNotSupportedYet, "assigning user variables in expressions is not supported yet")
+	}
+	return &Func{Name: "@" + name, Tp: typeString, Lazy: func(ctx *Ctx, _ []types.Datum, _ []Expr) (types.Datum, error) {
+		v, _ := ctx.Session.UserVar(name)
+		return v, nil
+	}}, nil
+}
+
+// String renders an expression for EXPLAIN.
+func String(e Expr) string {
+	switch x := e.(type) {
+	case *Column:
+		return x.Name
+	case *Constant:
+		if x.Value.Kind() == types.KindString {
+			return "'" + x.Value.Str() + "'"
+		}
+		return x.Value.String()
+	case *Param:
+		return "?"
+	case *In:
+		parts := make([]string, len(x.List))
+		for i, l := range x.List {
+			parts[i] = String(l)
+		}
+		op := "in"
+		if x.Not {
+			op = "not in"
+		}
+		return fmt.Sprintf("%s(%s, %s)", op, String(x.Expr), strings.Join(parts, ", "))
+	case *Func:
+		parts := make([]string, len(x.Args))
+		for i, a := range x.Args {
+			parts[i] = String(a)
+		}
+		return fmt.Sprintf("%s(%s)", x.Name, strings.Join(parts, ", "))
+	}
+	return fmt.Sprintf("%T", e)
+}

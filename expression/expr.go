@@ -1,0 +1,132 @@
+// Package expression compiles parsed SQL expressions into trees that
+// evaluate over rows with MySQL's semantics: three-valued logic, implicit
+// casts between numbers, strings and times, and MySQL's result types.
+//
+// An Expr is immutable once built and safe to evaluate concurrently; the
+// per-statement state (parameters, the statement's clock, warnings,
+// variables) comes in through Ctx.
+package expression
+
+import (
+	"time"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// Expr is a compiled expression.
+type Expr interface {
+	// Eval evaluates the expression over row.
+	Eval(ctx *Ctx, row []types.Datum) (types.Datum, error)
+	// Type is the expression's result type, for result-set metadata.
+	Type() catalog.FieldType
+}
+
+// Session is what expressions read from the session.
+type Session interface {
+	CurrentDB() string
+	User() string // user@host
+	ConnectionID() uint64
+	LastInsertID() uint64
+	UserVar(name string) (types.Datum, bool)
+	SysVar(name string, global bool) (types.Datum, error)
+	FoundRows() uint64
+	RowCount() int64
+}
+
+// Ctx is the state one statement's evaluation reads.
+type Ctx struct {
+	Params  []types.Datum
+	Now     time.Time
+	Session Session
+	// Strict is sql_mode's STRICT_TRANS_TABLES: conversions that lose data
+	// fail instead of warning (for writes).
+	Strict bool
+	// Warnings collects the statement's warnings.
+	Warnings []*errno.Error
+	// LastInsertIDSet records LAST_INSERT_ID(expr) calls.
+	LastInsertIDSet func(v uint64)
+}
+
+// Warn records a warning.
+func (c *Ctx) Warn(e *errno.Error) {
+	if len(c.Warnings) < 64 {
+		c.Warnings = append(c.Warnings, e)
+	}
+}
+
+// Column reads one position of the row.
+type Column struct {
+	Idx int
+	Tp  catalog.FieldType
+	// Name is for EXPLAIN and error messages.
+	Name string
+}
+
+func (c *Column) Eval(_ *Ctx, row []types.Datum) (types.Datum, error) { return row[c.Idx], nil }
+func (c *Column) Type() catalog.FieldType                              { return c.Tp }
+
+// Constant is a literal value.
+type Constant struct {
+	Value types.Datum
+	Tp    catalog.FieldType
+}
+
+func (c *Constant) Eval(*Ctx, []types.Datum) (types.Datum, error) { return c.Value, nil }
+func (c *Constant) Type() catalog.FieldType                        { return c.Tp }
+
+// Param is a '?' of a prepared statement, read from Ctx.Params.
+type Param struct {
+	Order int
+}
+
+func (p *Param) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+	if p.Order >= len(ctx.Params) {
+		return types.Null, errno.New(errno.ErWrongArguments, "Incorrect arguments to EXECUTE")
+	}
+	return ctx.Params[p.Order], nil
+}
+
+// Type of a parameter is unknown until execution; report a string.
+func (p *Param) Type() catalog.FieldType { return catalog.FieldType{Tp: mysql.TypeVarString, Flen: -1} }
+
+// TypeOf returns the natural field type of a datum's kind.
+func TypeOf(d types.Datum) catalog.FieldType {
+	switch d.Kind() {
+	case types.KindInt:
+		return catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+	case types.KindUint:
+		return catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
+	case types.KindFloat:
+		return catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+	case types.KindDecimal:
+		dec := 0
+		if e := d.Decimal().Exponent; e < 0 {
+			dec = int(-e)
+		}
+		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+	case types.KindString:
+		return catalog.FieldType{Tp: mysql.TypeVarString, Flen: len(d.Bytes()), Charset: "utf8mb4"}
+	case types.KindTime:
+		_, tt, fsp := d.Time()
+		switch tt {
+		case types.TimeDate:
+			return catalog.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
+		case types.TimeTimestamp:
+			return catalog.FieldType{Tp: mysql.TypeTimestamp, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
+		}
+		return catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
+	case types.KindDuration:
+		return catalog.FieldType{Tp: mysql.TypeDuration, Flen: 10, Decimal: d.Fsp(), Flag: mysql.BinaryFlag}
+	}
+	return catalog.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
+}
+
+var (
+	typeInt    = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+	typeBool   = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag}
+	typeDouble = catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+	typeString = catalog.FieldType{Tp: mysql.TypeVarString, Flen: 255, Charset: "utf8mb4"}
+)

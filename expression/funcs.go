@@ -1,0 +1,265 @@
+package expression
+
+import (
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// Version is what VERSION() and @@version report.
+var Version = "8.0.11-Basalt"
+
+// builtin describes one scalar function. Functions are looked up by
+// lower-case name; each may check its argument count and pick its result
+// type from its arguments.
+type builtin struct {
+	minArgs, maxArgs int // maxArgs < 0: any number
+	tp               func(args []Expr) catalog.FieldType
+	fn               func(ctx *Ctx, v []types.Datum) (types.Datum, error)
+	nullSafe         bool
+	lazy             func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
+}
+
+func fixed(t catalog.FieldType) func([]Expr) catalog.FieldType {
+	return func([]Expr) catalog.FieldType { return t }
+}
+
+var typeDatetime = catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Flag: mysql.BinaryFlag}
+var typeDate = catalog.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
+
+var builtins map[string]builtin
+
+func init() {
+	now := builtin{maxArgs: 1, tp: fixed(typeDatetime), nullSafe: true, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		fsp := 0
+		if len(v) == 1 {
+			i, _, _ := types.ToInt(v[0])
+			fsp = int(min(max(i, 0), 6))
+		}
+		return types.NewTime(types.FromGoTime(ctx.Now).Round(fsp), types.TimeDatetime, fsp), nil
+	}}
+	user := builtin{tp: fixed(typeString), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		return types.NewString(ctx.Session.User()), nil
+	}}
+	database := builtin{tp: fixed(typeString), nullSafe: true, fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		if db := ctx.Session.CurrentDB(); db != "" {
+			return types.NewString(db), nil
+		}
+		return types.Null, nil
+	}}
+	length := func(chars bool) builtin {
+		return builtin{minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			b := types.ToText(v[0])
+			if chars {
+				return types.NewInt(int64(utf8.RuneCount(b))), nil
+			}
+			return types.NewInt(int64(len(b))), nil
+		}}
+	}
+	caseFn := func(f func(string) string) builtin {
+		return builtin{minArgs: 1, maxArgs: 1, tp: fixed(typeString), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewString(f(string(types.ToText(v[0])))), nil
+		}}
+	}
+	builtins = map[string]builtin{
+		"now": now, "current_timestamp": now, "localtime": now, "localtimestamp": now, "sysdate": now,
+		"curdate": {tp: fixed(typeDate), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+			return types.NewTime(types.FromGoTime(ctx.Now).DateOnly(), types.TimeDate, 0), nil
+		}},
+		"user": user, "current_user": user, "session_user": user, "system_user": user,
+		"database": database, "schema": database,
+		"version": {tp: fixed(typeString), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
+			return types.NewString(Version), nil
+		}},
+		"connection_id": {tp: fixed(catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
+			fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+				return types.NewUint(ctx.Session.ConnectionID()), nil
+			}},
+		"last_insert_id": {maxArgs: 1, nullSafe: true, tp: fixed(catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
+			fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+				if len(v) == 1 {
+					if v[0].IsNull() {
+						return types.Null, nil
+					}
+					u, _, _, _ := types.ToUint(v[0])
+					if ctx.LastInsertIDSet != nil {
+						ctx.LastInsertIDSet(u)
+					}
+					return types.NewUint(u), nil
+				}
+				return types.NewUint(ctx.Session.LastInsertID()), nil
+			}},
+		"found_rows": {tp: fixed(typeInt), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+			return types.NewInt(int64(ctx.Session.FoundRows())), nil
+		}},
+		"row_count": {tp: fixed(typeInt), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+			return types.NewInt(ctx.Session.RowCount()), nil
+		}},
+		"length": length(false), "octet_length": length(false), "char_length": length(true), "character_length": length(true),
+		"upper": caseFn(strings.ToUpper), "ucase": caseFn(strings.ToUpper),
+		"lower": caseFn(strings.ToLower), "lcase": caseFn(strings.ToLower),
+		"concat": {minArgs: 1, maxArgs: -1, tp: fixed(typeString), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			var b []byte
+			for _, d := range v {
+				b = append(b, types.ToText(d)...)
+			}
+			return types.NewBytes(b), nil
+		}},
+		"abs": {minArgs: 1, maxArgs: 1, tp: func(a []Expr) catalog.FieldType { return a[0].Type() }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+			d := v[0]
+			switch d.Kind() {
+			case types.KindInt:
+				if d.Int() < 0 {
+					if d.Int() == math.MinInt64 {
+						return types.Null, errOutOfRange("BIGINT", "abs")
+					}
+					return types.NewInt(-d.Int()), nil
+				}
+				return d, nil
+			case types.KindUint:
+				return d, nil
+			case types.KindDecimal:
+				return types.NewDecimal(new(apd.Decimal).Abs(d.Decimal())), nil
+			}
+			f, _ := types.ToFloat(d)
+			return types.NewFloat(math.Abs(f)), nil
+		}},
+		"ifnull": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) },
+			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+				v, err := args[0].Eval(ctx, row)
+				if err != nil || !v.IsNull() {
+					return v, err
+				}
+				return args[1].Eval(ctx, row)
+			}},
+		"coalesce": {minArgs: 1, maxArgs: -1, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) },
+			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+				for _, a := range args {
+					v, err := a.Eval(ctx, row)
+					if err != nil || !v.IsNull() {
+						return v, err
+					}
+				}
+				return types.Null, nil
+			}},
+		"if": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a[1], a[2]) },
+			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+				c, err := EvalBool(ctx, args[0], row)
+				if err != nil {
+					return types.Null, err
+				}
+				if c {
+					return args[1].Eval(ctx, row)
+				}
+				return args[2].Eval(ctx, row)
+			}},
+		"nullif": {minArgs: 2, maxArgs: 2, nullSafe: true, tp: func(a []Expr) catalog.FieldType { return a[0].Type() },
+			fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+				if !v[0].IsNull() && !v[1].IsNull() && types.Compare(v[0], v[1]) == 0 {
+					return types.Null, nil
+				}
+				return v[0], nil
+			}},
+		"sleep": {minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			f, _ := types.ToFloat(v[0])
+			time.Sleep(time.Duration(f * float64(time.Second)))
+			return types.NewInt(0), nil
+		}},
+	}
+}
+
+// Register adds a scalar function; used by packages that extend the set.
+func Register(name string, minArgs, maxArgs int, tp func([]Expr) catalog.FieldType, nullSafe bool, fn func(ctx *Ctx, v []types.Datum) (types.Datum, error)) {
+	builtins[strings.ToLower(name)] = builtin{minArgs: minArgs, maxArgs: maxArgs, tp: tp, fn: fn, nullSafe: nullSafe}
+}
+
+func (b *Builder) call(x *ast.FuncCallExpr) (Expr, error) {
+	name := x.FnName.L
+	bi, ok := builtins[name]
+	if !ok {
+		return nil, errno.New(errno.ErFunctionNotExists, "FUNCTION %s does not exist", x.FnName.O)
+	}
+	args, err := b.buildAll(x.Args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) < bi.minArgs || (bi.maxArgs >= 0 && len(args) > bi.maxArgs) {
+		return nil, errno.New(errno.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
+	}
+	return &Func{Name: name, Args: args, Tp: bi.tp(args), NullSafe: bi.nullSafe, Fn: bi.fn, Lazy: bi.lazy}, nil
+}
+
+func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {
+	a, err := b.Build(x.Expr)
+	if err != nil {
+		return nil, err
+	}
+	ft := x.Tp
+	target := catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(), Charset: ft.GetCharset()}
+	return &Func{Name: "cast", Args: []Expr{a}, Tp: target, Fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		return Cast(ctx, v[0], &target)
+	}}, nil
+}
+
+// Cast converts d to the type of CAST(... AS target), warning where MySQL
+// warns.
+func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, error) {
+	switch target.Tp {
+	case mysql.TypeLonglong, mysql.TypeLong:
+		if target.Unsigned() {
+			if d.Kind() == types.KindInt {
+				return types.NewUint(uint64(d.Int())), nil
+			}
+			u, _, _, _ := types.ToUint(d)
+			return types.NewUint(u), nil
+		}
+		if d.Kind() == types.KindUint {
+			return types.NewInt(int64(d.Uint())), nil
+		}
+		v, _, tr := types.ToInt(d)
+		if tr {
+			ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", d.String()))
+		}
+		return types.NewInt(v), nil
+	case mysql.TypeDouble, mysql.TypeFloat:
+		f, _ := types.ToFloat(d)
+		return types.NewFloat(f), nil
+	case mysql.TypeNewDecimal:
+		dec, _ := types.ToDecimal(d)
+		r := new(apd.Decimal)
+		if _, err := types.DecimalContext().Quantize(r, dec, -int32(target.Decimal)); err != nil {
+			return types.Null, errOutOfRange("DECIMAL", "cast")
+		}
+		return types.NewDecimal(r), nil
+	case mysql.TypeDate, mysql.TypeDatetime:
+		tt := types.TimeDatetime
+		if target.Tp == mysql.TypeDate {
+			tt = types.TimeDate
+		}
+		if d.Kind() == types.KindTime {
+			t, _, _ := d.Time()
+			if tt == types.TimeDate {
+				t = t.DateOnly()
+			}
+			return types.NewTime(t, tt, max(target.Decimal, 0)), nil
+		}
+		t, err := types.ParseTime(string(types.ToText(d)))
+		if err != nil {
+			ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Incorrect datetime value: '%s'", d.String()))
+			return types.Null, nil
+		}
+		if tt == types.TimeDate {
+			t = t.DateOnly()
+		}
+		return types.NewTime(t, tt, max(target.Decimal, 0)), nil
+	}
+	return types.NewBytes(types.ToText(d)), nil
+}

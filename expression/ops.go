@@ -1,0 +1,408 @@
+package expression
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
+	"github.com/cockroachdb/apd/v3"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// Func applies a function to evaluated arguments. Unless Lazy is set, a
+// NULL argument makes the result NULL without calling Fn (strict); Lazy
+// functions (AND, OR, IF, CASE, COALESCE, ...) evaluate their arguments
+// themselves.
+type Func struct {
+	Name string
+	Args []Expr
+	Tp   catalog.FieldType
+	// NullSafe functions are called with NULL arguments too.
+	NullSafe bool
+	Fn       func(ctx *Ctx, args []types.Datum) (types.Datum, error)
+	Lazy     func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
+}
+
+func (f *Func) Type() catalog.FieldType { return f.Tp }
+
+func (f *Func) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
+	if f.Lazy != nil {
+		return f.Lazy(ctx, row, f.Args)
+	}
+	var buf [4]types.Datum
+	args := buf[:0]
+	if len(f.Args) > len(buf) {
+		args = make([]types.Datum, 0, len(f.Args))
+	}
+	for _, a := range f.Args {
+		v, err := a.Eval(ctx, row)
+		if err != nil {
+			return types.Null, err
+		}
+		if v.IsNull() && !f.NullSafe {
+			return types.Null, nil
+		}
+		args = append(args, v)
+	}
+	return f.Fn(ctx, args)
+}
+
+// EvalBool evaluates e as a condition: NULL and false are both not true.
+func EvalBool(ctx *Ctx, e Expr, row []types.Datum) (bool, error) {
+	v, err := e.Eval(ctx, row)
+	if err != nil || v.IsNull() {
+		return false, err
+	}
+	return types.ToBool(v), nil
+}
+
+// Comparison operators.
+func newCompare(op string, a, b Expr) *Func {
+	f := &Func{Name: op, Args: []Expr{a, b}, Tp: typeBool}
+	switch op {
+	case "=":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) == 0), nil }
+	case "!=":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) != 0), nil }
+	case "<":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) < 0), nil }
+	case "<=":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) <= 0), nil }
+	case ">":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) > 0), nil }
+	case ">=":
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) >= 0), nil }
+	case "<=>":
+		f.NullSafe = true
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			if v[0].IsNull() || v[1].IsNull() {
+				return types.NewBool(v[0].IsNull() && v[1].IsNull()), nil
+			}
+			return types.NewBool(types.Compare(v[0], v[1]) == 0), nil
+		}
+	}
+	return f
+}
+
+func newAnd(a, b Expr) *Func {
+	return &Func{Name: "and", Args: []Expr{a, b}, Tp: typeBool, Lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+		null := false
+		for _, e := range args {
+			v, err := e.Eval(ctx, row)
+			if err != nil {
+				return types.Null, err
+			}
+			if v.IsNull() {
+				null = true
+			} else if !types.ToBool(v) {
+				return types.NewInt(0), nil
+			}
+		}
+		if null {
+			return types.Null, nil
+		}
+		return types.NewInt(1), nil
+	}}
+}
+
+func newOr(a, b Expr) *Func {
+	return &Func{Name: "or", Args: []Expr{a, b}, Tp: typeBool, Lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+		null := false
+		for _, e := range args {
+			v, err := e.Eval(ctx, row)
+			if err != nil {
+				return types.Null, err
+			}
+			if v.IsNull() {
+				null = true
+			} else if types.ToBool(v) {
+				return types.NewInt(1), nil
+			}
+		}
+		if null {
+			return types.Null, nil
+		}
+		return types.NewInt(0), nil
+	}}
+}
+
+func newXor(a, b Expr) *Func {
+	return &Func{Name: "xor", Args: []Expr{a, b}, Tp: typeBool, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		return types.NewBool(types.ToBool(v[0]) != types.ToBool(v[1])), nil
+	}}
+}
+
+func newNot(a Expr) *Func {
+	return &Func{Name: "not", Args: []Expr{a}, Tp: typeBool, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		return types.NewBool(!types.ToBool(v[0])), nil
+	}}
+}
+
+// arithKind decides how an arithmetic operator computes: exactly in
+// integers (signed or unsigned) or decimals, or approximately in doubles.
+type arithKind int
+
+const (
+	arithInt arithKind = iota
+	arithUint
+	arithDecimal
+	arithFloat
+)
+
+func kindOf(a, b types.Datum) arithKind {
+	ka, kb := a.Kind(), b.Kind()
+	switch {
+	case ka == types.KindFloat || kb == types.KindFloat || ka == types.KindString || kb == types.KindString:
+		return arithFloat
+	case ka == types.KindDecimal || kb == types.KindDecimal || ka == types.KindTime || kb == types.KindTime || ka == types.KindDuration || kb == types.KindDuration:
+		return arithDecimal
+	case ka == types.KindUint || kb == types.KindUint:
+		return arithUint
+	}
+	return arithInt
+}
+
+func staticArithType(a, b catalog.FieldType, op string) catalog.FieldType {
+	isFloat := func(t catalog.FieldType) bool {
+		return t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || t.IsString()
+	}
+	switch {
+	case isFloat(a) || isFloat(b):
+		return typeDouble
+	case op == "/" || a.Tp == mysql.TypeNewDecimal || b.Tp == mysql.TypeNewDecimal:
+		dec := max(a.Decimal, b.Decimal)
+		if op == "/" {
+			dec = min(a.Decimal+4, 30)
+		}
+		if op == "*" {
+			dec = min(a.Decimal+b.Decimal, 30)
+		}
+		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+	}
+	t := typeInt
+	if a.Unsigned() || b.Unsigned() {
+		t.Flag |= mysql.UnsignedFlag
+	}
+	return t
+}
+
+func errOutOfRange(kind, expr string) *errno.Error {
+	return errno.New(1690, "%s value is out of range in '%s'", kind, expr)
+}
+
+func newArith(op string, a, b Expr) *Func {
+	f := &Func{Name: op, Args: []Expr{a, b}, Tp: staticArithType(a.Type(), b.Type(), op)}
+	f.Fn = func(ctx *Ctx, v []types.Datum) (types.Datum, error) { return arith(ctx, op, v[0], v[1]) }
+	return f
+}
+
+func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
+	k := kindOf(a, b)
+	if op == "/" && k != arithFloat {
+		k = arithDecimal
+	}
+	switch k {
+	case arithInt:
+		x, y := a.Int(), b.Int()
+		switch op {
+		case "+":
+			r := x + y
+			if (x >= 0) == (y >= 0) && (r >= 0) != (x >= 0) {
+				return types.Null, errOutOfRange("BIGINT", "")
+			}
+			return types.NewInt(r), nil
+		case "-":
+			r := x - y
+			if (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0) {
+				return types.Null, errOutOfRange("BIGINT", "")
+			}
+			return types.NewInt(r), nil
+		case "*":
+			if x != 0 && y != 0 {
+				r := x * y
+				if r/y != x || (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) {
+					return types.Null, errOutOfRange("BIGINT", "")
+				}
+				return types.NewInt(r), nil
+			}
+			return types.NewInt(0), nil
+		case "DIV":
+			if y == 0 {
+				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
+				return types.Null, nil
+			}
+			return types.NewInt(x / y), nil
+		case "%":
+			if y == 0 {
+				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
+				return types.Null, nil
+			}
+			return types.NewInt(x % y), nil
+		}
+	case arithUint:
+		x, xneg, _, _ := types.ToUint(a)
+		y, yneg, _, _ := types.ToUint(b)
+		if op == "-" && !xneg && !yneg {
+			if x < y {
+				return types.Null, errOutOfRange("BIGINT UNSIGNED", "")
+			}
+			return types.NewUint(x - y), nil
+		}
+		if xneg || yneg {
+			// Mixed signs: compute in decimal and convert back.
+			return arithDecimalOp(ctx, op, a, b, true)
+		}
+		switch op {
+		case "+":
+			r, c := bits.Add64(x, y, 0)
+			if c != 0 {
+				return types.Null, errOutOfRange("BIGINT UNSIGNED", "")
+			}
+			return types.NewUint(r), nil
+		case "*":
+			hi, lo := bits.Mul64(x, y)
+			if hi != 0 {
+				return types.Null, errOutOfRange("BIGINT UNSIGNED", "")
+			}
+			return types.NewUint(lo), nil
+		case "DIV", "%":
+			if y == 0 {
+				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
+				return types.Null, nil
+			}
+			if op == "DIV" {
+				return types.NewUint(x / y), nil
+			}
+			return types.NewUint(x % y), nil
+		}
+	case arithDecimal:
+		return arithDecimalOp(ctx, op, a, b, false)
+	}
+	x, _ := types.ToFloat(a)
+	y, _ := types.ToFloat(b)
+	var r float64
+	switch op {
+	case "+":
+		r = x + y
+	case "-":
+		r = x - y
+	case "*":
+		r = x * y
+	case "/", "DIV", "%":
+		if y == 0 {
+			ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
+			return types.Null, nil
+		}
+		switch op {
+		case "/":
+			r = x / y
+		case "DIV":
+			v, overflow, _ := types.ToInt(types.NewFloat(math.Trunc(x / y)))
+			if overflow {
+				return types.Null, errOutOfRange("BIGINT", "")
+			}
+			return types.NewInt(v), nil
+		default:
+			r = math.Mod(x, y)
+		}
+	}
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return types.Null, errOutOfRange("DOUBLE", "")
+	}
+	return types.NewFloat(r), nil
+}
+
+func arithDecimalOp(ctx *Ctx, op string, a, b types.Datum, toIntIfExact bool) (types.Datum, error) {
+	x, _ := types.ToDecimal(a)
+	y, _ := types.ToDecimal(b)
+	dc := types.DecimalContext()
+	r := new(apd.Decimal)
+	var err error
+	switch op {
+	case "+":
+		_, err = dc.Add(r, x, y)
+	case "-":
+		_, err = dc.Sub(r, x, y)
+	case "*":
+		_, err = dc.Mul(r, x, y)
+	case "/", "DIV", "%":
+		if y.IsZero() {
+			ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
+			return types.Null, nil
+		}
+		switch op {
+		case "/":
+			// MySQL: the dividend's scale plus div_precision_increment (4).
+			scale := int32(0)
+			if x.Exponent < 0 {
+				scale = -x.Exponent
+			}
+			scale += 4
+			_, err = dc.Quo(r, x, y)
+			if err == nil {
+				_, err = dc.Quantize(r, r, -scale)
+			}
+		case "DIV":
+			_, err = dc.QuoInteger(r, x, y)
+			if err == nil {
+				v, overflow, _ := types.ToInt(types.NewDecimal(r))
+				if overflow {
+					return types.Null, errOutOfRange("BIGINT", "")
+				}
+				return types.NewInt(v), nil
+			}
+		default:
+			_, err = dc.Rem(r, x, y)
+		}
+	}
+	if err != nil {
+		return types.Null, errOutOfRange("DECIMAL", "")
+	}
+	if toIntIfExact && r.Exponent >= 0 {
+		if r.Negative {
+			v, overflow, _ := types.ToInt(types.NewDecimal(r))
+			if overflow {
+				return types.Null, errOutOfRange("BIGINT", "")
+			}
+			return types.NewInt(v), nil
+		}
+		u, _, overflow, _ := types.ToUint(types.NewDecimal(r))
+		if overflow {
+			return types.Null, errOutOfRange("BIGINT UNSIGNED", "")
+		}
+		return types.NewUint(u), nil
+	}
+	return types.NewDecimal(r), nil
+}
+
+func newNeg(a Expr) *Func {
+	t := a.Type()
+	if t.IsString() {
+		t = typeDouble
+	}
+	t.Flag &^= mysql.UnsignedFlag
+	return &Func{Name: "-", Args: []Expr{a}, Tp: t, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		d := v[0]
+		switch d.Kind() {
+		case types.KindInt:
+			if d.Int() == math.MinInt64 {
+				r := new(apd.Decimal)
+				r.Neg(apd.New(d.Int(), 0))
+				return types.NewDecimal(r), nil
+			}
+			return types.NewInt(-d.Int()), nil
+		case types.KindUint:
+			if d.Uint() <= 1<<63 {
+				return types.NewInt(-int64(d.Uint())), nil
+			}
+			r, _ := types.ToDecimal(d)
+			return types.NewDecimal(new(apd.Decimal).Neg(r)), nil
+		case types.KindDecimal:
+			return types.NewDecimal(new(apd.Decimal).Neg(d.Decimal())), nil
+		}
+		f, _ := types.ToFloat(d)
+		return types.NewFloat(-f), nil
+	}}
+}
