@@ -66,7 +66,7 @@ type Column struct {
 }
 
 func (c *Column) Eval(_ *Ctx, row []types.Datum) (types.Datum, error) { return row[c.Idx], nil }
-func (c *Column) Type() catalog.FieldType                              { return c.Tp }
+func (c *Column) Type() catalog.FieldType                             { return c.Tp }
 
 // Constant is a literal value.
 type Constant struct {
@@ -75,7 +75,7 @@ type Constant struct {
 }
 
 func (c *Constant) Eval(*Ctx, []types.Datum) (types.Datum, error) { return c.Value, nil }
-func (c *Constant) Type() catalog.FieldType                        { return c.Tp }
+func (c *Constant) Type() catalog.FieldType                       { return c.Tp }
 
 // Param is a '?' of a prepared statement, read from Ctx.Params.
 type Param struct {

@@ -63,17 +63,29 @@ func newCompare(op string, a, b Expr) *Func {
 	f := &Func{Name: op, Args: []Expr{a, b}, Tp: typeBool}
 	switch op {
 	case "=":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) == 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) == 0), nil
+		}
 	case "!=":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) != 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) != 0), nil
+		}
 	case "<":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) < 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) < 0), nil
+		}
 	case "<=":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) <= 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) <= 0), nil
+		}
 	case ">":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) > 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) > 0), nil
+		}
 	case ">=":
-		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) { return types.NewBool(types.Compare(v[0], v[1]) >= 0), nil }
+		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(types.Compare(v[0], v[1]) >= 0), nil
+		}
 	case "<=>":
 		f.NullSafe = true
 		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
