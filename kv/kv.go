@@ -110,6 +110,12 @@ type Txn interface {
 	Delete(key []byte) error
 	// Len is the number of keys buffered for writing.
 	Len() int
+	// Savepoint marks the buffered writes, so that a failed statement can
+	// undo its own writes with RollbackTo; ReleaseSavepoint keeps them.
+	// Savepoints nest; closing one closes every later one.
+	Savepoint() int
+	RollbackTo(sp int)
+	ReleaseSavepoint(sp int)
 
 	// LockKeys takes pessimistic locks on keys, waiting up to wait for locks
 	// held by other transactions (a zero wait fails at once, a negative one

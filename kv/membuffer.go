@@ -58,6 +58,18 @@ type MemBuffer struct {
 	order  []string
 	sorted int
 	size   int
+
+	// undo records, while a savepoint is open, what each Set replaced, so
+	// that RollbackTo can restore it. savepoints[i] is the undo length when
+	// savepoint i was taken.
+	undo       []undoEntry
+	savepoints []int
+}
+
+type undoEntry struct {
+	key     string
+	existed bool
+	old     memEntry
 }
 
 type memEntry struct {
@@ -86,6 +98,14 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 	if op == OpDelete {
 		value = nil
 	}
+	if len(b.savepoints) > 0 {
+		e, ok := b.entries[string(key)]
+		u := undoEntry{key: string(key), existed: ok}
+		if ok {
+			u.old = *e
+		}
+		b.undo = append(b.undo, u)
+	}
 	if e, ok := b.entries[string(key)]; ok {
 		b.size += len(value) - len(e.value)
 		if op == OpPut && e.op == OpInsert {
@@ -99,6 +119,55 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 	b.entries[k] = &memEntry{op: op, value: append([]byte(nil), value...)}
 	b.order = append(b.order, k)
 	b.size += len(k) + len(value)
+}
+
+// Savepoint marks the buffer's current contents and returns the mark.
+func (b *MemBuffer) Savepoint() int {
+	b.savepoints = append(b.savepoints, len(b.undo))
+	return len(b.savepoints) - 1
+}
+
+// RollbackTo restores the contents marked by sp, and closes sp and every
+// later savepoint.
+func (b *MemBuffer) RollbackTo(sp int) {
+	if sp < 0 || sp >= len(b.savepoints) {
+		return
+	}
+	mark := b.savepoints[sp]
+	for i := len(b.undo) - 1; i >= mark; i-- {
+		u := b.undo[i]
+		cur := b.entries[u.key]
+		if u.existed {
+			b.size += len(u.old.value) - len(cur.value)
+			*cur = u.old
+			continue
+		}
+		b.size -= len(u.key) + len(cur.value)
+		delete(b.entries, u.key)
+		for j := len(b.order) - 1; j >= 0; j-- {
+			if b.order[j] == u.key {
+				b.order = append(b.order[:j:j], b.order[j+1:]...)
+				if j < b.sorted {
+					b.sorted--
+				}
+				break
+			}
+		}
+	}
+	b.undo = b.undo[:mark]
+	b.savepoints = b.savepoints[:sp]
+}
+
+// ReleaseSavepoint closes sp and every later savepoint, keeping the
+// contents.
+func (b *MemBuffer) ReleaseSavepoint(sp int) {
+	if sp < 0 || sp >= len(b.savepoints) {
+		return
+	}
+	b.savepoints = b.savepoints[:sp]
+	if len(b.savepoints) == 0 {
+		b.undo = b.undo[:0]
+	}
 }
 
 // Len is the number of buffered keys.

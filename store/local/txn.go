@@ -41,6 +41,10 @@ func (t *txn) StartTS() uint64 { return t.startTS }
 func (t *txn) Mode() kv.Mode   { return t.mode }
 func (t *txn) Len() int        { return t.buf.Len() }
 
+func (t *txn) Savepoint() int          { return t.buf.Savepoint() }
+func (t *txn) RollbackTo(sp int)       { t.buf.RollbackTo(sp) }
+func (t *txn) ReleaseSavepoint(sp int) { t.buf.ReleaseSavepoint(sp) }
+
 func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.ReaderAt(t.startTS).Get(ctx, key)
 }
