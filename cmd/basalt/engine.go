@@ -1,0 +1,37 @@
+package main
+
+import (
+	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/session"
+)
+
+// This file is the only one that knows the session package's API.
+
+// engine is the SQL layer as the binary uses it: the server's Driver, told
+// about the server once it exists (for KILL and SHOW PROCESSLIST). If it
+// also implements io.Closer, shutdown closes it after the last session and
+// before the store.
+type engine interface {
+	server.Driver
+	SetServer(*server.Server)
+}
+
+// engineFunc creates the engine over an open store; tests substitute one.
+type engineFunc func(store kv.Storage, cfg *config.Config, info buildInfo) (engine, error)
+
+// newEngine creates the SQL engine of package session.
+func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, error) {
+	planCache := 0 // disabled
+	if cfg.PreparedPlanCache.Enabled {
+		planCache = cfg.PreparedPlanCache.Capacity
+	}
+	return session.NewDriver(store, session.Config{
+		RootPassword:         cfg.InitialRootPassword,
+		LockWaitTimeout:      cfg.Txn.LockWait(),
+		PessimisticByDefault: cfg.Txn.Pessimistic(),
+		PlanCacheCapacity:    planCache,
+		ServerVersion:        info.ServerVersion(),
+	}), nil
+}

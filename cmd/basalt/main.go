@@ -1,0 +1,47 @@
+// Command basalt is Basalt's one binary. With no command it runs a server:
+// the MySQL protocol on --port over the embedded store in --data-dir, and
+// the HTTP status port (/status, /metrics, /debug/pprof/).
+//
+//	basalt [flags]             run the server; basalt -h lists the flags
+//	basalt version             print the version
+//
+// The files: main.go picks the command; serve.go is the server command,
+// from flags to exit status; node.go starts and stops the pieces of a
+// running server; options.go maps the configuration onto each piece;
+// engine.go creates the SQL engine; status.go serves the status port;
+// version.go says what was built.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command is a subcommand: it gets the arguments after its name and
+// returns the exit status.
+type command func(args []string, stdout, stderr io.Writer) int
+
+// commands are the subcommands, by name.
+var commands = map[string]command{
+	"version": versionMain,
+}
+
+// run runs the command args name, or the server if args[0] is a flag or
+// absent, and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, ok := commands[args[0]]
+		if !ok {
+			fmt.Fprintf(stderr, "basalt: unknown command %q (run basalt -h for help)\n", args[0])
+			return 2
+		}
+		return cmd(args[1:], stdout, stderr)
+	}
+	return serveMain(args, stdout, stderr)
+}

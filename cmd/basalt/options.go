@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"log"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/store/local"
+)
+
+// storeOptions maps the configuration onto the embedded store's options.
+// The data directory itself (cfg.Path) is local.Open's first argument.
+func storeOptions(cfg *config.Config, logger *slog.Logger) local.Options {
+	return local.Options{
+		NoSync:         !cfg.Storage.SyncLog,
+		BlockCacheSize: int64(cfg.Storage.BlockCacheSize),
+		MemTableSize:   uint64(cfg.Storage.MemTableSize),
+		GCLifeTime:     time.Duration(cfg.Storage.GCLifeTime),
+		// A commit waits for another transaction's lock as long as a
+		// statement would (innodb_lock_wait_timeout).
+		CommitLockWait: cfg.Txn.LockWait(),
+		Logger:         log.New(storeLog{logger.Handler().WithAttrs([]slog.Attr{slog.String("component", "store")})}, "", 0),
+	}
+}
+
+// storeLog carries the store's log.Logger lines into slog, each at its
+// level: Pebble's errors ("pebble: error: ...") at error, the rest of
+// Pebble's messages (WAL replay, ...) at debug, the store's own (GC) at
+// info.
+type storeLog struct{ h slog.Handler }
+
+func (s storeLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSuffix(string(p), "\n")
+	level := slog.LevelInfo
+	switch {
+	case strings.HasPrefix(msg, "pebble: error: "):
+		level = slog.LevelError
+	case strings.HasPrefix(msg, "pebble: "):
+		level = slog.LevelDebug
+	}
+	ctx := context.Background()
+	if !s.h.Enabled(ctx, level) {
+		return len(p), nil
+	}
+	return len(p), s.h.Handle(ctx, slog.NewRecord(time.Now(), level, msg, 0))
+}
+
+// serverConfig maps the configuration onto the MySQL protocol server's.
+func serverConfig(cfg *config.Config, info buildInfo, logger *slog.Logger) server.Config {
+	return server.Config{
+		ServerVersion:    info.ServerVersion(),
+		MaxAllowedPacket: int(cfg.MaxAllowedPacket),
+		MaxConnections:   cfg.MaxConnections,
+		Logger:           logger.With("component", "server"),
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/config"
+)
+
+func TestStoreOptions(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	cfg := config.Default()
+	o := storeOptions(cfg, logger)
+	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 64<<20 ||
+		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil {
+		t.Errorf("defaults: %+v", o)
+	}
+
+	cfg, err := config.Load("../../config/testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = storeOptions(cfg, logger)
+	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 ||
+		o.GCLifeTime != 90*time.Minute || o.CommitLockWait != 5*time.Second {
+		t.Errorf("full.toml: %+v", o)
+	}
+}
+
+func TestServerConfig(t *testing.T) {
+	cfg := config.Default()
+	cfg.MaxConnections = 500
+	cfg.MaxAllowedPacket = 16 * config.MiB
+	info := buildInfo{Version: "v1.2.3"}
+	sc := serverConfig(cfg, info, slog.New(slog.DiscardHandler))
+	if sc.ServerVersion != "8.0.11-Basalt-v1.2.3" || sc.MaxConnections != 500 ||
+		sc.MaxAllowedPacket != 16<<20 || sc.Logger == nil {
+		t.Errorf("%+v", sc)
+	}
+}
+
+func TestStoreLogLevels(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := storeOptions(config.Default(), logger).Logger
+	l.Printf("pebble: Found %d WALs", 1)
+	l.Printf("pebble: error: disk %s", "full")
+	l.Printf("gc: examined %d keys", 10)
+	out := buf.String()
+	if strings.Contains(out, "WALs") {
+		t.Errorf("Pebble's chatter logged at info:\n%s", out)
+	}
+	for _, want := range []string{
+		`level=ERROR msg="pebble: error: disk full" component=store`,
+		`level=INFO msg="gc: examined 10 keys" component=store`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,245 @@
+// Package config is the configuration of the basalt binary: a TOML file
+// (see basalt.toml.example) overridden by command-line flags, with the names
+// a TiDB or MySQL user already knows (port, status.status-port, log.level,
+// performance.max-procs, prepared-plan-cache.enabled, ...).
+//
+// Precedence, lowest first: Default, then the file (Load), then the flags
+// given on the command line (Flags.Apply). Validate checks the result; every
+// error it returns names the offending key.
+//
+//	config.go     the Config struct, its defaults and Validate
+//	load.go       reading a file: unknown keys and bad values, with line numbers
+//	size.go       ByteSize: "256MiB", "1GB" or a number of bytes
+//	duration.go   Duration: "10m", "1h30m"
+//	flags.go      the flags that override the file
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config is the whole configuration. Each field's toml tag is its key in
+// the file; a field of a nested struct is keyed "section.key".
+type Config struct {
+	// Host is the address the MySQL port and the status port bind to.
+	Host string `toml:"host"`
+	// Port is the MySQL protocol port.
+	Port int `toml:"port"`
+	// Path is the data directory of the embedded store (flag --data-dir).
+	Path string `toml:"path"`
+	// MaxConnections bounds the connections served at once; more are
+	// refused with ER_CON_COUNT_ERROR (1040). 0 means no bound.
+	MaxConnections int `toml:"max-connections"`
+	// MaxAllowedPacket is the largest packet a client may send
+	// (max_allowed_packet).
+	MaxAllowedPacket ByteSize `toml:"max-allowed-packet"`
+	// InitialRootPassword is the password given to root when the data
+	// directory is created. It is a flag only: passwords stay out of files.
+	InitialRootPassword string `toml:"-"`
+
+	Status            Status            `toml:"status"`
+	Log               Log               `toml:"log"`
+	Performance       Performance       `toml:"performance"`
+	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
+	Storage           Storage           `toml:"storage"`
+	Txn               Txn               `toml:"txn"`
+}
+
+// Status configures the HTTP status server (/status, /metrics).
+type Status struct {
+	// StatusPort is the HTTP port; 0 disables the status server.
+	StatusPort int `toml:"status-port"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is one of debug, info, warn, error.
+	Level string `toml:"level"`
+	// File is the file logs are appended to; empty means stderr.
+	File string `toml:"file"`
+}
+
+// Performance holds knobs of the process as a whole.
+type Performance struct {
+	// MaxProcs sets GOMAXPROCS; 0 leaves Go's default (the CPUs available).
+	MaxProcs int `toml:"max-procs"`
+}
+
+// PreparedPlanCache configures the per-session cache of prepared
+// statements' plans.
+type PreparedPlanCache struct {
+	Enabled bool `toml:"enabled"`
+	// Capacity is the number of plans each session keeps.
+	Capacity int `toml:"capacity"`
+}
+
+// Storage configures the embedded store.
+type Storage struct {
+	// BlockCacheSize is the storage engine's block cache.
+	BlockCacheSize ByteSize `toml:"block-cache-size"`
+	// SyncLog makes each commit wait for its WAL write to reach the disk.
+	// Turned off, commits are faster and the last ones acknowledged before
+	// a crash may be lost (TiKV's raftstore.sync-log).
+	SyncLog bool `toml:"sync-log"`
+	// GCLifeTime is how long old row versions are kept (tidb_gc_life_time).
+	GCLifeTime Duration `toml:"gc-life-time"`
+	// MemTableSize is the storage engine's memtable size.
+	MemTableSize ByteSize `toml:"memtable-size"`
+}
+
+// Transaction modes, the values of txn.default-mode.
+const (
+	TxnPessimistic = "pessimistic"
+	TxnOptimistic  = "optimistic"
+)
+
+// Txn configures transactions.
+type Txn struct {
+	// LockWaitTimeout is how many seconds a statement waits for a row lock
+	// before failing with ER_LOCK_WAIT_TIMEOUT (innodb_lock_wait_timeout).
+	LockWaitTimeout int `toml:"lock-wait-timeout"`
+	// DefaultMode is the mode of transactions that do not name one:
+	// TxnPessimistic or TxnOptimistic.
+	DefaultMode string `toml:"default-mode"`
+}
+
+// Default returns the configuration used for every key the file and the
+// flags leave unset.
+func Default() *Config {
+	return &Config{
+		Host:             "127.0.0.1",
+		Port:             4000,
+		Path:             "./basalt-data",
+		MaxConnections:   0,
+		MaxAllowedPacket: 64 * MiB,
+		Status:           Status{StatusPort: 10080},
+		Log:              Log{Level: "info"},
+		PreparedPlanCache: PreparedPlanCache{
+			Enabled:  true,
+			Capacity: 100,
+		},
+		Storage: Storage{
+			BlockCacheSize: 256 * MiB,
+			SyncLog:        true,
+			GCLifeTime:     Duration(10 * time.Minute),
+			MemTableSize:   64 * MiB,
+		},
+		Txn: Txn{
+			LockWaitTimeout: 50,
+			DefaultMode:     TxnPessimistic,
+		},
+	}
+}
+
+// ValueError is a value Validate refuses. Key is its key in the file
+// ("storage.block-cache-size").
+type ValueError struct {
+	Key    string
+	Reason string
+}
+
+func (e *ValueError) Error() string { return e.Key + ": " + e.Reason }
+
+func invalid(key, format string, args ...any) *ValueError {
+	return &ValueError{Key: key, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Limits of the values Validate accepts.
+const (
+	minMaxAllowedPacket = 1 * KiB // MySQL's bounds of max_allowed_packet
+	maxMaxAllowedPacket = 1 * GiB
+	minStorageSize      = 1 * MiB
+	maxMemTableSize     = 4*GiB - 1 // the storage engine's limit
+	maxLockWaitTimeout  = 1 << 30   // innodb_lock_wait_timeout's limit
+)
+
+// Validate checks every value, and returns all the errors found (joined),
+// each a *ValueError naming its key.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(e *ValueError) { errs = append(errs, e) }
+
+	if strings.TrimSpace(c.Host) == "" {
+		add(invalid("host", "must not be empty (use 0.0.0.0 to listen on every interface)"))
+	}
+	if c.Port < 1 || c.Port > 65535 {
+		add(invalid("port", "%d is out of range 1..65535", c.Port))
+	}
+	if c.Status.StatusPort < 0 || c.Status.StatusPort > 65535 {
+		add(invalid("status.status-port", "%d is out of range 0..65535 (0 disables the status server)", c.Status.StatusPort))
+	} else if c.Status.StatusPort == c.Port {
+		add(invalid("status.status-port", "%d is also the MySQL port", c.Status.StatusPort))
+	}
+	if strings.TrimSpace(c.Path) == "" {
+		add(invalid("path", "the data directory must not be empty"))
+	}
+	if c.MaxConnections < 0 {
+		add(invalid("max-connections", "%d is negative (0 means no limit)", c.MaxConnections))
+	}
+	if c.MaxAllowedPacket < minMaxAllowedPacket || c.MaxAllowedPacket > maxMaxAllowedPacket {
+		add(invalid("max-allowed-packet", "%s is out of range %s..%s", c.MaxAllowedPacket, ByteSize(minMaxAllowedPacket), ByteSize(maxMaxAllowedPacket)))
+	}
+	if _, err := ParseLogLevel(c.Log.Level); err != nil {
+		add(invalid("log.level", "%v", err))
+	}
+	if c.Performance.MaxProcs < 0 {
+		add(invalid("performance.max-procs", "%d is negative (0 means one per CPU)", c.Performance.MaxProcs))
+	}
+	if c.PreparedPlanCache.Capacity < 0 || (c.PreparedPlanCache.Enabled && c.PreparedPlanCache.Capacity == 0) {
+		add(invalid("prepared-plan-cache.capacity", "%d: must be positive (set prepared-plan-cache.enabled = false to disable the cache)", c.PreparedPlanCache.Capacity))
+	}
+	if c.Storage.BlockCacheSize < minStorageSize {
+		add(invalid("storage.block-cache-size", "%s is less than %s", c.Storage.BlockCacheSize, ByteSize(minStorageSize)))
+	}
+	if c.Storage.GCLifeTime <= 0 {
+		add(invalid("storage.gc-life-time", "%s: must be positive", c.Storage.GCLifeTime))
+	}
+	if c.Storage.MemTableSize < minStorageSize || c.Storage.MemTableSize > maxMemTableSize {
+		add(invalid("storage.memtable-size", "%s is out of range %s..%s", c.Storage.MemTableSize, ByteSize(minStorageSize), ByteSize(maxMemTableSize)))
+	}
+	if c.Txn.LockWaitTimeout < 1 || c.Txn.LockWaitTimeout > maxLockWaitTimeout {
+		add(invalid("txn.lock-wait-timeout", "%d is out of range 1..%d (seconds)", c.Txn.LockWaitTimeout, maxLockWaitTimeout))
+	}
+	if c.Txn.DefaultMode != TxnPessimistic && c.Txn.DefaultMode != TxnOptimistic {
+		add(invalid("txn.default-mode", "unknown mode %q (want %q or %q)", c.Txn.DefaultMode, TxnPessimistic, TxnOptimistic))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseLogLevel parses a log.level value: debug, info, warn (or warning)
+// or error, in any case.
+func ParseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown level %q (want debug, info, warn or error)", s)
+}
+
+// SlogLevel is Level as a slog.Level; info if Level is invalid (Validate
+// reports that).
+func (l Log) SlogLevel() slog.Level {
+	lv, err := ParseLogLevel(l.Level)
+	if err != nil {
+		return slog.LevelInfo
+	}
+	return lv
+}
+
+// LockWait is LockWaitTimeout as a time.Duration.
+func (t Txn) LockWait() time.Duration {
+	return time.Duration(t.LockWaitTimeout) * time.Second
+}
+
+// Pessimistic reports whether transactions are pessimistic by default.
+func (t Txn) Pessimistic() bool { return t.DefaultMode == TxnPessimistic }

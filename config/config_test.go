@@ -1,0 +1,236 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	if err := Default().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The example documents every key with its default: loading it must give
+// exactly Default, and it must mention every key.
+func TestExampleIsDefault(t *testing.T) {
+	cfg, err := Load("basalt.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("example = %+v\nwant Default() = %+v", cfg, Default())
+	}
+	_, src, err := readFile("basalt.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range knownKeys {
+		if !src.md.IsDefined(strings.Split(k, ".")...) {
+			t.Errorf("basalt.toml.example does not document %s", k)
+		}
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	cfg, err := Load("testdata/full.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Host:             "0.0.0.0",
+		Port:             4001,
+		Path:             "/var/lib/basalt",
+		MaxConnections:   1000,
+		MaxAllowedPacket: GiB,
+		Status:           Status{StatusPort: 10081},
+		Log:              Log{Level: "debug", File: "/var/log/basalt.log"},
+		Performance:      Performance{MaxProcs: 8},
+		PreparedPlanCache: PreparedPlanCache{
+			Enabled:  false,
+			Capacity: 0,
+		},
+		Storage: Storage{
+			BlockCacheSize: 1536 * MiB,
+			SyncLog:        false,
+			GCLifeTime:     Duration(90 * time.Minute),
+			MemTableSize:   128 * MiB,
+		},
+		Txn: Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
+	}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg, want)
+	}
+	// The file must exercise every key: every field but the flag-only
+	// ones differs from its default.
+	var check func(path string, got, def reflect.Value)
+	check = func(path string, got, def reflect.Value) {
+		for i := 0; i < got.NumField(); i++ {
+			f := got.Type().Field(i)
+			tag := f.Tag.Get("toml")
+			if tag == "-" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				check(path+tag+".", got.Field(i), def.Field(i))
+				continue
+			}
+			if got.Field(i).Interface() == def.Field(i).Interface() {
+				t.Errorf("testdata/full.toml leaves %s%s at its default", path, tag)
+			}
+		}
+	}
+	check("", reflect.ValueOf(*cfg), reflect.ValueOf(*Default()))
+	if cfg.Txn.Pessimistic() || cfg.Txn.LockWait() != 5*time.Second {
+		t.Errorf("Txn helpers: pessimistic=%v lockwait=%v", cfg.Txn.Pessimistic(), cfg.Txn.LockWait())
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		want []string // substrings of the error, each after "c.toml"
+		not  []string // substrings the error must not hold
+	}{{
+		name: "unknown key with suggestion",
+		file: "port = 4000\nstatus-port = 1\n",
+		want: []string{`:2: unknown key "status-port" (did you mean "status.status-port"?)`},
+	}, {
+		name: "unknown key in a section",
+		file: "[log]\nlevel = \"info\"\nfilee = \"x\"\n",
+		want: []string{`:3: unknown key "log.filee" (did you mean "log.file"?)`},
+	}, {
+		name: "unknown table named once",
+		file: "port = 4000\n\n[tikv]\na = 1\nb = 2\n",
+		want: []string{`:3: unknown key "tikv"`},
+		not:  []string{"tikv.a", "tikv.b"},
+	}, {
+		name: "unknown dotted key",
+		file: "storage.sync-logs = true\n",
+		want: []string{`:1: unknown key "storage.sync-logs" (did you mean "storage.sync-log"?)`},
+	}, {
+		name: "port out of range",
+		file: "# comment\nport = 70000\n",
+		want: []string{`:2: port: 70000 is out of range 1..65535`},
+	}, {
+		name: "port of the wrong type",
+		file: "port = \"4000\"\n",
+		want: []string{`:1: port: incompatible types`},
+	}, {
+		name: "status port equal to port",
+		file: "port = 5000\n[status]\nstatus-port = 5000\n",
+		want: []string{`:3: status.status-port: 5000 is also the MySQL port`},
+	}, {
+		name: "status port out of range",
+		file: "[status]\nstatus-port = -1\n",
+		want: []string{`:2: status.status-port: -1 is out of range 0..65535`},
+	}, {
+		name: "bad size unit",
+		file: "[storage]\nblock-cache-size = \"1XB\"\n",
+		want: []string{`:2: storage.block-cache-size: invalid size "1XB": unknown unit "XB"`},
+	}, {
+		name: "negative size",
+		file: "[storage]\nmemtable-size = -1\n",
+		want: []string{`:2: storage.memtable-size: invalid size -1: negative`},
+	}, {
+		name: "size of the wrong type",
+		file: "max-allowed-packet = 1.5\n",
+		want: []string{`:1: max-allowed-packet: invalid size: want a string`},
+	}, {
+		name: "size too small",
+		file: "[storage]\nblock-cache-size = \"1KiB\"\n",
+		want: []string{`:2: storage.block-cache-size: 1KiB is less than 1MiB`},
+	}, {
+		name: "memtable too large",
+		file: "[storage]\nmemtable-size = \"4GiB\"\n",
+		want: []string{`:2: storage.memtable-size: 4GiB is out of range 1MiB..4294967295B`},
+	}, {
+		name: "packet too large",
+		file: "max-allowed-packet = \"2GB\"\n",
+		want: []string{`:1: max-allowed-packet: 2GiB is out of range 1KiB..1GiB`},
+	}, {
+		name: "duration without unit",
+		file: "[storage]\ngc-life-time = 600\n",
+		want: []string{`:2: storage.gc-life-time: invalid duration: want a string with a unit`},
+	}, {
+		name: "bad duration",
+		file: "[storage]\ngc-life-time = \"10 minutes\"\n",
+		want: []string{`:2: storage.gc-life-time: invalid duration "10 minutes"`},
+	}, {
+		name: "zero duration",
+		file: "[storage]\ngc-life-time = \"0s\"\n",
+		want: []string{`:2: storage.gc-life-time: 0s: must be positive`},
+	}, {
+		name: "unknown txn mode",
+		file: "[txn]\ndefault-mode = \"relaxed\"\n",
+		want: []string{`:2: txn.default-mode: unknown mode "relaxed" (want "pessimistic" or "optimistic")`},
+	}, {
+		name: "lock wait timeout zero",
+		file: "[txn]\nlock-wait-timeout = 0\n",
+		want: []string{`:2: txn.lock-wait-timeout: 0 is out of range 1..1073741824 (seconds)`},
+	}, {
+		name: "bad log level",
+		file: "[log]\nlevel = \"loud\"\n",
+		want: []string{`:2: log.level: unknown level "loud"`},
+	}, {
+		name: "plan cache enabled without capacity",
+		file: "[prepared-plan-cache]\ncapacity = 0\n",
+		want: []string{`:2: prepared-plan-cache.capacity: 0: must be positive`},
+	}, {
+		name: "negative max procs and connections",
+		file: "max-connections = -1\n[performance]\nmax-procs = -2\n",
+		want: []string{`:1: max-connections: -1 is negative`, `:3: performance.max-procs: -2 is negative`},
+	}, {
+		name: "empty host and path",
+		file: "host = \"\"\npath = \"\"\n",
+		want: []string{`:1: host: must not be empty`, `:2: path: the data directory must not be empty`},
+	}, {
+		name: "syntax error",
+		file: "port = 4000\nhost = \n",
+		want: []string{`:2:`},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.toml")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(path)
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), path+w) {
+					t.Errorf("error\n%v\ndoes not contain\n%s", err, path+w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("error\n%v\ncontains %q", err, n)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.toml"))
+	if err == nil || !strings.Contains(err.Error(), "nope.toml") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseLogLevel(t *testing.T) {
+	for _, s := range []string{"debug", "INFO", "warn", "warning", "error"} {
+		if _, err := ParseLogLevel(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if _, err := ParseLogLevel("fatal"); err == nil {
+		t.Error("fatal accepted")
+	}
+}

@@ -1,0 +1,91 @@
+package config
+
+import "flag"
+
+// Flags are the command-line flags that override the file. Register them
+// on a FlagSet, parse it, Load the file named by ConfigFile (if any), then
+// Apply: only the flags given on the command line override.
+//
+// Each flag has the name this package's brief uses and, where TiDB's
+// binary spells it differently, TiDB's name too (-P, -L, --path, --status).
+type Flags struct {
+	// ConfigFile is the value of --config: the file to Load, "" for none.
+	ConfigFile string
+
+	fs                                          *flag.FlagSet
+	host, dataDir, rootPassword, level, logFile string
+	port, statusPort                            int
+}
+
+// RegisterFlags defines the flags on fs. Their defaults, shown by -help,
+// are Default's.
+func RegisterFlags(fs *flag.FlagSet) *Flags {
+	d := Default()
+	f := &Flags{fs: fs}
+	fs.StringVar(&f.ConfigFile, "config", "", "TOML configuration `file` (see basalt.toml.example)")
+	fs.StringVar(&f.host, "host", d.Host, "`address` to listen on, for MySQL clients and the status port")
+	fs.IntVar(&f.port, "port", d.Port, "MySQL protocol `port`")
+	fs.IntVar(&f.port, "P", d.Port, "shorthand for --port")
+	fs.IntVar(&f.statusPort, "status-port", d.Status.StatusPort, "HTTP status `port` (/status, /metrics); 0 disables")
+	fs.IntVar(&f.statusPort, "status", d.Status.StatusPort, "alias of --status-port")
+	fs.StringVar(&f.dataDir, "data-dir", d.Path, "data `directory` (config key: path)")
+	fs.StringVar(&f.dataDir, "path", d.Path, "alias of --data-dir")
+	fs.StringVar(&f.rootPassword, "initial-root-password", "", "root's `password` when a new data directory is created")
+	fs.StringVar(&f.level, "log-level", d.Log.Level, "log `level`: debug, info, warn, error")
+	fs.StringVar(&f.level, "L", d.Log.Level, "shorthand for --log-level")
+	fs.StringVar(&f.logFile, "log-file", d.Log.File, "log `file` (default stderr)")
+	return f
+}
+
+// Load builds the configuration: Default, overridden by the file named by
+// --config (if given), overridden by the flags given on the command line,
+// then validated. A value a flag sets is validated after the override, so
+// a flag may fix a value the file gets wrong.
+func (f *Flags) Load() (*Config, error) {
+	cfg := Default()
+	var src *source
+	if f.ConfigFile != "" {
+		var err error
+		if cfg, src, err = readFile(f.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	set := f.apply(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, src.locate(err, set)
+	}
+	return cfg, nil
+}
+
+// Apply copies onto c the flags given on the command line.
+func (f *Flags) Apply(c *Config) { f.apply(c) }
+
+// apply is Apply; it returns the config keys the flags set.
+func (f *Flags) apply(c *Config) map[string]bool {
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "host":
+			c.Host = f.host
+			set["host"] = true
+		case "port", "P":
+			c.Port = f.port
+			set["port"] = true
+		case "status-port", "status":
+			c.Status.StatusPort = f.statusPort
+			set["status.status-port"] = true
+		case "data-dir", "path":
+			c.Path = f.dataDir
+			set["path"] = true
+		case "initial-root-password":
+			c.InitialRootPassword = f.rootPassword
+		case "log-level", "L":
+			c.Log.Level = f.level
+			set["log.level"] = true
+		case "log-file":
+			c.Log.File = f.logFile
+			set["log.file"] = true
+		}
+	})
+	return set
+}

@@ -1,0 +1,265 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// IndexBuilder writes the index entries of existing rows. The executor
+// supplies it: it knows how rows decode and how entries encode.
+type IndexBuilder func(t *catalog.TableInfo, ix *catalog.IndexInfo, handle tablecodec.Handle, rowValue []byte) (key, value []byte, err error)
+
+// CreateIndex runs CREATE [UNIQUE] INDEX (and ALTER TABLE ADD INDEX): the
+// index is published write-only, older transactions are waited out, the
+// existing rows are backfilled in batches, and the index becomes public.
+// A unique index that finds duplicates is removed again and the statement
+// fails with 1062.
+func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableName, name string, unique bool,
+	parts []*ast.IndexPartSpecification, ifNotExists bool, build IndexBuilder) error {
+	dbName := tn.Schema.O
+	if dbName == "" {
+		dbName = currentDB
+	}
+	unlock := d.Catalog.LockDDL()
+	defer unlock()
+	var tableID, indexID int64
+	var version int64
+	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		db := is.DB(dbName)
+		if db == nil {
+			return errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
+		}
+		t := is.Table(dbName, tn.Name.O)
+		if t == nil {
+			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
+		}
+		nt := t.Clone()
+		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateWriteOnly}
+		if err := fillIndexColumns(nt, ix, parts); err != nil {
+			return err
+		}
+		if ix.Name == "" {
+			ix.Name = uniqueIndexName(nt, ix.Columns[0].Name)
+		}
+		if nt.FindIndex(ix.Name) != nil {
+			if ifNotExists {
+				return nil
+			}
+			return errno.New(errno.ErDupKeyName, "Duplicate key name '%s'", ix.Name)
+		}
+		nt.MaxIndexID++
+		ix.ID = nt.MaxIndexID
+		nt.Indexes = append(nt.Indexes, ix)
+		tableID, indexID, version = nt.ID, ix.ID, is.Version
+		is.PutTable(db, nt)
+		return m.PutTable(nt)
+	})
+	if err != nil || indexID == 0 {
+		return err
+	}
+	// From here on, writers maintain the index. Rows written by
+	// transactions that started earlier are waited out, then backfilled.
+	if err := d.Wait(ctx, version); err != nil {
+		return d.abandonIndex(ctx, dbName, tableID, indexID, err)
+	}
+	t := d.Catalog.InfoSchema().TableByID(tableID)
+	ix := findIndexByID(t, indexID)
+	if err := d.backfill(ctx, t, ix, build); err != nil {
+		return d.abandonIndex(ctx, dbName, tableID, indexID, err)
+	}
+	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		t := is.TableByID(tableID).Clone()
+		findIndexByID(t, indexID).State = catalog.StatePublic
+		is.PutTable(is.DB(dbName), t)
+		return m.PutTable(t)
+	})
+}
+
+func findIndexByID(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
+	for _, ix := range t.Indexes {
+		if ix.ID == id {
+			return ix
+		}
+	}
+	return nil
+}
+
+// abandonIndex removes an index whose build failed, and its entries.
+func (d *DDL) abandonIndex(ctx context.Context, dbName string, tableID, indexID int64, cause error) error {
+	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		t := is.TableByID(tableID).Clone()
+		for i, ix := range t.Indexes {
+			if ix.ID == indexID {
+				t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
+				break
+			}
+		}
+		is.PutTable(is.DB(dbName), t)
+		return m.PutTable(t)
+	})
+	if err == nil {
+		prefix := tablecodec.IndexPrefix(tableID, indexID)
+		err = deleteRange(ctx, d.Store, prefix, catalog.PrefixEnd(prefix))
+	}
+	return errors.Join(cause, err)
+}
+
+// backfill writes the entries of every existing row, a batch of rows per
+// transaction. Each batch also locks its rows' keys (lock-only), so a batch
+// that raced with a change of one of its rows fails to commit and is
+// redone from a fresh snapshot.
+func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, build IndexBuilder) error {
+	start, end := tablecodec.RowPrefix(t.ID), catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	for {
+		next, err := d.backfillBatch(ctx, t, ix, build, start, end)
+		if errors.Is(err, kv.ErrWriteConflict) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		start = next
+	}
+}
+
+const backfillBatch = 1024
+
+func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, build IndexBuilder, start, end []byte) ([]byte, error) {
+	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Rollback()
+	it, err := txn.Iter(start, end)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var next []byte
+	n := 0
+	for it.Valid() {
+		if n == backfillBatch {
+			next = append([]byte(nil), it.Key()...)
+			break
+		}
+		rk := append([]byte(nil), it.Key()...)
+		_, h, err := tablecodec.DecodeRowKey(rk, t.CommonHandle)
+		if err != nil {
+			return nil, err
+		}
+		key, value, err := build(t, ix, h, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if ix.Unique && len(value) > 0 {
+			old, err := txn.Get(ctx, key)
+			switch {
+			case err == nil && string(old) != string(value):
+				vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
+				return nil, dupIndexEntry(t, ix, vals)
+			case err != nil && !errors.Is(err, kv.ErrNotFound):
+				return nil, err
+			}
+		}
+		if err := txn.Set(key, value); err != nil {
+			return nil, err
+		}
+		if err := txn.LockKeys(ctx, 0, 0, rk); err != nil {
+			return nil, err
+		}
+		n++
+		if err := it.Next(); err != nil {
+			return nil, err
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return next, txn.Commit(ctx)
+}
+
+func dupIndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, vals []types.Datum) error {
+	s := ""
+	for i, v := range vals {
+		if i > 0 {
+			s += "-"
+		}
+		s += v.String()
+	}
+	return errno.New(errno.ErDupEntry, "Duplicate entry '%s' for key '%s.%s'", s, t.Name, ix.Name)
+}
+
+// DropIndex runs DROP INDEX: the index disappears from the schema, older
+// transactions are waited out, and its entries are deleted.
+func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName, name string, ifExists bool) error {
+	dbName := tn.Schema.O
+	if dbName == "" {
+		dbName = currentDB
+	}
+	unlock := d.Catalog.LockDDL()
+	defer unlock()
+	var tableID, indexID, version int64
+	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		db := is.DB(dbName)
+		if db == nil {
+			return errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
+		}
+		t := is.Table(dbName, tn.Name.O)
+		if t == nil {
+			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
+		}
+		nt := t.Clone()
+		for i, ix := range nt.Indexes {
+			if ix.Name != "" && equalFold(ix.Name, name) {
+				if ix.Primary && (nt.PKIsHandle || nt.CommonHandle) {
+					return errno.New(errno.ErNotSupportedYet, "dropping a clustered primary key is not supported")
+				}
+				tableID, indexID, version = nt.ID, ix.ID, is.Version
+				nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
+				is.PutTable(db, nt)
+				return m.PutTable(nt)
+			}
+		}
+		if ifExists {
+			return nil
+		}
+		return errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
+	})
+	if err != nil || indexID == 0 {
+		return err
+	}
+	if err := d.Wait(ctx, version); err != nil {
+		return err
+	}
+	prefix := tablecodec.IndexPrefix(tableID, indexID)
+	return deleteRange(ctx, d.Store, prefix, catalog.PrefixEnd(prefix))
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,436 @@
+package executor
+
+import (
+	"errors"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// DMLResult is what a write statement reports.
+type DMLResult struct {
+	Affected     uint64
+	Matched      uint64
+	LastInsertID uint64
+}
+
+func (ctx *Ctx) pessimistic() bool { return ctx.Txn.Mode() == kv.Pessimistic }
+
+func (ctx *Ctx) lock(keys ...[]byte) error {
+	if !ctx.pessimistic() || len(keys) == 0 {
+		return nil
+	}
+	return ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...)
+}
+
+// defaultValue returns a column's value when an INSERT does not give one.
+func defaultValue(ctx *Ctx, col *catalog.ColumnInfo) (types.Datum, error) {
+	switch {
+	case col.DefaultNow:
+		return ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.Now), types.TimeDatetime, 6), col)
+	case col.HasDefault && !col.DefaultNull:
+		return ConvertForColumn(ctx.Eval, types.NewString(col.Default), col)
+	case col.HasDefault || !col.Type.NotNull() || col.AutoIncrement:
+		return types.Null, nil
+	}
+	if ctx.Eval.Strict {
+		return types.Null, errno.New(1364, "Field '%s' doesn't have a default value", col.Name)
+	}
+	return zeroValue(col), nil
+}
+
+// zeroValue is the implicit default of a NOT NULL column without one.
+func zeroValue(col *catalog.ColumnInfo) types.Datum {
+	switch {
+	case col.Type.IsString():
+		return types.NewString("")
+	case col.Type.Tp == mysql.TypeDouble || col.Type.Tp == mysql.TypeFloat:
+		return types.NewFloat(0)
+	case col.Type.Tp == mysql.TypeNewDecimal:
+		d, _ := types.ParseDecimal("0")
+		return types.NewDecimal(d)
+	case col.Type.Tp == mysql.TypeDate:
+		return types.NewTime(0, types.TimeDate, 0)
+	case col.Type.Tp == mysql.TypeDatetime || col.Type.Tp == mysql.TypeTimestamp:
+		return types.NewTime(0, types.TimeDatetime, 0)
+	case col.Type.Tp == mysql.TypeDuration:
+		return types.NewDuration(0, 0)
+	case col.Type.Unsigned():
+		return types.NewUint(0)
+	}
+	return types.NewInt(0)
+}
+
+// handleFor returns the handle of a new row, allocating a hidden one.
+func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Handle, error) {
+	switch {
+	case t.PKIsHandle:
+		v := row[t.HandleColumn().Offset]
+		if v.Kind() == types.KindUint {
+			return tablecodec.IntHandle(int64(v.Uint())), nil
+		}
+		return tablecodec.IntHandle(v.Int()), nil
+	case t.CommonHandle:
+		pk := t.PrimaryKey()
+		vals := make([]types.Datum, len(pk.Columns))
+		for i, c := range pk.Columns {
+			vals[i] = row[c.Offset]
+		}
+		enc, err := encodeDatums(vals)
+		return tablecodec.Handle{Common: enc}, err
+	}
+	id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+	return tablecodec.IntHandle(id), err
+}
+
+// ExecInsert runs an INSERT or REPLACE.
+func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
+	var res DMLResult
+	t := p.Table
+	w := newWriter(t)
+	auto := t.AutoIncColumn()
+	rows := p.Rows
+	var selRows [][]types.Datum
+	if p.Select != nil {
+		e, err := Build(p.Select.Plan)
+		if err != nil {
+			return res, err
+		}
+		if selRows, err = Drain(ctx, e); err != nil {
+			return res, err
+		}
+	}
+	n := len(rows)
+	if p.Select != nil {
+		n = len(selRows)
+	}
+	for i := 0; i < n; i++ {
+		row := make([]types.Datum, len(t.Columns))
+		given := make([]bool, len(t.Columns))
+		for j, off := range p.Columns {
+			var v types.Datum
+			if p.Select != nil {
+				v = selRows[i][j]
+			} else if j < len(rows[i]) && rows[i][j] != nil {
+				var err error
+				if v, err = rows[i][j].Eval(ctx.Eval, nil); err != nil {
+					return res, err
+				}
+			} else {
+				continue
+			}
+			cv, err := ConvertForColumn(ctx.Eval, v, t.Columns[off])
+			if err != nil {
+				return res, err
+			}
+			row[off], given[off] = cv, true
+		}
+		for _, col := range t.Columns {
+			if given[col.Offset] {
+				continue
+			}
+			v, err := defaultValue(ctx, col)
+			if err != nil {
+				return res, err
+			}
+			row[col.Offset] = v
+		}
+		if auto != nil {
+			v := row[auto.Offset]
+			if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
+				id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+				if err != nil {
+					return res, err
+				}
+				if res.LastInsertID == 0 {
+					res.LastInsertID = uint64(id)
+				}
+				if row[auto.Offset], err = ConvertForColumn(ctx.Eval, types.NewInt(id), auto); err != nil {
+					return res, err
+				}
+			} else {
+				iv, _, _ := types.ToInt(v)
+				if err := ctx.Catalog.RebaseAutoID(ctx.Context, t, iv); err != nil {
+					return res, err
+				}
+			}
+		}
+		for _, col := range t.Columns {
+			if row[col.Offset].IsNull() && col.Type.NotNull() {
+				if ctx.Eval.Strict || len(rows) == 1 {
+					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
+				}
+				row[col.Offset] = zeroValue(col)
+			}
+		}
+		h, err := handleFor(ctx, t, row)
+		if err != nil {
+			return res, err
+		}
+		n, err := insertRow(ctx, p, w, row, h)
+		if err != nil {
+			return res, err
+		}
+		res.Affected += n
+	}
+	return res, nil
+}
+
+// insertRow writes one row of an INSERT, resolving a duplicate as the
+// statement asks (IGNORE, REPLACE, ON DUPLICATE KEY UPDATE). It returns the
+// affected-row count MySQL reports for it.
+func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tablecodec.Handle) (uint64, error) {
+	keys, err := w.uniqueKeys(row, h)
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.lock(keys...); err != nil {
+		return 0, err
+	}
+	sp := ctx.Txn.Savepoint()
+	err = w.addRecord(ctx, row, h)
+	var dup *errno.Error
+	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
+		ctx.Txn.ReleaseSavepoint(sp)
+		if err == nil {
+			return 1, nil
+		}
+		return 0, err
+	}
+	ctx.Txn.RollbackTo(sp)
+	switch {
+	case p.Ignore:
+		ctx.Eval.Warn(dup)
+		return 0, nil
+	case p.Replace:
+		var affected uint64
+		for attempt := 0; attempt < 16; attempt++ {
+			old, oldH, found, err := findConflict(ctx, w, keys)
+			if err != nil {
+				return 0, err
+			}
+			if !found {
+				if err := w.addRecord(ctx, row, h); err != nil {
+					return 0, err
+				}
+				return affected + 1, nil
+			}
+			if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
+				return 0, err
+			}
+			if err := w.removeRecord(ctx, old, oldH); err != nil {
+				return 0, err
+			}
+			affected++
+		}
+		return 0, dup
+	case len(p.OnDup) > 0:
+		old, oldH, found, err := findConflict(ctx, w, keys)
+		if err != nil {
+			return 0, err
+		}
+		if !found {
+			return 0, dup
+		}
+		if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
+			return 0, err
+		}
+		src := append(append([]types.Datum(nil), old...), handleDatum(oldH))
+		changed, err := applyAssignments(ctx, w.t, src, p.OnDup)
+		if err != nil || !changed {
+			return 0, err
+		}
+		if err := w.updateRecord(ctx, old, src[:len(w.t.Columns)], oldH); err != nil {
+			return 0, err
+		}
+		return 2, nil
+	}
+	return 0, err
+}
+
+// findConflict finds the existing row that holds one of keys (the row key
+// first, then unique index keys).
+func findConflict(ctx *Ctx, w *writer, keys [][]byte) ([]types.Datum, tablecodec.Handle, bool, error) {
+	dec := newRowDecoder(w.t)
+	row := make([]types.Datum, len(w.t.Columns)+1)
+	for i, k := range keys {
+		v, err := ctx.Reader.Get(ctx.Context, k)
+		if errors.Is(err, kv.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, tablecodec.Handle{}, false, err
+		}
+		var h tablecodec.Handle
+		if i == 0 {
+			_, h, err = tablecodec.DecodeRowKey(k, w.t.CommonHandle)
+			if err == nil {
+				err = dec.decode(h, v, row)
+			}
+			return row[:len(w.t.Columns)], h, err == nil, err
+		}
+		if h, err = tablecodec.DecodeHandle(v, w.t.CommonHandle); err != nil {
+			return nil, h, false, err
+		}
+		r, err := readRow(ctx, w.t, dec, h, row, false)
+		if err != nil || r == nil {
+			return nil, h, false, err
+		}
+		return r[:len(w.t.Columns)], h, true, nil
+	}
+	return nil, tablecodec.Handle{}, false, nil
+}
+
+// applyAssignments evaluates SET assignments left to right over row (in
+// the table source layout, updated in place) and reports whether any
+// column changed. ON UPDATE CURRENT_TIMESTAMP columns follow a change.
+func applyAssignments(ctx *Ctx, t *catalog.TableInfo, row []types.Datum, set []planner.Assignment) (bool, error) {
+	changed := false
+	assigned := make([]bool, len(t.Columns))
+	for _, a := range set {
+		v, err := a.Expr.Eval(ctx.Eval, row)
+		if err != nil {
+			return false, err
+		}
+		col := t.Columns[a.Col]
+		if v, err = ConvertForColumn(ctx.Eval, v, col); err != nil {
+			return false, err
+		}
+		if v.IsNull() && col.Type.NotNull() {
+			if ctx.Eval.Strict {
+				return false, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
+			}
+			v = zeroValue(col)
+		}
+		if !sameValue(row[a.Col], v) {
+			changed = true
+			row[a.Col] = v
+		}
+		assigned[a.Col] = true
+	}
+	if changed {
+		for _, col := range t.Columns {
+			if col.OnUpdateNow && !assigned[col.Offset] {
+				v, err := ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.Now), types.TimeDatetime, 6), col)
+				if err != nil {
+					return false, err
+				}
+				row[col.Offset] = v
+			}
+		}
+	}
+	return changed, nil
+}
+
+func sameValue(a, b types.Datum) bool {
+	if a.IsNull() || b.IsNull() {
+		return a.IsNull() && b.IsNull()
+	}
+	return a.Kind() == b.Kind() && types.Compare(a, b) == 0 && a.String() == b.String()
+}
+
+// ExecUpdate runs a single-table UPDATE.
+func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
+	var res DMLResult
+	t := p.Table
+	src, err := Build(p.Source)
+	if err != nil {
+		return res, err
+	}
+	rows, err := Drain(ctx, src)
+	if err != nil {
+		return res, err
+	}
+	keys := make([][]byte, len(rows))
+	for i, r := range rows {
+		keys[i] = tablecodec.RowKey(t.ID, HandleOf(t, r))
+	}
+	if err := ctx.lock(keys...); err != nil {
+		return res, err
+	}
+	w := newWriter(t)
+	pkChanges := t.PKIsHandle || t.CommonHandle
+	for _, r := range rows {
+		res.Matched++
+		h := HandleOf(t, r)
+		old := append([]types.Datum(nil), r[:len(t.Columns)]...)
+		changed, err := applyAssignments(ctx, t, r, p.Set)
+		if err != nil {
+			return res, err
+		}
+		if !changed {
+			continue
+		}
+		newRow := r[:len(t.Columns)]
+		newH := h
+		if pkChanges {
+			if newH, err = handleFor(ctx, t, newRow); err != nil {
+				return res, err
+			}
+		}
+		if string(newH.Encoded()) != string(h.Encoded()) {
+			if err := w.removeRecord(ctx, old, h); err != nil {
+				return res, err
+			}
+			nk, err := w.uniqueKeys(newRow, newH)
+			if err != nil {
+				return res, err
+			}
+			if err := ctx.lock(nk...); err != nil {
+				return res, err
+			}
+			if err := w.addRecord(ctx, newRow, newH); err != nil {
+				return res, err
+			}
+		} else {
+			if ctx.pessimistic() {
+				nk, err := w.uniqueKeys(newRow, h)
+				if err != nil {
+					return res, err
+				}
+				if err := ctx.lock(nk[1:]...); err != nil {
+					return res, err
+				}
+			}
+			if err := w.updateRecord(ctx, old, newRow, h); err != nil {
+				return res, err
+			}
+		}
+		res.Affected++
+	}
+	return res, nil
+}
+
+// ExecDelete runs a single-table DELETE.
+func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
+	var res DMLResult
+	t := p.Table
+	src, err := Build(p.Source)
+	if err != nil {
+		return res, err
+	}
+	rows, err := Drain(ctx, src)
+	if err != nil {
+		return res, err
+	}
+	keys := make([][]byte, len(rows))
+	for i, r := range rows {
+		keys[i] = tablecodec.RowKey(t.ID, HandleOf(t, r))
+	}
+	if err := ctx.lock(keys...); err != nil {
+		return res, err
+	}
+	w := newWriter(t)
+	for _, r := range rows {
+		if err := w.removeRecord(ctx, r[:len(t.Columns)], HandleOf(t, r)); err != nil {
+			return res, err
+		}
+		res.Affected++
+	}
+	return res, nil
+}

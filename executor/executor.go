@@ -1,0 +1,103 @@
+// Package executor runs plans. Every operator follows one contract:
+// Open prepares it, Next returns the next row (nil at the end) and Close
+// releases it. A row returned by Next stays valid until the next call to
+// Next on the same operator.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/types"
+)
+
+// Ctx is one statement's execution context.
+type Ctx struct {
+	Context context.Context
+	Eval    *expression.Ctx
+	// Reader is where the statement reads: a snapshot, the transaction, or
+	// the transaction at its for-update timestamp (a pessimistic DML's
+	// current read).
+	Reader kv.Retriever
+	// Txn is the transaction writes and locks go to; nil for a read-only
+	// statement outside a transaction.
+	Txn         kv.Txn
+	ForUpdateTS uint64
+	LockWait    time.Duration
+	Catalog     *catalog.Catalog
+}
+
+// Executor is a running operator.
+type Executor interface {
+	Open(ctx *Ctx) error
+	Next(ctx *Ctx) ([]types.Datum, error)
+	Close() error
+}
+
+// Build returns the executor of a plan.
+func Build(p planner.Plan) (Executor, error) {
+	switch x := p.(type) {
+	case *planner.PointGet:
+		return &pointGetExec{p: x}, nil
+	case *planner.BatchPointGet:
+		return &batchPointGetExec{p: x}, nil
+	case *planner.TableScan:
+		return &tableScanExec{p: x}, nil
+	case *planner.IndexScan:
+		return &indexScanExec{p: x}, nil
+	case *planner.Selection:
+		c, err := Build(x.Child)
+		return &selectionExec{child: c, cond: x.Cond}, err
+	case *planner.Projection:
+		c, err := Build(x.Child)
+		return &projectionExec{child: c, exprs: x.Exprs, row: make([]types.Datum, len(x.Exprs))}, err
+	case *planner.Aggregation:
+		c, err := Build(x.Child)
+		return &aggExec{child: c, p: x}, err
+	case *planner.Sort:
+		c, err := Build(x.Child)
+		return &sortExec{child: c, items: x.Items}, err
+	case *planner.Limit:
+		c, err := Build(x.Child)
+		return &limitExec{child: c, p: x}, err
+	case *planner.Distinct:
+		c, err := Build(x.Child)
+		return &distinctExec{child: c}, err
+	case *planner.Dual:
+		return &dualExec{none: x.NoRow}, nil
+	case *planner.Trim:
+		c, err := Build(x.Child)
+		return &trimExec{child: c, n: x.N}, err
+	}
+	return nil, fmt.Errorf("executor: no executor for %T", p)
+}
+
+// Drain runs e to the end and returns copies of its rows.
+func Drain(ctx *Ctx, e Executor) ([][]types.Datum, error) {
+	if err := e.Open(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	defer e.Close()
+	var rows [][]types.Datum
+	for {
+		r, err := e.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return rows, nil
+		}
+		rows = append(rows, append([]types.Datum(nil), r...))
+	}
+}
+
+// expressionLike is what range and key evaluation need of an expression.
+type expressionLike = interface {
+	Eval(ctx *expression.Ctx, row []types.Datum) (types.Datum, error)
+}

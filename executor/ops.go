@@ -1,0 +1,496 @@
+package executor
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+	"github.com/cockroachdb/apd/v3"
+)
+
+type selectionExec struct {
+	child Executor
+	cond  expression.Expr
+}
+
+func (e *selectionExec) Open(ctx *Ctx) error { return e.child.Open(ctx) }
+func (e *selectionExec) Close() error        { return e.child.Close() }
+func (e *selectionExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	for {
+		row, err := e.child.Next(ctx)
+		if row == nil || err != nil {
+			return nil, err
+		}
+		ok, err := expression.EvalBool(ctx.Eval, e.cond, row)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return row, nil
+		}
+	}
+}
+
+type projectionExec struct {
+	child Executor
+	exprs []expression.Expr
+	row   []types.Datum
+}
+
+func (e *projectionExec) Open(ctx *Ctx) error { return e.child.Open(ctx) }
+func (e *projectionExec) Close() error        { return e.child.Close() }
+func (e *projectionExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	in, err := e.child.Next(ctx)
+	if in == nil || err != nil {
+		return nil, err
+	}
+	for i, x := range e.exprs {
+		if e.row[i], err = x.Eval(ctx.Eval, in); err != nil {
+			return nil, err
+		}
+	}
+	return e.row, nil
+}
+
+type trimExec struct {
+	child Executor
+	n     int
+}
+
+func (e *trimExec) Open(ctx *Ctx) error { return e.child.Open(ctx) }
+func (e *trimExec) Close() error        { return e.child.Close() }
+func (e *trimExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	row, err := e.child.Next(ctx)
+	if row == nil || err != nil {
+		return nil, err
+	}
+	return row[:e.n], nil
+}
+
+type dualExec struct {
+	none, done bool
+}
+
+func (e *dualExec) Open(*Ctx) error { e.done = e.none; return nil }
+func (e *dualExec) Close() error    { return nil }
+func (e *dualExec) Next(*Ctx) ([]types.Datum, error) {
+	if e.done {
+		return nil, nil
+	}
+	e.done = true
+	return []types.Datum{}, nil
+}
+
+type limitExec struct {
+	child         Executor
+	p             *planner.Limit
+	offset, count int64
+	seen          int64
+}
+
+func limitValue(ctx *Ctx, x expression.Expr) (int64, error) {
+	if x == nil {
+		return 0, nil
+	}
+	v, err := x.Eval(ctx.Eval, nil)
+	if err != nil {
+		return 0, err
+	}
+	if v.IsNull() || (v.Kind() != types.KindInt && v.Kind() != types.KindUint) {
+		if v.Kind() == types.KindString {
+			if n, over, tr := types.ToInt(v); !over && !tr && n >= 0 {
+				return n, nil
+			}
+		}
+		return 0, errno.New(errno.ErWrongArguments, "Incorrect arguments to LIMIT")
+	}
+	if v.Kind() == types.KindUint {
+		return int64(min(v.Uint(), 1<<62)), nil
+	}
+	if v.Int() < 0 {
+		return 0, errno.New(errno.ErWrongArguments, "Incorrect arguments to LIMIT")
+	}
+	return v.Int(), nil
+}
+
+func (e *limitExec) Open(ctx *Ctx) error {
+	var err error
+	if e.count, err = limitValue(ctx, e.p.Count); err != nil {
+		return err
+	}
+	if e.offset, err = limitValue(ctx, e.p.Offset); err != nil {
+		return err
+	}
+	e.seen = 0
+	return e.child.Open(ctx)
+}
+func (e *limitExec) Close() error { return e.child.Close() }
+func (e *limitExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	for {
+		if e.seen >= e.offset+e.count {
+			return nil, nil
+		}
+		row, err := e.child.Next(ctx)
+		if row == nil || err != nil {
+			return nil, err
+		}
+		e.seen++
+		if e.seen > e.offset {
+			return row, nil
+		}
+	}
+}
+
+// rowKey encodes a row's values for hashing (DISTINCT, GROUP BY).
+func rowKey(buf []byte, vals []types.Datum) []byte {
+	for _, v := range vals {
+		// Numbers that compare equal must hash equal: normalize exact
+		// numbers through their decimal text, and floats too.
+		switch v.Kind() {
+		case types.KindInt, types.KindUint, types.KindDecimal, types.KindFloat:
+			d, _ := types.ToDecimal(v)
+			r := new(apd.Decimal)
+			r.Reduce(d)
+			buf = append(buf, 'n')
+			buf = append(buf, r.Text('f')...)
+			buf = append(buf, 0)
+		default:
+			buf, _ = tablecodec.EncodeKeyDatum(buf, v)
+		}
+	}
+	return buf
+}
+
+type distinctExec struct {
+	child Executor
+	seen  map[string]struct{}
+	buf   []byte
+}
+
+func (e *distinctExec) Open(ctx *Ctx) error {
+	e.seen = map[string]struct{}{}
+	return e.child.Open(ctx)
+}
+func (e *distinctExec) Close() error { return e.child.Close() }
+func (e *distinctExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	for {
+		row, err := e.child.Next(ctx)
+		if row == nil || err != nil {
+			return nil, err
+		}
+		e.buf = rowKey(e.buf[:0], row)
+		if _, ok := e.seen[string(e.buf)]; ok {
+			continue
+		}
+		e.seen[string(e.buf)] = struct{}{}
+		return row, nil
+	}
+}
+
+type sortExec struct {
+	child Executor
+	items []planner.SortItem
+	rows  [][]types.Datum
+	keys  [][]types.Datum
+	pos   int
+	err   error
+}
+
+func (e *sortExec) Open(ctx *Ctx) error {
+	if err := e.child.Open(ctx); err != nil {
+		return err
+	}
+	e.rows, e.keys, e.pos = nil, nil, 0
+	for {
+		row, err := e.child.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		r := cloneRow(row)
+		k := make([]types.Datum, len(e.items))
+		for i, it := range e.items {
+			if k[i], err = it.Expr.Eval(ctx.Eval, r); err != nil {
+				return err
+			}
+		}
+		e.rows = append(e.rows, r)
+		e.keys = append(e.keys, k)
+	}
+	idx := make([]int, len(e.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		for i, it := range e.items {
+			c := types.Compare(e.keys[a][i], e.keys[b][i])
+			if c != 0 {
+				if it.Desc {
+					return -c
+				}
+				return c
+			}
+		}
+		return 0
+	})
+	sorted := make([][]types.Datum, len(idx))
+	for i, j := range idx {
+		sorted[i] = e.rows[j]
+	}
+	e.rows = sorted
+	return nil
+}
+
+func (e *sortExec) Close() error { return e.child.Close() }
+func (e *sortExec) Next(*Ctx) ([]types.Datum, error) {
+	if e.pos >= len(e.rows) {
+		return nil, nil
+	}
+	e.pos++
+	return e.rows[e.pos-1], nil
+}
+
+func cloneRow(row []types.Datum) []types.Datum {
+	out := make([]types.Datum, len(row))
+	for i, d := range row {
+		out[i] = d.Clone()
+	}
+	return out
+}
+
+// aggExec is a hash aggregation. Without GROUP BY it returns one row even
+// for empty input (COUNT is 0, the others NULL).
+type aggExec struct {
+	child Executor
+	p     *planner.Aggregation
+	out   [][]types.Datum
+	pos   int
+}
+
+type aggState struct {
+	count    int64
+	sum      *apd.Decimal
+	fsum     float64
+	isFloat  bool
+	val      types.Datum // min, max, first_row
+	has      bool
+	distinct map[string]struct{}
+	concat   []byte
+	bits     uint64
+}
+
+func (e *aggExec) Open(ctx *Ctx) error {
+	if err := e.child.Open(ctx); err != nil {
+		return err
+	}
+	e.out, e.pos = nil, 0
+	type group struct {
+		keys   []types.Datum
+		states []*aggState
+	}
+	groups := map[string]*group{}
+	var order []*group
+	var kbuf []byte
+	newGroup := func(keys []types.Datum) *group {
+		g := &group{keys: keys, states: make([]*aggState, len(e.p.Aggs))}
+		for i, a := range e.p.Aggs {
+			g.states[i] = &aggState{}
+			if a.Distinct {
+				g.states[i].distinct = map[string]struct{}{}
+			}
+		}
+		order = append(order, g)
+		return g
+	}
+	gvals := make([]types.Datum, len(e.p.GroupBy))
+	for {
+		row, err := e.child.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			break
+		}
+		for i, g := range e.p.GroupBy {
+			if gvals[i], err = g.Eval(ctx.Eval, row); err != nil {
+				return err
+			}
+		}
+		kbuf = rowKey(kbuf[:0], gvals)
+		g := groups[string(kbuf)]
+		if g == nil {
+			g = newGroup(cloneRow(gvals))
+			groups[string(kbuf)] = g
+		}
+		for i, a := range e.p.Aggs {
+			if err := update(ctx, a, g.states[i], row); err != nil {
+				return err
+			}
+		}
+	}
+	if len(order) == 0 && len(e.p.GroupBy) == 0 {
+		newGroup(nil)
+	}
+	for _, g := range order {
+		out := make([]types.Datum, 0, len(g.keys)+len(e.p.Aggs))
+		out = append(out, g.keys...)
+		for i, a := range e.p.Aggs {
+			out = append(out, result(a, g.states[i]))
+		}
+		e.out = append(e.out, out)
+	}
+	return nil
+}
+
+func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum) error {
+	if a.Star {
+		st.count++
+		return nil
+	}
+	args := make([]types.Datum, len(a.Args))
+	for i, x := range a.Args {
+		v, err := x.Eval(ctx.Eval, row)
+		if err != nil {
+			return err
+		}
+		if v.IsNull() && a.Name != "first_row" {
+			return nil
+		}
+		args[i] = v
+	}
+	if st.distinct != nil {
+		k := string(rowKey(nil, args))
+		if _, ok := st.distinct[k]; ok {
+			return nil
+		}
+		st.distinct[k] = struct{}{}
+	}
+	v := args[0]
+	switch a.Name {
+	case "count":
+		st.count++
+	case "sum", "avg":
+		st.count++
+		if v.Kind() == types.KindFloat || v.Kind() == types.KindString || st.isFloat {
+			if !st.isFloat {
+				st.isFloat = true
+				if st.sum != nil {
+					st.fsum, _ = st.sum.Float64()
+				}
+			}
+			f, _ := types.ToFloat(v)
+			st.fsum += f
+			return nil
+		}
+		d, _ := types.ToDecimal(v)
+		if st.sum == nil {
+			st.sum = new(apd.Decimal)
+		}
+		if _, err := types.DecimalContext().Add(st.sum, st.sum, d); err != nil {
+			return errno.New(1690, "DECIMAL value is out of range in 'sum'")
+		}
+	case "min":
+		if !st.has || types.Compare(v, st.val) < 0 {
+			st.val, st.has = v.Clone(), true
+		}
+	case "max":
+		if !st.has || types.Compare(v, st.val) > 0 {
+			st.val, st.has = v.Clone(), true
+		}
+	case "first_row":
+		if !st.has {
+			st.val, st.has = v.Clone(), true
+		}
+	case "group_concat":
+		if st.has {
+			st.concat = append(st.concat, a.Separator...)
+		}
+		st.has = true
+		for _, x := range args {
+			st.concat = append(st.concat, types.ToText(x)...)
+		}
+	case "bit_and", "bit_or", "bit_xor":
+		u, _, _, _ := types.ToUint(v)
+		if v.Kind() == types.KindInt {
+			u = uint64(v.Int())
+		}
+		switch {
+		case !st.has && a.Name == "bit_and":
+			st.bits = u
+		case a.Name == "bit_and":
+			st.bits &= u
+		case a.Name == "bit_or":
+			st.bits |= u
+		default:
+			st.bits ^= u
+		}
+		st.has = true
+	}
+	return nil
+}
+
+func result(a *planner.AggFunc, st *aggState) types.Datum {
+	switch a.Name {
+	case "count":
+		return types.NewInt(st.count)
+	case "sum":
+		if st.count == 0 {
+			return types.Null
+		}
+		if st.isFloat {
+			return types.NewFloat(st.fsum)
+		}
+		return types.NewDecimal(st.sum)
+	case "avg":
+		if st.count == 0 {
+			return types.Null
+		}
+		if st.isFloat {
+			return types.NewFloat(st.fsum / float64(st.count))
+		}
+		r := new(apd.Decimal)
+		dc := types.DecimalContext()
+		dc.Quo(r, st.sum, apd.New(st.count, 0))
+		scale := int32(4)
+		if st.sum.Exponent < 0 {
+			scale -= st.sum.Exponent
+		}
+		dc.Quantize(r, r, -scale)
+		return types.NewDecimal(r)
+	case "min", "max", "first_row":
+		if !st.has {
+			return types.Null
+		}
+		return st.val
+	case "group_concat":
+		if !st.has {
+			return types.Null
+		}
+		return types.NewBytes(st.concat)
+	case "bit_and":
+		if !st.has {
+			return types.NewUint(^uint64(0))
+		}
+		return types.NewUint(st.bits)
+	case "bit_or", "bit_xor":
+		return types.NewUint(st.bits)
+	}
+	return types.Null
+}
+
+func (e *aggExec) Close() error { return e.child.Close() }
+func (e *aggExec) Next(*Ctx) ([]types.Datum, error) {
+	if e.pos >= len(e.out) {
+		return nil, nil
+	}
+	e.pos++
+	return e.out[e.pos-1], nil
+}
+
+var _ = strings.ToLower

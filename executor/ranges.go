@@ -1,0 +1,278 @@
+package executor
+
+import (
+	"math"
+	"slices"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+)
+
+// interval is a range of one column's values with concrete bounds.
+type interval struct {
+	lo, hi         types.Datum
+	loInf, hiInf   bool
+	loExcl, hiExcl bool
+}
+
+// evalRanges evaluates planned ranges into sorted, disjoint intervals. A
+// bound that is NULL matches nothing, so its range is dropped.
+func evalRanges(ctx *Ctx, rs []planner.Range) ([]interval, error) {
+	out, err := evalUnion(ctx, rs)
+	if err != nil || len(rs) == 0 || len(rs[0].And) == 0 {
+		return out, err
+	}
+	for _, u := range rs[0].And {
+		other, err := evalUnion(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		out = intersect(out, other)
+	}
+	return out, nil
+}
+
+func evalUnion(ctx *Ctx, rs []planner.Range) ([]interval, error) {
+	var ivs []interval
+	for _, r := range rs {
+		iv := interval{loInf: r.Low == nil, hiInf: r.High == nil, loExcl: r.LowExcl, hiExcl: r.HighExcl}
+		var err error
+		if r.Low != nil {
+			if iv.lo, err = r.Low.Eval(ctx.Eval, nil); err != nil {
+				return nil, err
+			}
+			if iv.lo.IsNull() {
+				continue
+			}
+		}
+		if r.High != nil {
+			if iv.hi, err = r.High.Eval(ctx.Eval, nil); err != nil {
+				return nil, err
+			}
+			if iv.hi.IsNull() {
+				continue
+			}
+		}
+		if !iv.loInf && !iv.hiInf {
+			c := types.Compare(iv.lo, iv.hi)
+			if c > 0 || (c == 0 && (iv.loExcl || iv.hiExcl)) {
+				continue
+			}
+		}
+		ivs = append(ivs, iv)
+	}
+	slices.SortFunc(ivs, func(a, b interval) int { return cmpLow(a, b) })
+	// Merge overlapping intervals.
+	var out []interval
+	for _, iv := range ivs {
+		if n := len(out); n > 0 && overlaps(out[n-1], iv) {
+			last := &out[n-1]
+			if !last.hiInf && (iv.hiInf || types.Compare(iv.hi, last.hi) > 0 || (types.Compare(iv.hi, last.hi) == 0 && !iv.hiExcl)) {
+				last.hi, last.hiInf, last.hiExcl = iv.hi, iv.hiInf, iv.hiExcl
+			}
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out, nil
+}
+
+func cmpLow(a, b interval) int {
+	switch {
+	case a.loInf && b.loInf:
+		return 0
+	case a.loInf:
+		return -1
+	case b.loInf:
+		return 1
+	}
+	if c := types.Compare(a.lo, b.lo); c != 0 {
+		return c
+	}
+	if a.loExcl == b.loExcl {
+		return 0
+	}
+	if a.loExcl {
+		return 1
+	}
+	return -1
+}
+
+// overlaps reports whether b (starting at or after a) touches a.
+func overlaps(a, b interval) bool {
+	if a.hiInf || b.loInf {
+		return true
+	}
+	c := types.Compare(b.lo, a.hi)
+	return c < 0 || (c == 0 && !a.hiExcl && !b.loExcl)
+}
+
+func intersect(a, b []interval) []interval {
+	var out []interval
+	for _, x := range a {
+		for _, y := range b {
+			iv := x
+			if !y.loInf && (iv.loInf || types.Compare(y.lo, iv.lo) > 0 || (types.Compare(y.lo, iv.lo) == 0 && y.loExcl)) {
+				iv.lo, iv.loInf, iv.loExcl = y.lo, false, y.loExcl
+			}
+			if !y.hiInf && (iv.hiInf || types.Compare(y.hi, iv.hi) < 0 || (types.Compare(y.hi, iv.hi) == 0 && y.hiExcl)) {
+				iv.hi, iv.hiInf, iv.hiExcl = y.hi, false, y.hiExcl
+			}
+			if !iv.loInf && !iv.hiInf {
+				c := types.Compare(iv.lo, iv.hi)
+				if c > 0 || (c == 0 && (iv.loExcl || iv.hiExcl)) {
+					continue
+				}
+			}
+			out = append(out, iv)
+		}
+	}
+	return out
+}
+
+// keyRange is [start, end) of keys.
+type keyRange struct{ start, end []byte }
+
+// intBounds turns an interval on an integer column into inclusive int64
+// bounds, widening fractional bounds outward (the statement's filter
+// removes what does not match).
+func intBounds(iv interval) (lo, hi int64, empty bool) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if !iv.loInf {
+		f, _ := types.ToFloat(iv.lo)
+		switch {
+		case iv.lo.Kind() == types.KindInt:
+			lo = iv.lo.Int()
+			if iv.loExcl {
+				if lo == math.MaxInt64 {
+					return 0, 0, true
+				}
+				lo++
+			}
+		case f >= math.MaxInt64:
+			return 0, 0, true
+		case f <= math.MinInt64:
+		default:
+			lo = int64(math.Floor(f))
+		}
+	}
+	if !iv.hiInf {
+		f, _ := types.ToFloat(iv.hi)
+		switch {
+		case iv.hi.Kind() == types.KindInt:
+			hi = iv.hi.Int()
+			if iv.hiExcl {
+				if hi == math.MinInt64 {
+					return 0, 0, true
+				}
+				hi--
+			}
+		case iv.hi.Kind() == types.KindUint && iv.hi.Uint() > math.MaxInt64:
+		case f <= math.MinInt64:
+			return 0, 0, true
+		case f >= math.MaxInt64:
+		default:
+			hi = int64(math.Ceil(f))
+		}
+	}
+	return lo, hi, lo > hi
+}
+
+// handleKeyRanges returns the row-key ranges of intervals of an integer
+// handle.
+func handleKeyRanges(tableID int64, ivs []interval) []keyRange {
+	var out []keyRange
+	for _, iv := range ivs {
+		lo, hi, empty := intBounds(iv)
+		if empty {
+			continue
+		}
+		kr := keyRange{start: tablecodec.RowKey(tableID, tablecodec.IntHandle(lo))}
+		if hi == math.MaxInt64 {
+			kr.end = catalog.PrefixEnd(tablecodec.RowPrefix(tableID))
+		} else {
+			kr.end = tablecodec.RowKey(tableID, tablecodec.IntHandle(hi+1))
+		}
+		out = append(out, kr)
+	}
+	return out
+}
+
+// indexKeyRanges returns the index-key ranges of intervals on an index's
+// first column. Bounds are converted to the column's type; a bound that
+// does not convert exactly widens to unbounded on its side.
+func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs []interval) ([]keyRange, error) {
+	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
+	col := t.Columns[ix.Columns[0].Offset]
+	var out []keyRange
+	for _, iv := range ivs {
+		if col.Type.IsInteger() {
+			lo, hi, empty := intBounds(iv)
+			if empty {
+				continue
+			}
+			iv = interval{loInf: lo == math.MinInt64, hiInf: hi == math.MaxInt64}
+			if col.Type.Unsigned() {
+				iv.lo, iv.hi = types.NewUint(uint64(max(lo, 0))), types.NewUint(uint64(max(hi, 0)))
+				if hi < 0 {
+					continue
+				}
+				iv.loInf = false
+			} else {
+				iv.lo, iv.hi = types.NewInt(lo), types.NewInt(hi)
+			}
+		} else {
+			if !iv.loInf && !sameKind(iv.lo, col) {
+				iv.loInf, iv.loExcl = true, false
+			}
+			if !iv.hiInf && !sameKind(iv.hi, col) {
+				iv.hiInf, iv.hiExcl = true, false
+			}
+		}
+		kr := keyRange{}
+		if iv.loInf {
+			// Skip NULL entries (flag 0x00): no condition matches NULL.
+			kr.start = append(append([]byte(nil), prefix...), 0x01)
+		} else {
+			k, err := tablecodec.EncodeKeyDatum(append([]byte(nil), prefix...), iv.lo)
+			if err != nil {
+				return nil, err
+			}
+			if iv.loExcl {
+				k = catalog.PrefixEnd(k)
+			}
+			kr.start = k
+		}
+		if iv.hiInf {
+			kr.end = catalog.PrefixEnd(prefix)
+		} else {
+			k, err := tablecodec.EncodeKeyDatum(append([]byte(nil), prefix...), iv.hi)
+			if err != nil {
+				return nil, err
+			}
+			if !iv.hiExcl {
+				k = catalog.PrefixEnd(k)
+			}
+			kr.end = k
+		}
+		out = append(out, kr)
+	}
+	return out, nil
+}
+
+// sameKind reports whether a bound is already of the kind the column
+// stores, so that its encoding orders with the index's entries.
+func sameKind(d types.Datum, col *catalog.ColumnInfo) bool {
+	switch {
+	case col.Type.IsString():
+		return d.Kind() == types.KindString
+	case col.Type.Tp == 0xf6: // DECIMAL
+		return d.Kind() == types.KindDecimal
+	}
+	return false
+}
+
+var _ = expression.Schema{}

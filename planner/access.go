@@ -1,0 +1,242 @@
+package planner
+
+import (
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
+)
+
+// This file picks a table's access path from its WHERE condition. The
+// condition is split into conjuncts; a conjunct that constrains one column
+// to constant values (=, IN, BETWEEN, <, <=, >, >=, and ORs of those on the
+// same column) becomes a union of ranges of that column, computed when the
+// plan runs. Several such conjuncts on one column intersect.
+
+// colRanges are the range unions the conjuncts put on one column.
+type colRanges struct {
+	unions [][]Range
+	// points says some conjunct is a union of single values only.
+	points []expression.Expr
+}
+
+func conjuncts(e expression.Expr) []expression.Expr {
+	if f, ok := e.(*expression.Func); ok && f.Name == "and" && f.Lazy != nil && len(f.Args) == 2 {
+		return append(conjuncts(f.Args[0]), conjuncts(f.Args[1])...)
+	}
+	return []expression.Expr{e}
+}
+
+// isConst reports an expression that reads no column.
+func isConst(e expression.Expr) bool {
+	switch x := e.(type) {
+	case *expression.Column:
+		return false
+	case *expression.Constant, *expression.Param:
+		return true
+	case *expression.Func:
+		if x.Lazy != nil && x.Name != "and" && x.Name != "or" {
+			return false
+		}
+		for _, a := range x.Args {
+			if !isConst(a) {
+				return false
+			}
+		}
+		return len(x.Args) > 0 || x.Name == "-"
+	}
+	return false
+}
+
+// rangesOf returns the ranges e puts on a column (its index in the
+// schema), or ok=false if e is not such a condition.
+func rangesOf(e expression.Expr) (col int, rs []Range, points []expression.Expr, ok bool) {
+	switch x := e.(type) {
+	case *expression.In:
+		c, isCol := x.Expr.(*expression.Column)
+		if !isCol || x.Not {
+			return 0, nil, nil, false
+		}
+		for _, v := range x.List {
+			if !isConst(v) {
+				return 0, nil, nil, false
+			}
+			rs = append(rs, Range{Low: v, High: v})
+		}
+		return c.Idx, rs, x.List, true
+	case *expression.Func:
+		if x.Name == "or" && x.Lazy != nil {
+			lc, lr, lp, lok := rangesOf(x.Args[0])
+			rc, rr, rp, rok := rangesOf(x.Args[1])
+			if !lok || !rok || lc != rc {
+				return 0, nil, nil, false
+			}
+			var pts []expression.Expr
+			if lp != nil && rp != nil {
+				pts = append(append(pts, lp...), rp...)
+			}
+			return lc, append(lr, rr...), pts, true
+		}
+		if x.Name == "and" && x.Lazy != nil {
+			// BETWEEN: a >= lo AND a <= hi on one column.
+			lc, lr, _, lok := rangesOf(x.Args[0])
+			rc, rr, _, rok := rangesOf(x.Args[1])
+			if lok && rok && lc == rc && len(lr) == 1 && len(rr) == 1 && lr[0].High == nil && rr[0].Low == nil {
+				return lc, []Range{{Low: lr[0].Low, LowExcl: lr[0].LowExcl, High: rr[0].High, HighExcl: rr[0].HighExcl}}, nil, true
+			}
+			return 0, nil, nil, false
+		}
+		if len(x.Args) != 2 {
+			return 0, nil, nil, false
+		}
+		op := x.Name
+		c, isCol := x.Args[0].(*expression.Column)
+		v := x.Args[1]
+		if !isCol {
+			c, isCol = x.Args[1].(*expression.Column)
+			v = x.Args[0]
+			op = flip(op)
+		}
+		if !isCol || !isConst(v) {
+			return 0, nil, nil, false
+		}
+		switch op {
+		case "=":
+			return c.Idx, []Range{{Low: v, High: v}}, []expression.Expr{v}, true
+		case "<":
+			return c.Idx, []Range{{High: v, HighExcl: true}}, nil, true
+		case "<=":
+			return c.Idx, []Range{{High: v}}, nil, true
+		case ">":
+			return c.Idx, []Range{{Low: v, LowExcl: true}}, nil, true
+		case ">=":
+			return c.Idx, []Range{{Low: v}}, nil, true
+		}
+	}
+	return 0, nil, nil, false
+}
+
+func flip(op string) string {
+	switch op {
+	case "<":
+		return ">"
+	case "<=":
+		return ">="
+	case ">":
+		return "<"
+	case ">=":
+		return "<="
+	}
+	return op
+}
+
+// chooseAccessPath returns the plan that reads src for cond.
+func chooseAccessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) Plan {
+	t := src.Table
+	byCol := map[int]*colRanges{}
+	for _, conj := range conjuncts(cond) {
+		col, rs, pts, ok := rangesOf(conj)
+		if !ok {
+			continue
+		}
+		cr := byCol[col]
+		if cr == nil {
+			cr = &colRanges{}
+			byCol[col] = cr
+		}
+		cr.unions = append(cr.unions, rs)
+		if pts != nil && cr.points == nil {
+			cr.points = pts
+		}
+	}
+
+	// The integer primary key.
+	if hc := t.HandleColumn(); hc != nil {
+		if cr := byCol[hc.Offset]; cr != nil {
+			if cr.points != nil {
+				if len(cr.points) == 1 {
+					return &PointGet{TableSource: *src, Handle: cr.points[0], Lock: lock}
+				}
+				return &BatchPointGet{TableSource: *src, Handles: cr.points, Lock: lock}
+			}
+			return &TableScan{TableSource: *src, Ranges: intersectPlan(cr.unions), Lock: lock}
+		}
+	}
+
+	// Unique indexes fully fixed by equalities, then any index whose first
+	// column is constrained. Among indexes, prefer unique ones, then the
+	// one with more distinct values per the statistics.
+	var best *catalog.IndexInfo
+	var bestRanges []Range
+	bestScore := int64(-1)
+	for _, ix := range t.Indexes {
+		if ix.State != catalog.StatePublic {
+			continue
+		}
+		if ix.Unique && !hasPrefixLen(ix) {
+			var key []expression.Expr
+			for _, ic := range ix.Columns {
+				cr := byCol[ic.Offset]
+				if cr == nil || cr.points == nil || len(cr.points) != 1 {
+					key = nil
+					break
+				}
+				key = append(key, cr.points[0])
+			}
+			if key != nil {
+				if ix.Primary && t.CommonHandle {
+					return &PointGet{TableSource: *src, Index: ix, Key: key, Lock: lock}
+				}
+				return &PointGet{TableSource: *src, Index: ix, Key: key, Lock: lock}
+			}
+			if len(ix.Columns) == 1 && !(ix.Primary && t.CommonHandle) {
+				if cr := byCol[ix.Columns[0].Offset]; cr != nil && cr.points != nil {
+					return &BatchPointGet{TableSource: *src, Index: ix, Handles: cr.points, Lock: lock}
+				}
+			}
+		}
+		if ix.Primary && t.CommonHandle {
+			continue
+		}
+		cr := byCol[ix.Columns[0].Offset]
+		if cr == nil || ix.Columns[0].Length > 0 {
+			continue
+		}
+		score := int64(0)
+		if ix.Unique {
+			score = 1 << 40
+		} else if c.Stats != nil {
+			if st := c.Stats(t.ID); st != nil {
+				score = st.IndexNDV[ix.ID]
+			}
+		}
+		if score > bestScore {
+			best, bestRanges, bestScore = ix, intersectPlan(cr.unions), score
+		}
+	}
+	if best != nil {
+		return &IndexScan{TableSource: *src, Index: best, Ranges: bestRanges, Lock: lock}
+	}
+	return &TableScan{TableSource: *src, Lock: lock}
+}
+
+func hasPrefixLen(ix *catalog.IndexInfo) bool {
+	for _, c := range ix.Columns {
+		if c.Length > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// intersectPlan records several unions to intersect at run time. With one
+// union it is that union; with more, the executor intersects the first
+// with the rest (IntersectWith holds them).
+func intersectPlan(unions [][]Range) []Range {
+	if len(unions) == 1 {
+		return unions[0]
+	}
+	first := append([]Range(nil), unions[0]...)
+	for i := range first {
+		first[i].And = unions[1:]
+	}
+	return first
+}

@@ -1,0 +1,229 @@
+package planner
+
+import (
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Insert is a planned INSERT or REPLACE.
+type Insert struct {
+	DB      string
+	Table   *catalog.TableInfo
+	Columns []int // offsets of the listed columns, in list order
+	Rows    [][]expression.Expr
+	Select  *Query
+	Replace bool
+	Ignore  bool
+	// OnDup holds ON DUPLICATE KEY UPDATE assignments, over the table's
+	// row layout (the existing row).
+	OnDup []Assignment
+}
+
+// Assignment sets a column.
+type Assignment struct {
+	Col  int
+	Expr expression.Expr
+}
+
+// Update is a planned single-table UPDATE: Source yields the rows to
+// change in the table source layout.
+type Update struct {
+	DB     string
+	Table  *catalog.TableInfo
+	Source Plan
+	Set    []Assignment
+}
+
+// Delete is a planned single-table DELETE.
+type Delete struct {
+	DB     string
+	Table  *catalog.TableInfo
+	Source Plan
+}
+
+// BuildInsert plans an INSERT.
+func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
+	ts, ok := s.Table.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil, errno.New(errno.ErNotSupportedYet, "this INSERT target is not supported")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, errno.New(errno.ErNotSupportedYet, "this INSERT target is not supported")
+	}
+	db, t, err := c.TableRef(tn)
+	if err != nil {
+		return nil, err
+	}
+	p := &Insert{DB: db, Table: t, Replace: s.IsReplace, Ignore: s.IgnoreErr}
+	{
+		if len(s.Columns) == 0 {
+			for _, col := range t.Columns {
+				p.Columns = append(p.Columns, col.Offset)
+			}
+		}
+		seen := map[int]bool{}
+		for _, cn := range s.Columns {
+			col := t.FindColumn(cn.Name.O)
+			if col == nil {
+				return nil, errno.New(errno.ErBadField, "Unknown column '%s' in 'field list'", cn.Name.O)
+			}
+			if seen[col.Offset] {
+				return nil, errno.New(errno.ErFieldSpecifiedTwice, "Column '%s' specified twice", col.Name)
+			}
+			seen[col.Offset] = true
+			p.Columns = append(p.Columns, col.Offset)
+		}
+		eb := &expression.Builder{Clause: "field list"}
+		for i, list := range s.Lists {
+			if len(list) != len(p.Columns) && !(len(list) == 0 && len(s.Columns) == 0) {
+				return nil, errno.New(errno.ErWrongValueCount, "Column count doesn't match value count at row %d", i+1)
+			}
+			row := make([]expression.Expr, len(list))
+			for j, n := range list {
+				if _, isDefault := n.(*ast.DefaultExpr); isDefault {
+					row[j] = nil
+					continue
+				}
+				if row[j], err = eb.Build(n); err != nil {
+					return nil, err
+				}
+			}
+			p.Rows = append(p.Rows, row)
+		}
+		if s.Select != nil {
+			sel, ok := s.Select.(*ast.SelectStmt)
+			if !ok {
+				return nil, errno.New(errno.ErNotSupportedYet, "INSERT ... SELECT of this form is not supported yet")
+			}
+			q, err := BuildSelect(c, sel)
+			if err != nil {
+				return nil, err
+			}
+			if len(q.Fields) != len(p.Columns) {
+				return nil, errno.New(errno.ErWrongValueCount, "Column count doesn't match value count at row 1")
+			}
+			p.Select = q
+		}
+	}
+	if len(s.OnDuplicate) > 0 {
+		schema := SourceSchema(db, t, "")
+		eb := &expression.Builder{Schema: schema, Clause: "field list"}
+		for _, a := range s.OnDuplicate {
+			col := t.FindColumn(a.Column.Name.O)
+			if col == nil {
+				return nil, errno.New(errno.ErBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+			}
+			e, err := eb.Build(a.Expr)
+			if err != nil {
+				return nil, err
+			}
+			p.OnDup = append(p.OnDup, Assignment{Col: col.Offset, Expr: e})
+		}
+	}
+	return p, nil
+}
+
+// singleTable resolves the one table of an UPDATE or DELETE.
+func singleTable(c *Context, refs *ast.TableRefsClause) (*TableSource, error) {
+	if refs == nil || refs.TableRefs == nil || refs.TableRefs.Right != nil {
+		return nil, errno.New(errno.ErNotSupportedYet, "multi-table UPDATE and DELETE are not supported yet")
+	}
+	ts, ok := refs.TableRefs.Left.(*ast.TableSource)
+	if !ok {
+		return nil, errno.New(errno.ErNotSupportedYet, "this table reference is not supported")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, errno.New(errno.ErNotSupportedYet, "this table reference is not supported")
+	}
+	db, t, err := c.TableRef(tn)
+	if err != nil {
+		return nil, err
+	}
+	return &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O}, nil
+}
+
+// sourceFor plans the rows an UPDATE or DELETE changes.
+func sourceFor(c *Context, src *TableSource, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (Plan, error) {
+	var plan Plan = &TableScan{TableSource: *src}
+	if where != nil {
+		eb := &expression.Builder{Schema: src.Schema(), Clause: "where clause"}
+		cond, err := eb.Build(where)
+		if err != nil {
+			return nil, err
+		}
+		plan = &Selection{base: base{schema: src.Schema()}, Child: chooseAccessPath(c, src, cond, false), Cond: cond}
+	}
+	if order != nil {
+		eb := &expression.Builder{Schema: src.Schema(), Clause: "order clause"}
+		var items []SortItem
+		for _, it := range order.Items {
+			e, err := eb.Build(it.Expr)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, SortItem{Expr: e, Desc: it.Desc})
+		}
+		plan = &Sort{base: base{schema: src.Schema()}, Child: plan, Items: items}
+	}
+	if limit != nil {
+		eb := &expression.Builder{Clause: "limit clause"}
+		lim := &Limit{base: base{schema: src.Schema()}, Child: plan}
+		var err error
+		if lim.Count, err = eb.Build(limit.Count); err != nil {
+			return nil, err
+		}
+		if limit.Offset != nil {
+			if lim.Offset, err = eb.Build(limit.Offset); err != nil {
+				return nil, err
+			}
+		}
+		plan = lim
+	}
+	return plan, nil
+}
+
+// BuildUpdate plans a single-table UPDATE.
+func BuildUpdate(c *Context, s *ast.UpdateStmt) (*Update, error) {
+	src, err := singleTable(c, s.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	source, err := sourceFor(c, src, s.Where, s.Order, s.Limit)
+	if err != nil {
+		return nil, err
+	}
+	p := &Update{DB: src.DB, Table: src.Table, Source: source}
+	eb := &expression.Builder{Schema: src.Schema(), Clause: "field list"}
+	for _, a := range s.List {
+		col := src.Table.FindColumn(a.Column.Name.O)
+		if col == nil {
+			return nil, errno.New(errno.ErBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
+		}
+		e, err := eb.Build(a.Expr)
+		if err != nil {
+			return nil, err
+		}
+		p.Set = append(p.Set, Assignment{Col: col.Offset, Expr: e})
+	}
+	return p, nil
+}
+
+// BuildDelete plans a single-table DELETE.
+func BuildDelete(c *Context, s *ast.DeleteStmt) (*Delete, error) {
+	if s.IsMultiTable {
+		return nil, errno.New(errno.ErNotSupportedYet, "multi-table DELETE is not supported yet")
+	}
+	src, err := singleTable(c, s.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	source, err := sourceFor(c, src, s.Where, s.Order, s.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &Delete{DB: src.DB, Table: src.Table, Source: source}, nil
+}

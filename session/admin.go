@@ -1,0 +1,273 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) planner.ResultField {
+	return planner.ResultField{Name: c.Name, OrgName: c.Name, Table: t.Name, OrgTable: t.Name, DB: db, Type: c.Type}
+}
+
+// execAdmin runs ADMIN CHECK TABLE: every row has exactly its index
+// entries and every index entry points to a row that has it.
+func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Result, error) {
+	if x.Tp != ast.AdminCheckTable {
+		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
+	}
+	ts, err := s.d.store.CurrentTS()
+	if err != nil {
+		return server.Result{}, err
+	}
+	snap := s.d.store.Snapshot(ts)
+	for _, tn := range x.Tables {
+		_, t, err := s.planContext().TableRef(tn)
+		if err != nil {
+			return server.Result{}, err
+		}
+		if err := checkTable(ctx, snap, t); err != nil {
+			return server.Result{}, err
+		}
+	}
+	return server.Result{}, nil
+}
+
+func checkTable(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo) error {
+	expected := map[string]string{} // index key → value, from the rows
+	rowPrefix := tablecodec.RowPrefix(t.ID)
+	it, err := snap.Iter(rowPrefix, catalog.PrefixEnd(rowPrefix))
+	if err != nil {
+		return err
+	}
+	for it.Valid() {
+		_, h, err := tablecodec.DecodeRowKey(it.Key(), t.CommonHandle)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		for _, ix := range t.WritableIndexes() {
+			if ix.State != catalog.StatePublic {
+				continue
+			}
+			k, v, err := executor.IndexEntry(t, ix, h, it.Value())
+			if err != nil {
+				it.Close()
+				return err
+			}
+			expected[string(k)] = string(v)
+		}
+		if err := it.Next(); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	it.Close()
+	for _, ix := range t.WritableIndexes() {
+		if ix.State != catalog.StatePublic {
+			continue
+		}
+		p := tablecodec.IndexPrefix(t.ID, ix.ID)
+		it, err := snap.Iter(p, catalog.PrefixEnd(p))
+		if err != nil {
+			return err
+		}
+		for it.Valid() {
+			want, ok := expected[string(it.Key())]
+			if !ok || want != string(it.Value()) {
+				vals, _, _, _ := tablecodec.DecodeIndexKey(it.Key(), len(ix.Columns), t.CommonHandle)
+				it.Close()
+				return errno.New(errno.ErAdminCheckTable, "table %s index %s has an entry %s with no matching row", t.Name, ix.Name, datumsText(vals))
+			}
+			delete(expected, string(it.Key()))
+			if err := it.Next(); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		it.Close()
+	}
+	for k := range expected {
+		key := []byte(k)
+		for _, ix := range t.WritableIndexes() {
+			p := tablecodec.IndexPrefix(t.ID, ix.ID)
+			if strings.HasPrefix(k, string(p)) {
+				vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
+				return errno.New(errno.ErAdminCheckTable, "table %s index %s is missing the entry %s of a row", t.Name, ix.Name, datumsText(vals))
+			}
+		}
+	}
+	return nil
+}
+
+func datumsText(vals []types.Datum) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = v.String()
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// execAnalyze counts rows and distinct index keys, for the planner and SHOW.
+func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (server.Result, error) {
+	ts, err := s.d.store.CurrentTS()
+	if err != nil {
+		return server.Result{}, err
+	}
+	snap := s.d.store.Snapshot(ts)
+	for _, tn := range x.TableNames {
+		_, t, err := s.planContext().TableRef(tn)
+		if err != nil {
+			return server.Result{}, err
+		}
+		st := &catalog.TableStats{IndexNDV: map[int64]int64{}, ColumnNDV: map[int64]int64{}, Version: ts}
+		p := tablecodec.RowPrefix(t.ID)
+		if st.RowCount, err = countKeys(snap, p, catalog.PrefixEnd(p), 0); err != nil {
+			return server.Result{}, err
+		}
+		for _, ix := range t.Indexes {
+			if ix.Primary && (t.PKIsHandle || t.CommonHandle) {
+				st.IndexNDV[ix.ID] = st.RowCount
+				continue
+			}
+			p := tablecodec.IndexPrefix(t.ID, ix.ID)
+			if st.IndexNDV[ix.ID], err = countKeys(snap, p, catalog.PrefixEnd(p), len(ix.Columns)); err != nil {
+				return server.Result{}, err
+			}
+		}
+		if err := s.d.catalog.SetStats(ctx, t.ID, st); err != nil {
+			return server.Result{}, err
+		}
+	}
+	return server.Result{}, nil
+}
+
+// countKeys counts the keys in [start, end), or with nCols > 0 the
+// distinct values of an index's first nCols columns.
+func countKeys(snap kv.Snapshot, start, end []byte, nCols int) (int64, error) {
+	it, err := snap.Iter(start, end)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var n int64
+	var last string
+	for it.Valid() {
+		if nCols == 0 {
+			n++
+		} else {
+			vals, _, _, err := tablecodec.DecodeIndexKey(it.Key(), nCols, false)
+			if err != nil {
+				return 0, err
+			}
+			k := datumsText(vals)
+			if k != last {
+				n++
+				last = k
+			}
+		}
+		if err := it.Next(); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// execExplain shows the plan tree of a statement.
+func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.Result, error) {
+	var p planner.Plan
+	switch st := x.Stmt.(type) {
+	case *ast.SelectStmt:
+		q, err := planner.BuildSelect(s.planContext(), st)
+		if err != nil {
+			return server.Result{}, err
+		}
+		p = q.Plan
+	case *ast.UpdateStmt:
+		u, err := planner.BuildUpdate(s.planContext(), st)
+		if err != nil {
+			return server.Result{}, err
+		}
+		p = u.Source
+	case *ast.DeleteStmt:
+		d, err := planner.BuildDelete(s.planContext(), st)
+		if err != nil {
+			return server.Result{}, err
+		}
+		p = d.Source
+	default:
+		return server.Result{}, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
+	}
+	var data [][]types.Datum
+	var walk func(p planner.Plan, depth int)
+	walk = func(p planner.Plan, depth int) {
+		name, info := describe(p)
+		data = append(data, []types.Datum{str(strings.Repeat("  ", depth) + name), str(info)})
+		for _, c := range p.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(p, 0)
+	return server.Result{Rows: &staticRows{cols: textColumns("id", "operator info"), data: data}}, nil
+}
+
+func describe(p planner.Plan) (string, string) {
+	switch x := p.(type) {
+	case *planner.PointGet:
+		if x.Index != nil {
+			return "Point_Get", fmt.Sprintf("table:%s, index:%s", x.Table.Name, x.Index.Name)
+		}
+		return "Point_Get", fmt.Sprintf("table:%s, handle:%s", x.Table.Name, expression.String(x.Handle))
+	case *planner.BatchPointGet:
+		if x.Index != nil {
+			return "Batch_Point_Get", fmt.Sprintf("table:%s, index:%s, keys:%d", x.Table.Name, x.Index.Name, len(x.Handles))
+		}
+		return "Batch_Point_Get", fmt.Sprintf("table:%s, handles:%d", x.Table.Name, len(x.Handles))
+	case *planner.TableScan:
+		if x.Ranges == nil {
+			return "TableFullScan", "table:" + x.Table.Name
+		}
+		return "TableRangeScan", fmt.Sprintf("table:%s, ranges:%d", x.Table.Name, len(x.Ranges))
+	case *planner.IndexScan:
+		return "IndexLookUp", fmt.Sprintf("table:%s, index:%s, ranges:%d", x.Table.Name, x.Index.Name, len(x.Ranges))
+	case *planner.Selection:
+		return "Selection", expression.String(x.Cond)
+	case *planner.Projection:
+		parts := make([]string, len(x.Exprs))
+		for i, e := range x.Exprs {
+			parts[i] = expression.String(e)
+		}
+		return "Projection", strings.Join(parts, ", ")
+	case *planner.Aggregation:
+		parts := make([]string, len(x.Aggs))
+		for i, a := range x.Aggs {
+			parts[i] = a.Name
+		}
+		return "HashAgg", fmt.Sprintf("group by:%d, funcs:%s", len(x.GroupBy), strings.Join(parts, ","))
+	case *planner.Sort:
+		return "Sort", fmt.Sprintf("items:%d", len(x.Items))
+	case *planner.Limit:
+		return "Limit", ""
+	case *planner.Distinct:
+		return "Distinct", ""
+	case *planner.Dual:
+		return "TableDual", ""
+	case *planner.Trim:
+		return "Trim", fmt.Sprintf("columns:%d", x.N)
+	}
+	return fmt.Sprintf("%T", p), ""
+}
+
+var _ = errors.New

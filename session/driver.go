@@ -1,0 +1,169 @@
+// Package session runs SQL for one connection at a time: it parses, plans
+// and executes statements, keeps the connection's state (current database,
+// variables, transaction, prepared statements) and maps errors to MySQL's
+// codes. Driver implements server.Driver; Session implements
+// server.Session.
+package session
+
+import (
+	"context"
+	"crypto/sha1"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/ddl"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/types"
+)
+
+// Config configures a Driver.
+type Config struct {
+	// RootPassword is root's password on a new data directory.
+	RootPassword string
+	// LockWaitTimeout is innodb_lock_wait_timeout's default.
+	LockWaitTimeout time.Duration
+	// PessimisticByDefault makes explicit transactions pessimistic.
+	PessimisticByDefault bool
+	// PlanCacheCapacity bounds the plans cached per prepared statement
+	// owner; 0 disables the plan cache.
+	PlanCacheCapacity int
+	// ServerVersion is VERSION()'s value.
+	ServerVersion string
+}
+
+// Driver opens sessions over one store.
+type Driver struct {
+	cfg     Config
+	store   kv.Storage
+	catalog *catalog.Catalog
+	ddl     *ddl.DDL
+	srv     *server.Server
+
+	mu sync.Mutex
+	// active counts running statements and open transactions per schema
+	// version; DDL waits for the old versions to drain.
+	active  map[int64]int
+	drained *sync.Cond
+	globals map[string]types.Datum
+	rootPwd []byte // SHA1(SHA1(password)), empty for none
+}
+
+// NewDriver opens the catalog in store (creating it on a new store) and
+// returns a driver. It panics only if the store is unreadable, which the
+// caller has already ruled out by opening it; use Open to get the error.
+func NewDriver(store kv.Storage, cfg Config) *Driver {
+	d, err := Open(store, cfg)
+	if err != nil {
+		panic(fmt.Sprintf("session: %v", err))
+	}
+	return d
+}
+
+// Open is NewDriver returning its error.
+func Open(store kv.Storage, cfg Config) (*Driver, error) {
+	cat, err := catalog.Open(store)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.LockWaitTimeout == 0 {
+		cfg.LockWaitTimeout = 50 * time.Second
+	}
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = server.DefaultServerVersion
+	}
+	expression.Version = cfg.ServerVersion
+	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
+	d.drained = sync.NewCond(&d.mu)
+	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
+	if cfg.RootPassword != "" {
+		h1 := sha1.Sum([]byte(cfg.RootPassword))
+		h2 := sha1.Sum(h1[:])
+		d.rootPwd = h2[:]
+	}
+	return d, nil
+}
+
+// SetServer tells the driver its server, for KILL and SHOW PROCESSLIST.
+func (d *Driver) SetServer(s *server.Server) { d.srv = s }
+
+// Catalog returns the driver's catalog.
+func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }
+
+// enter records a statement or transaction running under schema version v.
+func (d *Driver) enter(v int64) {
+	d.mu.Lock()
+	d.active[v]++
+	d.mu.Unlock()
+}
+
+func (d *Driver) exit(v int64) {
+	d.mu.Lock()
+	d.active[v]--
+	if d.active[v] <= 0 {
+		delete(d.active, v)
+		d.drained.Broadcast()
+	}
+	d.mu.Unlock()
+}
+
+// waitVersion waits until nothing runs under a schema version below v.
+func (d *Driver) waitVersion(ctx context.Context, v int64) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.drained.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	timer := time.AfterFunc(time.Second, func() {
+		d.mu.Lock()
+		d.drained.Broadcast()
+		d.mu.Unlock()
+	})
+	defer timer.Stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		older := false
+		for ver, n := range d.active {
+			if ver < v && n > 0 {
+				older = true
+			}
+		}
+		if !older {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("schema change gave up waiting for older transactions")
+		}
+		timer.Reset(100 * time.Millisecond)
+		d.drained.Wait()
+	}
+}
+
+// LookupUser implements server.Driver. Only root exists so far.
+func (d *Driver) LookupUser(_ context.Context, user, _ string) (server.Credential, bool, error) {
+	if user != "root" {
+		return server.Credential{}, false, nil
+	}
+	if len(d.rootPwd) == 0 {
+		return server.Credential{}, true, nil
+	}
+	pwd := d.cfg.RootPassword
+	return server.Credential{NativeHash: d.rootPwd, CheckPassword: func(p []byte) bool { return string(p) == pwd }}, true, nil
+}
+
+// OpenSession implements server.Driver.
+func (d *Driver) OpenSession(_ context.Context, info server.ConnInfo) (server.Session, error) {
+	if info.DB != "" && d.catalog.InfoSchema().DB(info.DB) == nil {
+		return nil, server.ErrBadDB(info.DB)
+	}
+	return newSession(d, info), nil
+}

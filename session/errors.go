@@ -1,0 +1,109 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+)
+
+// mapError is the one table from internal errors to what the client sees.
+// MySQL errors pass through; storage errors get MySQL's codes.
+func mapError(err error, is *catalog.InfoSchema) error {
+	if err == nil {
+		return nil
+	}
+	var me *errno.Error
+	var se *server.SQLError
+	var ke *kv.KeyExistsError
+	var tl *kv.EntryTooLargeError
+	switch {
+	case errors.As(err, &me):
+		return &server.SQLError{Code: me.Code, State: me.State, Message: me.Msg}
+	case errors.As(err, &se):
+		return se
+	case errors.Is(err, kv.ErrDeadlock), errors.Is(err, kv.ErrWriteConflict), errors.Is(err, kv.ErrTxnAborted):
+		return &server.SQLError{Code: errno.ErLockDeadlock, State: "40001", Message: "Deadlock found when trying to get lock; try restarting transaction"}
+	case errors.Is(err, kv.ErrLockWaitTimeout):
+		return &server.SQLError{Code: errno.ErLockWaitTimeout, State: "HY000", Message: "Lock wait timeout exceeded; try restarting transaction"}
+	case errors.As(err, &ke):
+		return dupKeyError(ke.Key, is)
+	case errors.As(err, &tl):
+		return &server.SQLError{Code: 8025, State: "HY000", Message: "entry too large, the max entry size is 6291456, the size of data is " + itoa(tl.Size)}
+	case errors.Is(err, context.Canceled):
+		return server.ErrQueryInterrupted()
+	case errors.Is(err, context.DeadlineExceeded):
+		return &server.SQLError{Code: 3024, State: "HY000", Message: "Query execution was interrupted, maximum statement execution time exceeded"}
+	}
+	return &server.SQLError{Code: errno.ErUnknown, State: "HY000", Message: err.Error()}
+}
+
+func itoa(n int) string { return types.NewInt(int64(n)).String() }
+
+// dupKeyError describes a key that a commit found already present.
+func dupKeyError(key []byte, is *catalog.InfoSchema) error {
+	msg := func(entry, t, ix string) error {
+		return &server.SQLError{Code: errno.ErDupEntry, State: "23000", Message: "Duplicate entry '" + entry + "' for key '" + t + "." + ix + "'"}
+	}
+	if is == nil || len(key) < 11 {
+		return msg("?", "?", "?")
+	}
+	_, tid, _ := decodeTableID(key)
+	t := is.TableByID(tid)
+	if t == nil {
+		return msg("?", "?", "?")
+	}
+	if _, h, err := tablecodec.DecodeRowKey(key, t.CommonHandle); err == nil {
+		if pk := t.PrimaryKey(); pk != nil && t.CommonHandle {
+			rest, s := h.Common, ""
+			for i := range pk.Columns {
+				var d types.Datum
+				if rest, d, err = tablecodec.DecodeKeyDatum(rest); err != nil {
+					break
+				}
+				if i > 0 {
+					s += "-"
+				}
+				s += d.String()
+			}
+			return msg(s, t.Name, "PRIMARY")
+		}
+		return msg(types.NewInt(h.Int).String(), t.Name, "PRIMARY")
+	}
+	for _, ix := range t.Indexes {
+		prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
+		if len(key) >= len(prefix) && string(key[:len(prefix)]) == string(prefix) {
+			vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
+			s := ""
+			for i, v := range vals {
+				if i > 0 {
+					s += "-"
+				}
+				s += v.String()
+			}
+			return msg(s, t.Name, ix.Name)
+		}
+	}
+	return msg("?", t.Name, "?")
+}
+
+func decodeTableID(key []byte) ([]byte, int64, error) {
+	k, _, err := tablecodec.DecodeRowKey(key, true)
+	if err == nil {
+		return nil, k, nil
+	}
+	// Index keys share the table prefix layout.
+	if len(key) >= 9 && key[0] == 't' {
+		v := int64(0)
+		for _, b := range key[1:9] {
+			v = v<<8 | int64(b)
+		}
+		return nil, int64(uint64(v) ^ 1<<63), nil
+	}
+	return nil, 0, err
+}

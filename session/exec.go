@@ -1,0 +1,507 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/metrics"
+	"github.com/basalt-db/basalt/parserdriver"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// ExecuteQuery implements server.Session.
+func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w server.ResultWriter) error {
+	stmts, _, err := s.parser.ParseSQL(sql)
+	if err != nil {
+		return parseError(err)
+	}
+	if len(stmts) == 0 {
+		return server.NewError(1065, "Query was empty")
+	}
+	if len(stmts) > 1 && !multi {
+		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	}
+	for i, st := range stmts {
+		res, err := s.run(ctx, st, nil, nil)
+		if err != nil {
+			return err
+		}
+		if err := w.WriteResult(res, i < len(stmts)-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
+		msg = msg[i+1:]
+	}
+	return server.NewError(errno.ErParse, "%s", msg)
+}
+
+// run executes one statement, recording metrics and warnings. cached, if
+// not nil, is the statement's plan from the plan cache.
+func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+	start := time.Now()
+	if _, isShow := st.(*ast.ShowStmt); !isShow {
+		s.warnings = s.warnings[:0]
+	}
+	res, err := s.dispatch(ctx, st, params, cached)
+	metrics.ObserveQuery(stmtType(st), time.Since(start), err)
+	if err != nil {
+		return res, mapError(err, s.d.catalog.InfoSchema())
+	}
+	return res, nil
+}
+
+func stmtType(st ast.StmtNode) metrics.StmtType {
+	switch x := st.(type) {
+	case *ast.SelectStmt:
+		return metrics.StmtSelect
+	case *ast.InsertStmt:
+		return metrics.StmtInsert
+	case *ast.UpdateStmt:
+		return metrics.StmtUpdate
+	case *ast.DeleteStmt:
+		return metrics.StmtDelete
+	case *ast.BeginStmt:
+		return metrics.StmtBegin
+	case *ast.CommitStmt:
+		return metrics.StmtCommit
+	case *ast.RollbackStmt:
+		return metrics.StmtRollback
+	case *ast.SetStmt:
+		return metrics.StmtSet
+	case *ast.ShowStmt:
+		return metrics.StmtShow
+	case ast.DDLNode:
+		return metrics.StmtDDL
+	default:
+		_ = x
+	}
+	return metrics.StmtOther
+}
+
+func (s *Session) planContext() *planner.Context {
+	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats}
+}
+
+func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
+	return &expression.Ctx{Params: params, Now: time.Now(), Session: s, Strict: s.strict(),
+		LastInsertIDSet: func(v uint64) { s.lastInsertID = v }}
+}
+
+func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+	switch x := st.(type) {
+	case *ast.SelectStmt:
+		return s.execSelect(ctx, x, params, cached)
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		return s.execDML(ctx, st, params, cached)
+	case *ast.BeginStmt:
+		if err := s.commit(ctx); err != nil {
+			return server.Result{}, err
+		}
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		switch strings.ToUpper(x.Mode) {
+		case "PESSIMISTIC":
+			mode = kv.Pessimistic
+		case "OPTIMISTIC":
+			mode = kv.Optimistic
+		}
+		return server.Result{}, s.begin(true, mode)
+	case *ast.CommitStmt:
+		return server.Result{}, s.commit(ctx)
+	case *ast.RollbackStmt:
+		s.rollback()
+		return server.Result{}, nil
+	case *ast.SetStmt:
+		return server.Result{}, s.execSet(ctx, x)
+	case *ast.UseStmt:
+		return server.Result{}, s.UseDB(ctx, x.DBName)
+	case *ast.CreateDatabaseStmt:
+		return s.ddl(ctx, func() error { return s.d.ddl.CreateDatabase(ctx, x) })
+	case *ast.DropDatabaseStmt:
+		return s.ddl(ctx, func() error {
+			err := s.d.ddl.DropDatabase(ctx, x)
+			if err == nil && strings.EqualFold(s.db, x.Name.O) {
+				s.db = ""
+			}
+			return err
+		})
+	case *ast.CreateTableStmt:
+		return s.ddl(ctx, func() error { return s.d.ddl.CreateTable(ctx, s.db, x) })
+	case *ast.DropTableStmt:
+		if x.IsView {
+			return server.Result{}, errno.New(errno.ErNotSupportedYet, "views are not supported yet")
+		}
+		return s.ddl(ctx, func() error { return s.d.ddl.DropTable(ctx, s.db, x) })
+	case *ast.TruncateTableStmt:
+		return s.ddl(ctx, func() error { return s.d.ddl.TruncateTable(ctx, s.db, x.Table) })
+	case *ast.CreateIndexStmt:
+		return s.ddl(ctx, func() error {
+			unique := x.KeyType == ast.IndexKeyTypeUnique
+			return s.d.ddl.CreateIndex(ctx, s.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists, executor.IndexEntry)
+		})
+	case *ast.DropIndexStmt:
+		return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
+	case *ast.AlterTableStmt:
+		return s.ddl(ctx, func() error { return s.alterTable(ctx, x) })
+	case *ast.ShowStmt:
+		return s.execShow(ctx, x)
+	case *ast.ExplainStmt:
+		return s.execExplain(ctx, x)
+	case *ast.AnalyzeTableStmt:
+		return s.execAnalyze(ctx, x)
+	case *ast.AdminStmt:
+		return s.execAdmin(ctx, x)
+	case *ast.KillStmt:
+		if s.d.srv == nil {
+			return server.Result{}, errno.New(errno.ErNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
+		}
+		return server.Result{}, s.d.srv.Kill(uint32(x.ConnectionID), x.Query)
+	case *ast.DoStmt:
+		ec := s.evalCtx(params)
+		for _, e := range x.Exprs {
+			b := &expression.Builder{Clause: "field list"}
+			ex, err := b.Build(e)
+			if err != nil {
+				return server.Result{}, err
+			}
+			if _, err := ex.Eval(ec, nil); err != nil {
+				return server.Result{}, err
+			}
+		}
+		return server.Result{}, nil
+	case *ast.FlushStmt:
+		return server.Result{}, nil
+	}
+	return server.Result{}, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this statement (%T)", st)
+}
+
+// ddl runs a schema change after an implicit commit, as MySQL does.
+func (s *Session) ddl(ctx context.Context, fn func() error) (server.Result, error) {
+	if err := s.commit(ctx); err != nil {
+		return server.Result{}, err
+	}
+	return server.Result{}, fn()
+}
+
+func (s *Session) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
+	for _, spec := range x.Specs {
+		switch spec.Tp {
+		case ast.AlterTableAddConstraint:
+			c := spec.Constraint
+			unique := false
+			switch c.Tp {
+			case ast.ConstraintKey, ast.ConstraintIndex:
+			case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+				unique = true
+			default:
+				return errno.New(errno.ErNotSupportedYet, "this ALTER TABLE is not supported yet")
+			}
+			if err := s.d.ddl.CreateIndex(ctx, s.db, x.Table, c.Name, unique, c.Keys, c.IfNotExists, executor.IndexEntry); err != nil {
+				return err
+			}
+		case ast.AlterTableDropIndex:
+			if err := s.d.ddl.DropIndex(ctx, s.db, x.Table, spec.Name, spec.IfExists); err != nil {
+				return err
+			}
+		case ast.AlterTableOption:
+		default:
+			return errno.New(errno.ErNotSupportedYet, "this ALTER TABLE is not supported yet")
+		}
+	}
+	return nil
+}
+
+// readView returns where a query reads: the open transaction, or a fresh
+// snapshot. forUpdate reads the newest data of a pessimistic transaction.
+func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, uint64, error) {
+	if s.txn == nil && !s.autocommit() {
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		if err := s.begin(true, mode); err != nil {
+			return nil, 0, err
+		}
+	}
+	if s.txn != nil {
+		if forUpdate && s.txn.Mode() == kv.Pessimistic {
+			ts, err := s.d.store.CurrentTS()
+			if err != nil {
+				return nil, 0, err
+			}
+			return s.txn.ReaderAt(ts), ts, nil
+		}
+		return s.txn, s.txn.StartTS(), nil
+	}
+	ts, err := s.d.store.CurrentTS()
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.d.store.Snapshot(ts), ts, nil
+}
+
+func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+	is := s.d.catalog.InfoSchema()
+	var q *planner.Query
+	if cached != nil && cached.query != nil && cached.version == is.Version {
+		q = cached.query
+	} else {
+		var err error
+		if q, err = planner.BuildSelect(s.planContext(), sel); err != nil {
+			return server.Result{}, err
+		}
+		if cached != nil {
+			cached.query, cached.version = q, is.Version
+		}
+	}
+	forUpdate := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	reader, ts, err := s.readView(ctx, forUpdate)
+	if err != nil {
+		return server.Result{}, err
+	}
+	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(params), Reader: reader, ForUpdateTS: ts,
+		LockWait: s.lockWait(), Catalog: s.d.catalog}
+	if forUpdate && s.txn != nil {
+		ec.Txn = s.txn
+	}
+	ex, err := executor.Build(q.Plan)
+	if err != nil {
+		return server.Result{}, err
+	}
+	s.d.enter(is.Version)
+	if err := ex.Open(ec); err != nil {
+		ex.Close()
+		s.d.exit(is.Version)
+		return server.Result{}, err
+	}
+	cols := make([]server.Column, len(q.Fields))
+	for i, f := range q.Fields {
+		cols[i] = columnOf(f)
+	}
+	s.foundRows = 0
+	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: &s.foundRows, done: func() {
+		s.d.exit(is.Version)
+		s.warnings = append(s.warnings, ec.Eval.Warnings...)
+	}}}, nil
+}
+
+// dmlPlan is a planned INSERT, UPDATE or DELETE.
+type dmlPlan struct {
+	insert *planner.Insert
+	update *planner.Update
+	del    *planner.Delete
+}
+
+func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
+	pc := s.planContext()
+	var p dmlPlan
+	var err error
+	switch x := st.(type) {
+	case *ast.InsertStmt:
+		p.insert, err = planner.BuildInsert(pc, x)
+	case *ast.UpdateStmt:
+		p.update, err = planner.BuildUpdate(pc, x)
+	case *ast.DeleteStmt:
+		p.del, err = planner.BuildDelete(pc, x)
+	}
+	return &p, err
+}
+
+func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
+	switch {
+	case p.insert != nil:
+		return executor.ExecInsert(ec, p.insert)
+	case p.update != nil:
+		return executor.ExecUpdate(ec, p.update)
+	}
+	return executor.ExecDelete(ec, p.del)
+}
+
+// maxStmtRetries bounds how often a statement is retried after a write
+// conflict.
+const maxStmtRetries = 100
+
+func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+	is := s.d.catalog.InfoSchema()
+	var p *dmlPlan
+	if cached != nil && cached.dml != nil && cached.version == is.Version {
+		p = cached.dml
+	} else {
+		var err error
+		if p, err = s.planDML(st); err != nil {
+			return server.Result{}, err
+		}
+		if cached != nil {
+			cached.dml, cached.version = p, is.Version
+		}
+	}
+	if s.txn == nil && !s.autocommit() {
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		if err := s.begin(true, mode); err != nil {
+			return server.Result{}, err
+		}
+	}
+	s.d.enter(is.Version)
+	defer s.d.exit(is.Version)
+	eval := s.evalCtx(params)
+	var res executor.DMLResult
+	var err error
+	if s.txn != nil {
+		res, err = s.dmlInTxn(ctx, p, eval)
+	} else {
+		res, err = s.dmlAutocommit(ctx, p, eval)
+	}
+	s.warnings = append(s.warnings, eval.Warnings...)
+	if err != nil {
+		return server.Result{}, err
+	}
+	if res.LastInsertID != 0 {
+		s.lastInsertID = res.LastInsertID
+	}
+	s.rowCount = int64(res.Affected)
+	out := server.Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
+	if p.update != nil {
+		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
+		if s.info.Capabilities&server.ClientFoundRows != 0 {
+			out.AffectedRows = res.Matched
+		}
+	}
+	return out, nil
+}
+
+// dmlInTxn runs a statement in the open transaction. A pessimistic
+// statement that meets a write conflict undoes its own writes and runs
+// again at a newer for-update timestamp; a deadlock rolls back the whole
+// transaction, as in MySQL.
+func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx) (executor.DMLResult, error) {
+	txn := s.txn
+	for attempt := 0; ; attempt++ {
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
+			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		if txn.Mode() == kv.Pessimistic {
+			ts, err := s.d.store.CurrentTS()
+			if err != nil {
+				return executor.DMLResult{}, err
+			}
+			ec.ForUpdateTS, ec.Reader = ts, txn.ReaderAt(ts)
+		}
+		sp := txn.Savepoint()
+		res, err := p.run(ec)
+		if err == nil {
+			txn.ReleaseSavepoint(sp)
+			return res, nil
+		}
+		txn.RollbackTo(sp)
+		if txn.Mode() == kv.Pessimistic && errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
+		if errors.Is(err, kv.ErrDeadlock) {
+			s.rollback()
+		}
+		return res, err
+	}
+}
+
+// dmlAutocommit runs a statement as its own optimistic transaction,
+// retrying it whole after a write conflict at commit.
+func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx) (executor.DMLResult, error) {
+	for attempt := 0; ; attempt++ {
+		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		if err != nil {
+			return executor.DMLResult{}, err
+		}
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
+			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		res, err := p.run(ec)
+		if err == nil {
+			err = txn.Commit(ctx)
+			if err == nil {
+				metrics.TxnCommitted()
+				return res, nil
+			}
+		} else {
+			txn.Rollback()
+		}
+		metrics.TxnRolledBack()
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+			continue
+		}
+		return res, err
+	}
+}
+
+func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
+	ec := s.evalCtx(nil)
+	for _, v := range x.Variables {
+		name := strings.ToLower(v.Name)
+		if name == ast.SetNames || name == ast.SetCharset {
+			continue
+		}
+		var val types.Datum
+		if v.Value != nil {
+			if _, isDefault := v.Value.(*ast.DefaultExpr); isDefault {
+				if def, ok := sysVars[name]; ok {
+					val = def.def
+				}
+			} else if cn, ok := v.Value.(*ast.ColumnNameExpr); ok && v.IsSystem {
+				// SET autocommit = ON: a bare word is a string.
+				val = types.NewString(cn.Name.Name.O)
+			} else {
+				b := &expression.Builder{Clause: "field list"}
+				e, err := b.Build(v.Value)
+				if err != nil {
+					return err
+				}
+				if val, err = e.Eval(ec, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if !v.IsSystem {
+			s.userVars[name] = val.Clone()
+			continue
+		}
+		if name == "transaction_isolation" || name == "tx_isolation" {
+			if v.IsGlobal {
+				continue
+			}
+		}
+		if err := s.setSysVar(name, val, v.IsGlobal); err != nil {
+			return err
+		}
+		if name == "autocommit" && !v.IsGlobal && s.autocommit() && s.txn != nil {
+			if err := s.commit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var _ = parserdriver.Parse
+var _ catalog.FieldType

@@ -1,0 +1,193 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/metrics"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser"
+)
+
+// Session is one connection's SQL state. Its methods run on the
+// connection's goroutine, one at a time.
+type Session struct {
+	d      *Driver
+	info   server.ConnInfo
+	db     string
+	parser *parser.Parser
+
+	vars     map[string]types.Datum // session system variables set by SET
+	userVars map[string]types.Datum
+
+	// txn is the open transaction, if any. explicit says BEGIN (or
+	// autocommit=0) opened it, so it lasts past the statement.
+	txn        kv.Txn
+	explicit   bool
+	txnVersion int64 // schema version the transaction registered under
+	// txnFailed: a deadlock rolled the transaction back; statements fail
+	// until the client ends it.
+	lastInsertID uint64
+	foundRows    uint64
+	rowCount     int64
+	warnings     []*errno.Error
+	stmts        map[*stmt]struct{}
+}
+
+func newSession(d *Driver, info server.ConnInfo) *Session {
+	p := parser.New()
+	s := &Session{d: d, info: info, db: info.DB, parser: p, vars: map[string]types.Datum{},
+		userVars: map[string]types.Datum{}, stmts: map[*stmt]struct{}{}}
+	return s
+}
+
+// autocommit reports the session's autocommit setting.
+func (s *Session) autocommit() bool {
+	v, err := s.sysVar("autocommit", false)
+	return err != nil || types.ToBool(v)
+}
+
+// Status implements server.Session.
+func (s *Session) Status() server.StatusFlags {
+	var f server.StatusFlags
+	if s.autocommit() {
+		f |= server.StatusAutocommit
+	}
+	if s.txn != nil && s.explicit {
+		f |= server.StatusInTrans
+	}
+	return f
+}
+
+// WarningCount implements server.Session.
+func (s *Session) WarningCount() uint16 { return uint16(min(len(s.warnings), 65535)) }
+
+// CurrentDB implements server.Session and expression.Session.
+func (s *Session) CurrentDB() string { return s.db }
+
+// UseDB implements server.Session.
+func (s *Session) UseDB(_ context.Context, db string) error {
+	if s.d.catalog.InfoSchema().DB(db) == nil {
+		return server.ErrBadDB(db)
+	}
+	s.db = s.d.catalog.InfoSchema().DB(db).Name
+	return nil
+}
+
+// Reset implements server.Session.
+func (s *Session) Reset(context.Context) error {
+	s.rollback()
+	s.vars = map[string]types.Datum{}
+	s.userVars = map[string]types.Datum{}
+	s.warnings = nil
+	return nil
+}
+
+// Close implements server.Session.
+func (s *Session) Close() error {
+	s.rollback()
+	return nil
+}
+
+// User implements expression.Session.
+func (s *Session) User() string { return s.info.User + "@" + s.info.Host }
+
+// ConnectionID implements expression.Session.
+func (s *Session) ConnectionID() uint64 { return uint64(s.info.ID) }
+
+// LastInsertID implements expression.Session.
+func (s *Session) LastInsertID() uint64 { return s.lastInsertID }
+
+// UserVar implements expression.Session.
+func (s *Session) UserVar(name string) (types.Datum, bool) {
+	v, ok := s.userVars[strings.ToLower(name)]
+	return v, ok
+}
+
+// FoundRows implements expression.Session.
+func (s *Session) FoundRows() uint64 { return s.foundRows }
+
+// RowCount implements expression.Session.
+func (s *Session) RowCount() int64 { return s.rowCount }
+
+// SysVar implements expression.Session.
+func (s *Session) SysVar(name string, global bool) (types.Datum, error) {
+	return s.sysVar(name, global)
+}
+
+// pessimistic reports whether new explicit transactions lock as they go.
+func (s *Session) pessimistic() bool {
+	v, err := s.sysVar("tidb_txn_mode", false)
+	if err == nil {
+		switch strings.ToLower(v.Str()) {
+		case "optimistic":
+			return false
+		case "pessimistic":
+			return true
+		}
+	}
+	return s.d.cfg.PessimisticByDefault
+}
+
+// lockWait is innodb_lock_wait_timeout.
+func (s *Session) lockWait() time.Duration {
+	v, err := s.sysVar("innodb_lock_wait_timeout", false)
+	if err != nil {
+		return s.d.cfg.LockWaitTimeout
+	}
+	n, _, _ := types.ToInt(v)
+	return time.Duration(n) * time.Second
+}
+
+// begin opens a transaction.
+func (s *Session) begin(explicit bool, mode kv.Mode) error {
+	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode})
+	if err != nil {
+		return mapError(err, nil)
+	}
+	s.txn, s.explicit = txn, explicit
+	s.txnVersion = s.d.catalog.InfoSchema().Version
+	s.d.enter(s.txnVersion)
+	return nil
+}
+
+// endTxn forgets the transaction after commit or rollback.
+func (s *Session) endTxn() {
+	if s.txn != nil {
+		s.d.exit(s.txnVersion)
+	}
+	s.txn, s.explicit = nil, false
+}
+
+// commit commits the open transaction, if any.
+func (s *Session) commit(ctx context.Context) error {
+	if s.txn == nil {
+		return nil
+	}
+	txn := s.txn
+	s.endTxn()
+	if err := txn.Commit(ctx); err != nil {
+		metrics.TxnRolledBack()
+		return mapError(err, s.d.catalog.InfoSchema())
+	}
+	metrics.TxnCommitted()
+	return nil
+}
+
+// rollback rolls back the open transaction, if any.
+func (s *Session) rollback() {
+	if s.txn == nil {
+		return
+	}
+	txn := s.txn
+	s.endTxn()
+	txn.Rollback()
+	metrics.TxnRolledBack()
+}
+
+func (s *Session) String() string { return fmt.Sprintf("session %d", s.info.ID) }
