@@ -211,11 +211,13 @@ func (c *Catalog) RebaseAutoID(ctx context.Context, t *TableInfo, v int64) error
 		r.next = v + 1
 		return nil
 	}
-	_, end, err := c.reserve(ctx, t, autoIDBatch, v)
+	base, end, err := c.reserve(ctx, t, autoIDBatch, v)
 	if err != nil {
 		return err
 	}
-	c.autoIDs[t.ID] = &autoRange{next: v + 1, end: end}
+	// base is at least v, and every value up to base may have been handed
+	// out before (by an earlier process): start after both.
+	c.autoIDs[t.ID] = &autoRange{next: max(base, v) + 1, end: end}
 	return nil
 }
 

@@ -128,6 +128,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("for-update") {
 			req.ForUpdateTS = ts("for-update")
 		}
+		if !anyTrue(req.Pessimistic) {
+			req.Pessimistic = nil
+		}
 		if td.Cmd == "prewrite" {
 			return result(h.s.Prewrite(ctx, req))
 		}
@@ -252,6 +255,15 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 	}
 	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	return ""
+}
+
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *harness) wait(t *testing.T, td *datadriven.TestData) time.Duration {

@@ -51,7 +51,14 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte) (done b
 	case req.isPessimistic(i):
 		return false, nil, fmt.Errorf("%w: key %q, txn %d", ErrPessimisticLockNotFound, m.Key, req.StartTS)
 	default:
-		commitTS, w, rolledBack, err := newerWrite(r, encKey, req.StartTS, req.StartTS)
+		// A pessimistic transaction changes keys it did not lock (index
+		// entries) only under the locks of their rows, which it took at
+		// ForUpdateTS: commits before that are not conflicts.
+		after := req.StartTS
+		if req.Pessimistic != nil && req.ForUpdateTS > after {
+			after = req.ForUpdateTS
+		}
+		commitTS, w, rolledBack, err := newerWrite(r, encKey, req.StartTS, after)
 		if err != nil {
 			return false, nil, err
 		}
