@@ -155,7 +155,10 @@ func sourceFor(c *Context, src *TableSource, where ast.ExprNode, order *ast.Orde
 		if err != nil {
 			return nil, err
 		}
-		plan = &Selection{base: base{schema: src.Schema()}, Child: chooseAccessPath(c, src, cond, false), Cond: cond}
+		// The rows are read for writing: lock what is read, including the
+		// keys of point reads that find no row, so that a concurrent insert
+		// of that key waits for this statement (as a gap lock would).
+		plan = &Selection{base: base{schema: src.Schema()}, Child: chooseAccessPath(c, src, cond, true), Cond: cond}
 	}
 	if order != nil {
 		eb := &expression.Builder{Schema: src.Schema(), Clause: "order clause"}

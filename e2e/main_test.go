@@ -1,0 +1,9 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/basalt-db/basalt/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }

@@ -1,0 +1,135 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// SysbenchResult is what one sysbench invocation printed and the figures of
+// its summary; the figures are zero for commands without a summary
+// (prepare, cleanup).
+type SysbenchResult struct {
+	Output       string
+	Transactions int64
+	TPS          float64
+	Queries      int64
+	QPS          float64
+	// IgnoredErrors counts the errors after which sysbench rolled back and
+	// retried the transaction: by default deadlocks (1213) and lock wait
+	// timeouts (1205, 1020). They are normal under contention.
+	IgnoredErrors int64
+	// Reconnects counts connections sysbench re-established after losing
+	// them.
+	Reconnects int64
+}
+
+// Sysbench runs sysbench against srv's database sbtest as root over TCP:
+//
+//	sysbench --mysql-host=127.0.0.1 --mysql-port=P --mysql-user=root
+//	         --mysql-password= --mysql-db=sbtest --db-driver=mysql args...
+//
+// args follow the connection options, so a later --mysql-db=... wins. The
+// error is non-nil when sysbench exits with a non-zero status or prints a
+// FATAL line (which is how it reports a statement that failed); it quotes
+// those lines, or the end of the output if there are none. sysbench is killed a minute before the test's deadline so
+// that a hung server fails the test with its output rather than a panic.
+// It skips the test when sysbench is not installed.
+func Sysbench(t testing.TB, srv *Server, args ...string) (SysbenchResult, error) {
+	t.Helper()
+	bin, err := exec.LookPath("sysbench")
+	if err != nil {
+		t.Skip("testkit: sysbench is not installed (apt-get install sysbench)")
+	}
+	ctx := context.Background()
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, deadline.Add(-time.Minute))
+			defer cancel()
+		}
+	}
+	cmdline := append([]string{
+		"--mysql-host=" + srv.Host(),
+		"--mysql-port=" + strconv.Itoa(srv.Port()),
+		"--mysql-user=root",
+		"--mysql-password=",
+		"--mysql-db=sbtest",
+		"--db-driver=mysql",
+	}, args...)
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, cmdline...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+
+	res := parseSysbench(out.String())
+	fatal := fatalLines(res.Output)
+	switch {
+	case runErr != nil && len(fatal) == 0:
+		return res, fmt.Errorf("sysbench %s: %v; its output ends:\n%s", strings.Join(args, " "), runErr, tail(res.Output, 20))
+	case runErr != nil:
+		return res, fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), runErr, strings.Join(fatal, "\n"))
+	case len(fatal) > 0:
+		return res, fmt.Errorf("sysbench %s reported errors:\n%s", strings.Join(args, " "), strings.Join(fatal, "\n"))
+	}
+	return res, nil
+}
+
+var (
+	sysbenchTransactions = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
+	sysbenchQueries      = regexp.MustCompile(`(?m)^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
+	sysbenchIgnored      = regexp.MustCompile(`(?m)^\s*ignored errors:\s+(\d+)`)
+	sysbenchReconnects   = regexp.MustCompile(`(?m)^\s*reconnects:\s+(\d+)`)
+)
+
+// parseSysbench reads the figures of sysbench 1.0's "SQL statistics".
+func parseSysbench(out string) SysbenchResult {
+	res := SysbenchResult{Output: out}
+	if m := sysbenchTransactions.FindStringSubmatch(out); m != nil {
+		res.Transactions, _ = strconv.ParseInt(m[1], 10, 64)
+		res.TPS, _ = strconv.ParseFloat(m[2], 64)
+	}
+	if m := sysbenchQueries.FindStringSubmatch(out); m != nil {
+		res.Queries, _ = strconv.ParseInt(m[1], 10, 64)
+		res.QPS, _ = strconv.ParseFloat(m[2], 64)
+	}
+	if m := sysbenchIgnored.FindStringSubmatch(out); m != nil {
+		res.IgnoredErrors, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	if m := sysbenchReconnects.FindStringSubmatch(out); m != nil {
+		res.Reconnects, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	return res
+}
+
+// fatalLines returns sysbench's FATAL lines, each cut to a readable length
+// (a failed bulk INSERT is quoted whole), at most ten of them.
+func fatalLines(out string) []string {
+	const maxLines, maxLen = 10, 400
+	var lines []string
+	for _, line := range strings.Split(out, "\n") {
+		i := strings.Index(line, "FATAL:")
+		if i < 0 {
+			continue
+		}
+		if line = line[i:]; len(line) > maxLen {
+			line = line[:maxLen] + "..."
+		}
+		if lines = append(lines, line); len(lines) == maxLines {
+			break
+		}
+	}
+	return lines
+}
+
+// tail returns the last n lines of out.
+func tail(out string, n int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
