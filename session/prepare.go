@@ -8,8 +8,8 @@ import (
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
-	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/cockroachdb/apd/v3"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // cachedPlan is a prepared statement's plan, built at its first execution
@@ -71,9 +71,9 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	return st, nil
 }
 
-func (st *stmt) NumParams() int            { return st.nParams }
-func (st *stmt) Columns() []server.Column  { return st.cols }
-func (st *stmt) Close() error              { delete(st.s.stmts, st); return nil }
+func (st *stmt) NumParams() int           { return st.nParams }
+func (st *stmt) Columns() []server.Column { return st.cols }
+func (st *stmt) Close() error             { delete(st.s.stmts, st); return nil }
 
 // Execute implements server.Stmt.
 func (st *stmt) Execute(ctx context.Context, params []server.Value, w server.ResultWriter) error {

@@ -278,4 +278,3 @@ func BenchmarkFsync(b *testing.B) {
 		}
 	}
 }
-
