@@ -1,18 +1,24 @@
 # The README's commands. `make run` starts Basalt on its embedded store;
-# `make test` runs every test (CI runs exactly this, through .ci/run).
+# `make test` installs what the tests drive and runs every test (CI runs
+# exactly this, through .ci/run).
 GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test bench
+.PHONY: build run test test-deps bench
 
 build:
-	$(GO) build -o bin/basalt ./cmd/basalt
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/basalt ./cmd/basalt
 
 run: build
 	./bin/basalt
 
-test:
+test-deps:
+	./scripts/test-deps.sh
+
+test: test-deps
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 40m ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/local/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./store/local/ ./metrics/

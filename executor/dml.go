@@ -17,6 +17,9 @@ type DMLResult struct {
 	Affected     uint64
 	Matched      uint64
 	LastInsertID uint64
+	// Records and Duplicates are the rows an INSERT processed and those
+	// that met a duplicate key (ignored, replaced or updated).
+	Records, Duplicates uint64
 }
 
 func (ctx *Ctx) pessimistic() bool { return ctx.Txn.Mode() == kv.Pessimistic }
@@ -175,6 +178,10 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		n, err := insertRow(ctx, p, w, row, h)
 		if err != nil {
 			return res, err
+		}
+		res.Records++
+		if n != 1 {
+			res.Duplicates++
 		}
 		res.Affected += n
 	}

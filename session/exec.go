@@ -382,6 +382,9 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	s.rowCount = int64(res.Affected)
 	out := server.Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
+	if p.insert != nil && (len(p.insert.Rows) > 1 || p.insert.Select != nil) {
+		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
+	}
 	if p.update != nil {
 		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
 		if s.info.Capabilities&server.ClientFoundRows != 0 {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests drive: the real sysbench and the
+# mariadb client (and, with --with-server, mariadb-server for the
+# side-by-side comparisons). Does nothing when they are already there.
+set -euo pipefail
+need=()
+command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
+command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+if [ "${1:-}" = "--with-server" ]; then
+  command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${need[@]}" >/dev/null
