@@ -143,6 +143,14 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			}
 			row[col.Offset] = v
 		}
+		for _, col := range t.Columns {
+			if row[col.Offset].IsNull() && col.Type.NotNull() && !col.AutoIncrement {
+				if ctx.Eval.Strict || len(rows) == 1 {
+					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
+				}
+				row[col.Offset] = zeroValue(col)
+			}
+		}
 		if auto != nil {
 			v := row[auto.Offset]
 			if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
@@ -161,14 +169,6 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 				if err := ctx.Catalog.RebaseAutoID(ctx.Context, t, iv); err != nil {
 					return res, err
 				}
-			}
-		}
-		for _, col := range t.Columns {
-			if row[col.Offset].IsNull() && col.Type.NotNull() {
-				if ctx.Eval.Strict || len(rows) == 1 {
-					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
-				}
-				row[col.Offset] = zeroValue(col)
 			}
 		}
 		h, err := handleFor(ctx, t, row)

@@ -108,8 +108,14 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 	}
 	if e, ok := b.entries[string(key)]; ok {
 		b.size += len(value) - len(e.value)
-		if op == OpPut && e.op == OpInsert {
+		switch {
+		case op == OpPut && e.op == OpInsert:
+			// Still must not have existed before the transaction.
 			op = OpInsert
+		case op == OpInsert && e.op == OpDelete:
+			// The transaction deleted the key first (REPLACE, DELETE then
+			// INSERT): whatever existed before is gone, so write over it.
+			op = OpPut
 		}
 		e.op = op
 		e.value = append(e.value[:0:0], value...)

@@ -101,6 +101,14 @@ func (p *parser) record() (*Record, error) {
 			case len(fields) >= 2 && fields[1] == "ok":
 			case len(fields) >= 2 && fields[1] == "error":
 				rec.ExpectError = true
+				if len(fields) >= 3 {
+					// Basalt's own scripts name the MySQL error number.
+					code, err := strconv.Atoi(fields[2])
+					if err != nil {
+						return nil, fmt.Errorf("want statement error [code], got %q", line)
+					}
+					rec.ErrorCode = code
+				}
 			default:
 				return nil, fmt.Errorf("want statement ok or statement error, got %q", line)
 			}

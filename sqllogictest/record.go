@@ -34,8 +34,10 @@ type Record struct {
 	// SQL is the statement or query text, its lines joined by newlines.
 	SQL string
 
-	// ExpectError: a Statement that must fail.
+	// ExpectError: a Statement that must fail. ErrorCode, if not zero, is
+	// the MySQL error number it must fail with ("statement error 1062").
 	ExpectError bool
+	ErrorCode   int
 
 	// Types has one letter per result column: I integer, R real, T text.
 	Types string

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Options tune RunFile. The zero value runs a whole script as MySQL.
@@ -172,6 +174,11 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 			return fail("an error", "success")
 		case !rec.ExpectError && err != nil:
 			return fail("success", "error: "+err.Error())
+		case rec.ErrorCode != 0:
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || int(me.Number) != rec.ErrorCode {
+				return fail(fmt.Sprintf("error %d", rec.ErrorCode), "error: "+err.Error())
+			}
 		}
 		return nil
 	}
