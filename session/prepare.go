@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/parserdriver"
@@ -30,15 +31,30 @@ type stmt struct {
 	plan    *cachedPlan
 }
 
-type paramCounter struct{ n int }
+// paramCollector finds a statement's '?' placeholders.
+type paramCollector struct {
+	params []*parserdriver.ParamMarkerExpr
+}
 
-func (v *paramCounter) Enter(n ast.Node) (ast.Node, bool) {
-	if _, ok := n.(*parserdriver.ParamMarkerExpr); ok {
-		v.n++
+func (v *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*parserdriver.ParamMarkerExpr); ok {
+		v.params = append(v.params, p)
 	}
 	return n, false
 }
-func (v *paramCounter) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+func (v *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// numberParams gives each placeholder its position in the statement text,
+// which is the position of its value in COM_STMT_EXECUTE.
+func numberParams(st ast.StmtNode) int {
+	pc := &paramCollector{}
+	st.Accept(pc)
+	slices.SortFunc(pc.params, func(a, b *parserdriver.ParamMarkerExpr) int { return a.Offset - b.Offset })
+	for i, p := range pc.params {
+		p.SetOrder(i)
+	}
+	return len(pc.params)
+}
 
 // Prepare implements server.Session.
 func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) {
@@ -49,9 +65,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	if len(stmts) != 1 {
 		return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")
 	}
-	pc := &paramCounter{}
-	stmts[0].Accept(pc)
-	st := &stmt{s: s, node: stmts[0], nParams: pc.n}
+	st := &stmt{s: s, node: stmts[0], nParams: numberParams(stmts[0])}
 	if s.d.cfg.PlanCacheCapacity > 0 {
 		st.plan = &cachedPlan{version: -1}
 	}
