@@ -486,9 +486,22 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 	return d.deleteData(ctx, oldID)
 }
 
-// deleteData deletes every key of a table, in batches of transactions.
+// deleteData deletes every key of a dropped table, once every transaction
+// that could still see the table has ended: at once if the store can drop
+// a range, else in batches of transactions.
 func (d *DDL) deleteData(ctx context.Context, tableID int64) error {
 	start, end := tablecodec.TablePrefix(tableID), tablecodec.TableEnd(tableID)
+	if err := d.Wait(ctx, d.Catalog.InfoSchema().Version); err != nil {
+		return err
+	}
+	return d.dropRange(ctx, start, end)
+}
+
+// dropRange deletes every key in [start, end), which nobody reads any more.
+func (d *DDL) dropRange(ctx context.Context, start, end []byte) error {
+	if rd, ok := d.Store.(kv.RangeDeleter); ok {
+		return rd.DeleteRange(ctx, start, end)
+	}
 	return deleteRange(ctx, d.Store, start, end)
 }
 

@@ -106,7 +106,7 @@ func (d *DDL) abandonIndex(ctx context.Context, dbName string, tableID, indexID 
 	})
 	if err == nil {
 		prefix := tablecodec.IndexPrefix(tableID, indexID)
-		err = deleteRange(ctx, d.Store, prefix, catalog.PrefixEnd(prefix))
+		err = d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
 	}
 	return errors.Join(cause, err)
 }
@@ -242,7 +242,7 @@ func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName
 		return err
 	}
 	prefix := tablecodec.IndexPrefix(tableID, indexID)
-	return deleteRange(ctx, d.Store, prefix, catalog.PrefixEnd(prefix))
+	return d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
 }
 
 func equalFold(a, b string) bool {

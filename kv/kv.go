@@ -139,6 +139,14 @@ type Txn interface {
 	Rollback() error
 }
 
+// RangeDeleter is implemented by stores that can drop every version of a
+// key range at once, outside MVCC. It is only for data that no transaction
+// can read any more, such as the rows of a dropped table once every
+// transaction that could see the table has ended.
+type RangeDeleter interface {
+	DeleteRange(ctx context.Context, start, end []byte) error
+}
+
 // Iterator walks keys in order. The slices returned by Key and Value are
 // valid only until the next call to Next or Close.
 type Iterator interface {

@@ -198,3 +198,11 @@ func (s *Server) waitReady() error {
 		}
 	}
 }
+
+// PID is the process id of the running server, or 0 when it is stopped.
+func (s *Server) PID() int {
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}

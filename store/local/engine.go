@@ -71,6 +71,12 @@ func (e *pebbleEngine) Write(b *mvcc.Batch, sync bool) error {
 	for _, ent := range b.Entries {
 		buf = append(append(buf[:0], byte(ent.CF)), ent.Key...)
 		var err error
+		if ent.End != nil {
+			if err := pb.DeleteRange(buf, cfKey(ent.CF, ent.End), nil); err != nil {
+				return err
+			}
+			continue
+		}
 		if ent.Delete {
 			err = pb.Delete(buf, nil)
 		} else {

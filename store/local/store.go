@@ -13,6 +13,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -312,6 +313,11 @@ func (s *Store) Close() error {
 	<-s.gcDone
 	err := s.db.Close()
 	return errors.Join(err, s.lock.Close())
+}
+
+// DeleteRange implements kv.RangeDeleter.
+func (s *Store) DeleteRange(_ context.Context, start, end []byte) error {
+	return s.mvcc.DeleteRange(start, end)
 }
 
 // Metrics returns Pebble's metrics, for the status port and benchmarks.

@@ -71,12 +71,14 @@ type Batch struct {
 	Entries []BatchEntry
 }
 
-// BatchEntry is one write in a Batch. A nil Value with Delete set deletes.
+// BatchEntry is one write in a Batch: a put, a delete (Delete set), or a
+// deletion of every key in [Key, End) (End set).
 type BatchEntry struct {
 	CF     CF
 	Key    []byte
 	Value  []byte
 	Delete bool
+	End    []byte
 }
 
 // Put adds a write of value to key in cf.
@@ -87,6 +89,11 @@ func (b *Batch) Put(cf CF, key, value []byte) {
 // Del adds a deletion of key in cf.
 func (b *Batch) Del(cf CF, key []byte) {
 	b.Entries = append(b.Entries, BatchEntry{CF: cf, Key: key, Delete: true})
+}
+
+// DelRange adds a deletion of every key of cf in [start, end).
+func (b *Batch) DelRange(cf CF, start, end []byte) {
+	b.Entries = append(b.Entries, BatchEntry{CF: cf, Key: start, End: end})
 }
 
 // Len is the number of writes in the batch.

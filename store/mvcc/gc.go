@@ -79,3 +79,13 @@ func GC(r Reader, safePoint uint64, flush func(*Batch) error) (GCStats, error) {
 	}
 	return st, nil
 }
+
+// DeleteRange removes every record of every user key in [start, end) from
+// all three column families, as one batch. It ignores MVCC: the caller
+// guarantees no transaction can read the range any more.
+func DeleteRange(b *Batch, start, end []byte) {
+	lo, hi := encodeKey(start), encodeKey(end)
+	for _, cf := range []CF{CFDefault, CFLock, CFWrite} {
+		b.DelRange(cf, lo, hi)
+	}
+}

@@ -45,6 +45,12 @@ func (e *MemEngine) Write(b *Batch, _ bool) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, ent := range b.Entries {
+		if ent.End != nil {
+			lo, _ := e.find(ent.CF, ent.Key)
+			hi, _ := e.find(ent.CF, ent.End)
+			e.cfs[ent.CF] = slices.Delete(e.cfs[ent.CF], lo, max(lo, hi))
+			continue
+		}
 		kvs := e.cfs[ent.CF]
 		i, ok := e.find(ent.CF, ent.Key)
 		switch {

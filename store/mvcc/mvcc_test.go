@@ -33,6 +33,7 @@ import (
 //	check-txn-status primary=K lock=T current=T [rollback-if-not-exist]
 //	resolve-lock start=T commit=T keys=(K,...)
 //	gc safe-point=T
+//	delete-range start=K end=K      drop every record of [start, end)
 //	dump                            every record of every column family
 //
 // Timestamps are integers, or NNNp for NNN physical milliseconds. Keys and
@@ -249,6 +250,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			return result(err)
 		}
 		return fmt.Sprintf("keys=%d deleted-writes=%d deleted-values=%d", st.Keys, st.DeletedWrites, st.DeletedDefault)
+
+	case "delete-range":
+		return result(h.s.DeleteRange(str("start"), str("end")))
 
 	case "dump":
 		return h.dump(t)

@@ -234,6 +234,13 @@ func (s *Store) ResolveLock(ctx context.Context, keys [][]byte, startTS, commitT
 	return err
 }
 
+// DeleteRange drops the whole key range [start, end); see DeleteRange.
+func (s *Store) DeleteRange(start, end []byte) error {
+	var b Batch
+	DeleteRange(&b, start, end)
+	return s.eng.Write(&b, s.Sync)
+}
+
 // GC removes versions hidden below safePoint; see GC.
 func (s *Store) GC(safePoint uint64) (GCStats, error) {
 	return GC(s.eng, safePoint, func(b *Batch) error { return s.eng.Write(b, false) })
