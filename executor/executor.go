@@ -30,6 +30,8 @@ type Ctx struct {
 	ForUpdateTS uint64
 	LockWait    time.Duration
 	Catalog     *catalog.Catalog
+	// MemTable computes the rows of a virtual table (information_schema).
+	MemTable func(name string) ([][]types.Datum, error)
 }
 
 // Executor is a running operator.
@@ -68,6 +70,8 @@ func Build(p planner.Plan) (Executor, error) {
 	case *planner.Distinct:
 		c, err := Build(x.Child)
 		return &distinctExec{child: c}, err
+	case *planner.MemTable:
+		return &memTableExec{p: x}, nil
 	case *planner.Dual:
 		return &dualExec{none: x.NoRow}, nil
 	case *planner.Trim:

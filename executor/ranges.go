@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/basalt-db/basalt/catalog"
-	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
@@ -274,5 +273,3 @@ func sameKind(d types.Datum, col *catalog.ColumnInfo) bool {
 	}
 	return false
 }
-
-var _ = expression.Schema{}

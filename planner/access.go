@@ -182,9 +182,6 @@ func chooseAccessPath(c *Context, src *TableSource, cond expression.Expr, lock b
 				key = append(key, cr.points[0])
 			}
 			if key != nil {
-				if ix.Primary && t.CommonHandle {
-					return &PointGet{TableSource: *src, Index: ix, Key: key, Lock: lock}
-				}
 				return &PointGet{TableSource: *src, Index: ix, Key: key, Lock: lock}
 			}
 			if len(ix.Columns) == 1 && !(ix.Primary && t.CommonHandle) {

@@ -165,6 +165,7 @@ type Trim struct {
 }
 
 func (p *TableSource) Children() []Plan { return nil }
+func (p *MemTable) Children() []Plan    { return nil }
 func (p *Selection) Children() []Plan   { return []Plan{p.Child} }
 func (p *Projection) Children() []Plan  { return []Plan{p.Child} }
 func (p *Aggregation) Children() []Plan { return []Plan{p.Child} }

@@ -6,7 +6,6 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -45,11 +44,29 @@ func (c *Context) TableRef(tn *ast.TableName) (string, *catalog.TableInfo, error
 	if db == "" {
 		return "", nil, errno.New(errno.ErNoDB, "No database selected")
 	}
+	if strings.EqualFold(db, InfoSchemaDB) {
+		if memTableInfo(tn.Name.O) == nil {
+			return "", nil, errno.New(errno.ErUnknownTable, "Unknown table '%s' in information_schema", tn.Name.O)
+		}
+		return "", nil, errno.New(1044, "Access denied for user 'root'@'%%' to database 'information_schema'")
+	}
 	t := c.IS.Table(db, tn.Name.O)
 	if t == nil {
 		return "", nil, errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", db, tn.Name.O)
 	}
 	return db, t, nil
+}
+
+// memTable returns the virtual table tn names, if it names one.
+func (c *Context) memTable(tn *ast.TableName) *catalog.TableInfo {
+	db := tn.Schema.O
+	if db == "" {
+		db = c.DB
+	}
+	if !strings.EqualFold(db, InfoSchemaDB) {
+		return nil
+	}
+	return memTableInfo(tn.Name.O)
 }
 
 // SourceSchema is the schema of a table source's rows: its columns, then
@@ -86,6 +103,11 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 		}
 		switch s := ts.Source.(type) {
 		case *ast.TableName:
+			if mt := c.memTable(s); mt != nil {
+				ts := TableSource{base: base{schema: SourceSchema(InfoSchemaDB, mt, ts.AsName.O)}, DB: InfoSchemaDB, Table: mt, Alias: ts.AsName.O}
+				src, hidden = &MemTable{TableSource: ts}, 1
+				break
+			}
 			db, t, err := c.TableRef(s)
 			if err != nil {
 				return nil, err
@@ -368,10 +390,4 @@ func hasAggExpr(n ast.ExprNode) bool {
 	v := &aggFinder{}
 	n.Accept(v)
 	return v.found
-}
-
-// ConstantDatum evaluates an expression that refers to no column (for
-// LIMIT values and DDL defaults).
-func ConstantDatum(ctx *expression.Ctx, e expression.Expr) (types.Datum, error) {
-	return e.Eval(ctx, nil)
 }

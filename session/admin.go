@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -269,5 +268,3 @@ func describe(p planner.Plan) (string, string) {
 	}
 	return fmt.Sprintf("%T", p), ""
 }
-
-var _ = errors.New

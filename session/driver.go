@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 )
@@ -162,7 +164,7 @@ func (d *Driver) LookupUser(_ context.Context, user, _ string) (server.Credentia
 
 // OpenSession implements server.Driver.
 func (d *Driver) OpenSession(_ context.Context, info server.ConnInfo) (server.Session, error) {
-	if info.DB != "" && d.catalog.InfoSchema().DB(info.DB) == nil {
+	if info.DB != "" && d.catalog.InfoSchema().DB(info.DB) == nil && !strings.EqualFold(info.DB, planner.InfoSchemaDB) {
 		return nil, server.ErrBadDB(info.DB)
 	}
 	return newSession(d, info), nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/server"
@@ -53,8 +54,11 @@ func dupKeyError(key []byte, is *catalog.InfoSchema) error {
 	if is == nil || len(key) < 11 {
 		return msg("?", "?", "?")
 	}
-	_, tid, _ := decodeTableID(key)
+	_, tid, err := codec.DecodeInt(key[1:9])
 	t := is.TableByID(tid)
+	if err != nil || key[0] != 't' {
+		t = nil
+	}
 	if t == nil {
 		return msg("?", "?", "?")
 	}
@@ -90,20 +94,4 @@ func dupKeyError(key []byte, is *catalog.InfoSchema) error {
 		}
 	}
 	return msg("?", t.Name, "?")
-}
-
-func decodeTableID(key []byte) ([]byte, int64, error) {
-	k, _, err := tablecodec.DecodeRowKey(key, true)
-	if err == nil {
-		return nil, k, nil
-	}
-	// Index keys share the table prefix layout.
-	if len(key) >= 9 && key[0] == 't' {
-		v := int64(0)
-		for _, b := range key[1:9] {
-			v = v<<8 | int64(b)
-		}
-		return nil, int64(uint64(v) ^ 1<<63), nil
-	}
-	return nil, 0, err
 }

@@ -7,13 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
-	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
@@ -279,7 +277,7 @@ func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []
 		return server.Result{}, err
 	}
 	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(params), Reader: reader, ForUpdateTS: ts,
-		LockWait: s.lockWait(), Catalog: s.d.catalog}
+		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows}
 	if forUpdate && s.txn != nil {
 		ec.Txn = s.txn
 	}
@@ -505,6 +503,3 @@ func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
 	}
 	return nil
 }
-
-var _ = parserdriver.Parse
-var _ catalog.FieldType

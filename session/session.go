@@ -9,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
+	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
@@ -72,10 +73,15 @@ func (s *Session) CurrentDB() string { return s.db }
 
 // UseDB implements server.Session.
 func (s *Session) UseDB(_ context.Context, db string) error {
-	if s.d.catalog.InfoSchema().DB(db) == nil {
+	if strings.EqualFold(db, planner.InfoSchemaDB) {
+		s.db = planner.InfoSchemaDB
+		return nil
+	}
+	info := s.d.catalog.InfoSchema().DB(db)
+	if info == nil {
 		return server.ErrBadDB(db)
 	}
-	s.db = s.d.catalog.InfoSchema().DB(db).Name
+	s.db = info.Name
 	return nil
 }
 

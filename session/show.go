@@ -9,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -79,18 +80,25 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		if db == "" {
 			return server.Result{}, errno.New(errno.ErNoDB, "No database selected")
 		}
-		if is.DB(db) == nil {
+		var names []string
+		if strings.EqualFold(db, planner.InfoSchemaDB) {
+			names = planner.MemTableNames()
+			sort.Strings(names)
+		} else if is.DB(db) == nil {
 			return server.Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", db)
+		}
+		for _, t := range is.Tables(db) {
+			names = append(names, t.Name)
 		}
 		cols = textColumns("Tables_in_" + db)
 		if x.Full {
 			cols = textColumns("Tables_in_"+db, "Table_type")
 		}
-		for _, t := range is.Tables(db) {
-			if !like(x.Pattern, t.Name) {
+		for _, name := range names {
+			if !like(x.Pattern, name) {
 				continue
 			}
-			row := []types.Datum{str(t.Name)}
+			row := []types.Datum{str(name)}
 			if x.Full {
 				row = append(row, str("BASE TABLE"))
 			}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/basalt-db/basalt/errno"
@@ -242,5 +241,3 @@ func (s *Session) strict() bool {
 	m := strings.ToUpper(v.Str())
 	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES") || strings.Contains(m, "TRADITIONAL")
 }
-
-var _ = strconv.Itoa

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/kv"
 )
 
@@ -291,19 +292,21 @@ func (s *Scanner) advance() {
 		if !atWrite {
 			continue
 		}
-		v, found, err := visibleValue(s.r, s.writes, s.cur, s.ts, s.value[:0])
+		var v []byte
+		var found bool
+		var err error
+		if s.reverse {
+			v, found, err = visibleValue(s.r, s.writes, s.cur, s.ts, s.value[:0])
+			s.writes.SeekLT(s.cur) // step before every version of the key
+		} else {
+			v, found, err = s.forwardValue()
+		}
 		if err != nil {
 			s.err = err
 			return
 		}
-		// Step past every version of the key.
-		if s.reverse {
-			s.writes.SeekLT(s.cur)
-		} else {
-			s.writes.SeekGE(keyEnd(s.cur))
-		}
 		if found {
-			key, err := decodeKey(s.cur)
+			_, key, err := codec.DecodeBytes(s.cur, s.key[:0])
 			if err != nil {
 				s.err = err
 				return
@@ -312,6 +315,60 @@ func (s *Scanner) advance() {
 			return
 		}
 	}
+}
+
+// maxSteps is how many records the forward scan steps over with Next
+// before it seeks instead: most keys have only a few versions.
+const maxSteps = 4
+
+// forwardValue reads the value of s.cur visible at s.ts, with s.writes at
+// the key's newest record, and leaves s.writes at the next key's first
+// record. It steps with Next over the few versions most keys have, which is
+// cheaper than seeking.
+func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
+	it, steps := s.writes, 0
+	step := func(seek []byte) bool {
+		if steps++; steps > maxSteps {
+			steps = 0
+			return it.SeekGE(seek)
+		}
+		return it.Next()
+	}
+	for ok := it.Valid(); ok; {
+		k, ts, err := splitVersionKey(it.Key())
+		if err != nil {
+			return nil, false, err
+		}
+		if !bytes.Equal(k, s.cur) {
+			return nil, false, nil
+		}
+		if ts > s.ts {
+			ok = step(versionKey(s.cur, s.ts))
+			continue
+		}
+		w, err := decodeWrite(it.Value())
+		if err != nil {
+			return nil, false, err
+		}
+		if w.Kind == WritePut || w.Kind == WriteDelete {
+			if w.Kind == WritePut {
+				found = true
+				if w.HasShortValue {
+					value = append(s.value[:0], w.ShortValue...)
+				} else if value, err = s.r.Get(CFDefault, versionKey(s.cur, w.StartTS)); err != nil {
+					return nil, false, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+				}
+			}
+			break
+		}
+		ok = step(versionKey(s.cur, s.ts))
+	}
+	// Step past the key's older versions.
+	end := keyEnd(s.cur)
+	for ok := it.Valid(); ok && bytes.Compare(it.Key(), end) < 0; {
+		ok = step(end)
+	}
+	return value, found, nil
 }
 
 // Valid reports whether the scanner is at a key.

@@ -97,6 +97,12 @@ func lockKindOf(op kv.Op) LockKind {
 // transaction started (*kv.WriteConflictError), already exists for an
 // insert (*kv.KeyExistsError), or saw this transaction rolled back.
 func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
+	br, err := newBatchReader(r)
+	if err != nil {
+		return err
+	}
+	defer br.close()
+	r = br
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKey := encodeKey(m.Key)
@@ -126,6 +132,12 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 // Commit. Pessimistic locks of the transaction are released; a key that
 // was only pessimistically locked (OpLock) leaves no record.
 func OnePhaseCommit(r Reader, b *Batch, req *PrewriteRequest, commitTS uint64) error {
+	br, err := newBatchReader(r)
+	if err != nil {
+		return err
+	}
+	defer br.close()
+	r = br
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKey := encodeKey(m.Key)
@@ -248,6 +260,14 @@ type PessimisticLockRequest struct {
 // *kv.WriteConflictError if the key was committed after ForUpdateTS, or
 // kv.ErrTxnAborted if this transaction was rolled back there.
 func AcquirePessimisticLock(r Reader, b *Batch, req *PessimisticLockRequest) (int, error) {
+	if len(req.Keys) > 1 {
+		br, err := newBatchReader(r)
+		if err != nil {
+			return 0, err
+		}
+		defer br.close()
+		r = br
+	}
 	for i, key := range req.Keys {
 		encKey := encodeKey(key)
 		l, err := loadLock(r, encKey)

@@ -1,0 +1,87 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+)
+
+// InfoSchemaDB is the database of the virtual tables that describe the
+// catalog. Its rows are computed when a query runs (executor.Ctx.MemTable).
+const InfoSchemaDB = "information_schema"
+
+// MemTable reads a virtual table.
+type MemTable struct {
+	TableSource
+}
+
+// memTableColumns lists each virtual table's columns: name and whether it
+// is numeric (the rest are strings). Names follow MySQL 8.
+var memTableColumns = map[string][]string{
+	"schemata": {"CATALOG_NAME", "SCHEMA_NAME", "DEFAULT_CHARACTER_SET_NAME", "DEFAULT_COLLATION_NAME", "SQL_PATH", "DEFAULT_ENCRYPTION"},
+	"tables": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "ENGINE", "#VERSION", "ROW_FORMAT",
+		"#TABLE_ROWS", "#AVG_ROW_LENGTH", "#DATA_LENGTH", "#MAX_DATA_LENGTH", "#INDEX_LENGTH", "#DATA_FREE",
+		"#AUTO_INCREMENT", "CREATE_TIME", "UPDATE_TIME", "CHECK_TIME", "TABLE_COLLATION", "#CHECKSUM",
+		"CREATE_OPTIONS", "TABLE_COMMENT"},
+	"columns": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "#ORDINAL_POSITION", "COLUMN_DEFAULT",
+		"IS_NULLABLE", "DATA_TYPE", "#CHARACTER_MAXIMUM_LENGTH", "#CHARACTER_OCTET_LENGTH", "#NUMERIC_PRECISION",
+		"#NUMERIC_SCALE", "#DATETIME_PRECISION", "CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY",
+		"EXTRA", "PRIVILEGES", "COLUMN_COMMENT", "GENERATION_EXPRESSION"},
+	"statistics": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "#NON_UNIQUE", "INDEX_SCHEMA", "INDEX_NAME",
+		"#SEQ_IN_INDEX", "COLUMN_NAME", "COLLATION", "#CARDINALITY", "#SUB_PART", "PACKED", "NULLABLE",
+		"INDEX_TYPE", "COMMENT", "INDEX_COMMENT", "IS_VISIBLE", "EXPRESSION"},
+	"engines":            {"ENGINE", "SUPPORT", "COMMENT", "TRANSACTIONS", "XA", "SAVEPOINTS"},
+	"character_sets":     {"CHARACTER_SET_NAME", "DEFAULT_COLLATE_NAME", "DESCRIPTION", "#MAXLEN"},
+	"collations":         {"COLLATION_NAME", "CHARACTER_SET_NAME", "#ID", "IS_DEFAULT", "IS_COMPILED", "#SORTLEN", "PAD_ATTRIBUTE"},
+	"key_column_usage":   {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "#ORDINAL_POSITION", "#POSITION_IN_UNIQUE_CONSTRAINT", "REFERENCED_TABLE_SCHEMA", "REFERENCED_TABLE_NAME", "REFERENCED_COLUMN_NAME"},
+	"table_constraints":  {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "TABLE_SCHEMA", "TABLE_NAME", "CONSTRAINT_TYPE", "ENFORCED"},
+	"views":              {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "VIEW_DEFINITION", "CHECK_OPTION", "IS_UPDATABLE", "DEFINER", "SECURITY_TYPE", "CHARACTER_SET_CLIENT", "COLLATION_CONNECTION"},
+	"routines":           {"SPECIFIC_NAME", "ROUTINE_CATALOG", "ROUTINE_SCHEMA", "ROUTINE_NAME", "ROUTINE_TYPE"},
+	"processlist":        {"#ID", "USER", "HOST", "DB", "COMMAND", "#TIME", "STATE", "INFO"},
+	"session_variables":  {"VARIABLE_NAME", "VARIABLE_VALUE"},
+	"global_variables":   {"VARIABLE_NAME", "VARIABLE_VALUE"},
+	"partitions":         {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "PARTITION_NAME", "#TABLE_ROWS"},
+	"triggers":           {"TRIGGER_CATALOG", "TRIGGER_SCHEMA", "TRIGGER_NAME", "EVENT_OBJECT_TABLE"},
+	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
+}
+
+// MemTableNames lists the virtual tables, for SHOW TABLES.
+func MemTableNames() []string {
+	out := make([]string, 0, len(memTableColumns))
+	for n := range memTableColumns {
+		out = append(out, strings.ToUpper(n))
+	}
+	return out
+}
+
+// memTableInfo describes a virtual table, or returns nil.
+func memTableInfo(name string) *catalog.TableInfo {
+	cols, ok := memTableColumns[strings.ToLower(name)]
+	if !ok {
+		return nil
+	}
+	t := &catalog.TableInfo{ID: -1, Name: strings.ToUpper(name)}
+	for i, c := range cols {
+		ft := catalog.FieldType{Tp: mysql.TypeVarString, Flen: 512, Charset: "utf8mb4"}
+		if strings.HasPrefix(c, "#") {
+			c = c[1:]
+			ft = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag}
+		}
+		t.Columns = append(t.Columns, &catalog.ColumnInfo{ID: int64(i + 1), Name: c, Offset: i, Type: ft})
+	}
+	return t
+}
+
+// MemTableColumns returns the column names of a virtual table.
+func MemTableColumns(name string) []string {
+	t := memTableInfo(name)
+	if t == nil {
+		return nil
+	}
+	out := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		out[i] = c.Name
+	}
+	return out
+}
