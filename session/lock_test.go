@@ -1,0 +1,121 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+func mysqlErrno(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+// TestLockConflicts: two pessimistic transactions that wait for each
+// other's rows end in exactly one 1213 (the victim is rolled back and the
+// other proceeds), and a lock held past innodb_lock_wait_timeout gives 1205
+// to the waiter, whose transaction stays open.
+func TestLockConflicts(t *testing.T) {
+	db, err := sql.Open("mysql", startBasalt(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn := func() *sql.Conn {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := conn(), conn()
+	exec := func(c *sql.Conn, q string) error {
+		_, err := c.ExecContext(ctx, q)
+		return err
+	}
+	for _, q := range []string{"CREATE DATABASE lk", "USE lk", "CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 0), (2, 0)"} {
+		if err := exec(a, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := exec(b, "USE lk"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Deadlock: a locks 1, b locks 2, a waits for 2, b asks for 1.
+	for _, step := range []struct {
+		c *sql.Conn
+		q string
+	}{{a, "BEGIN"}, {b, "BEGIN"}, {a, "UPDATE t SET v = v + 1 WHERE id = 1"}, {b, "UPDATE t SET v = v + 1 WHERE id = 2"}} {
+		if err := exec(step.c, step.q); err != nil {
+			t.Fatalf("%s: %v", step.q, err)
+		}
+	}
+	aDone := make(chan error, 1)
+	go func() { aDone <- exec(a, "UPDATE t SET v = v + 1 WHERE id = 2") }()
+	time.Sleep(200 * time.Millisecond) // let a start waiting
+	bErr := exec(b, "UPDATE t SET v = v + 1 WHERE id = 1")
+	if mysqlErrno(bErr) != 1213 {
+		t.Fatalf("b: got %v, want 1213 deadlock", bErr)
+	}
+	if err := <-aDone; err != nil {
+		t.Fatalf("a after b's rollback: %v", err)
+	}
+	if err := exec(a, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	if err := a.QueryRowContext(ctx, "SELECT SUM(v) FROM t").Scan(&sum); err != nil || sum != 2 {
+		t.Fatalf("after deadlock: sum %d, %v; want 2 (a's two updates, none of b's)", sum, err)
+	}
+
+	// Lock wait timeout.
+	if err := exec(b, "SET innodb_lock_wait_timeout = 1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		c *sql.Conn
+		q string
+	}{{a, "BEGIN"}, {a, "UPDATE t SET v = 10 WHERE id = 1"}, {b, "BEGIN"}, {b, "UPDATE t SET v = 20 WHERE id = 2"}} {
+		if err := exec(step.c, step.q); err != nil {
+			t.Fatalf("%s: %v", step.q, err)
+		}
+	}
+	start := time.Now()
+	err = exec(b, "UPDATE t SET v = 30 WHERE id = 1")
+	if mysqlErrno(err) != 1205 || time.Since(start) < 900*time.Millisecond {
+		t.Fatalf("b: got %v after %v, want 1205 after about 1s", err, time.Since(start))
+	}
+	// The timeout ended only b's statement: its earlier update commits.
+	if err := exec(b, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec(a, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	var vals []int
+	rows, err := a.QueryContext(ctx, "SELECT v FROM t ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, v)
+	}
+	rows.Close()
+	if len(vals) != 2 || vals[0] != 10 || vals[1] != 20 {
+		t.Fatalf("after timeout: rows %v; want [10 20]", vals)
+	}
+}
