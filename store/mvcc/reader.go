@@ -350,18 +350,25 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 		if err != nil {
 			return nil, false, err
 		}
-		if w.Kind == WritePut || w.Kind == WriteDelete {
-			if w.Kind == WritePut {
-				found = true
-				if w.HasShortValue {
-					value = append(s.value[:0], w.ShortValue...)
-				} else if value, err = s.r.Get(CFDefault, versionKey(s.cur, w.StartTS)); err != nil {
-					return nil, false, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
-				}
+		if w.Kind == WriteRollback || w.Kind == WriteLock {
+			// Change no data: step to the next older record (a seek here
+			// must move forward, never back to a record already passed).
+			if ts == 0 {
+				break
 			}
-			break
+			ok = step(versionKey(s.cur, ts-1))
+			continue
 		}
-		ok = step(versionKey(s.cur, s.ts))
+		// The newest Put or Delete at or below s.ts decides.
+		if w.Kind == WritePut {
+			found = true
+			if w.HasShortValue {
+				value = append(s.value[:0], w.ShortValue...)
+			} else if value, err = s.r.Get(CFDefault, versionKey(s.cur, w.StartTS)); err != nil {
+				return nil, false, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+			}
+		}
+		break
 	}
 	// Step past the key's older versions.
 	end := keyEnd(s.cur)
