@@ -47,7 +47,7 @@ func parseError(err error) error {
 	if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
 		msg = msg[i+1:]
 	}
-	return server.NewError(errno.ErParse, "%s", msg)
+	return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use %s", strings.TrimSpace(msg))
 }
 
 // run executes one statement, recording metrics and warnings. cached, if
