@@ -341,23 +341,29 @@ func sameValue(a, b types.Datum) bool {
 	return a.Kind() == b.Kind() && types.Compare(a, b) == 0 && a.String() == b.String()
 }
 
-// ExecUpdate runs a single-table UPDATE.
-func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
-	var res DMLResult
-	t := p.Table
-	src, err := Build(p.Source)
+// rowsToWrite reads the rows an UPDATE or DELETE changes and locks them.
+func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types.Datum, error) {
+	src, err := Build(source)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	rows, err := Drain(ctx, src)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	keys := make([][]byte, len(rows))
 	for i, r := range rows {
 		keys[i] = tablecodec.RowKey(t.ID, HandleOf(t, r))
 	}
-	if err := ctx.lock(keys...); err != nil {
+	return rows, ctx.lock(keys...)
+}
+
+// ExecUpdate runs a single-table UPDATE.
+func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
+	var res DMLResult
+	t := p.Table
+	rows, err := rowsToWrite(ctx, t, p.Source)
+	if err != nil {
 		return res, err
 	}
 	w := newWriter(t)
@@ -417,19 +423,8 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
-	src, err := Build(p.Source)
+	rows, err := rowsToWrite(ctx, t, p.Source)
 	if err != nil {
-		return res, err
-	}
-	rows, err := Drain(ctx, src)
-	if err != nil {
-		return res, err
-	}
-	keys := make([][]byte, len(rows))
-	for i, r := range rows {
-		keys[i] = tablecodec.RowKey(t.ID, HandleOf(t, r))
-	}
-	if err := ctx.lock(keys...); err != nil {
 		return res, err
 	}
 	w := newWriter(t)

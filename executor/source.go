@@ -291,27 +291,35 @@ func (e *batchPointGetExec) Open(ctx *Ctx) error {
 		keys = append(keys, k)
 		uniq = append(uniq, h)
 	}
-	if e.p.Lock && ctx.Txn != nil && len(keys) > 0 {
+	var err error
+	e.rows, err = fetchRows(ctx, e.dec, uniq, keys, e.p.Lock, e.rows[:0])
+	return err
+}
+
+// fetchRows locks (if asked) and reads the rows of handles, whose row keys
+// are keys, appending those that exist to out in handle order.
+func fetchRows(ctx *Ctx, dec *rowDecoder, handles []tablecodec.Handle, keys [][]byte, lock bool, out [][]types.Datum) ([][]types.Datum, error) {
+	if lock && ctx.Txn != nil && len(keys) > 0 {
 		if err := ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	vals, err := ctx.Reader.BatchGet(ctx.Context, keys)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, k := range keys {
 		v, ok := vals[string(k)]
 		if !ok {
 			continue
 		}
-		row := make([]types.Datum, len(t.Columns)+1)
-		if err := e.dec.decode(uniq[i], v, row); err != nil {
-			return err
+		row := make([]types.Datum, len(dec.t.Columns)+1)
+		if err := dec.decode(handles[i], v, row); err != nil {
+			return nil, err
 		}
-		e.rows = append(e.rows, row)
+		out = append(out, row)
 	}
-	return nil
+	return out, nil
 }
 
 func (e *batchPointGetExec) Next(*Ctx) ([]types.Datum, error) {
@@ -480,28 +488,10 @@ func (e *indexScanExec) fill(ctx *Ctx) error {
 			return err
 		}
 	}
-	if e.p.Lock && ctx.Txn != nil && len(keys) > 0 {
-		if err := ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...); err != nil {
-			return err
-		}
-	}
-	vals, err := ctx.Reader.BatchGet(ctx.Context, keys)
-	if err != nil {
-		return err
-	}
-	e.batch, e.pos = e.batch[:0], 0
-	for i, k := range keys {
-		v, ok := vals[string(k)]
-		if !ok {
-			continue
-		}
-		row := make([]types.Datum, len(t.Columns)+1)
-		if err := e.dec.decode(handles[i], v, row); err != nil {
-			return err
-		}
-		e.batch = append(e.batch, row)
-	}
-	return nil
+	e.pos = 0
+	var err error
+	e.batch, err = fetchRows(ctx, e.dec, handles, keys, e.p.Lock, e.batch[:0])
+	return err
 }
 
 // indexEntryHandle returns the handle an index entry points to: its value

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/kv/kvtest"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -45,13 +45,13 @@ func TestTxn(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: missing %s=", td.Pos, key)
 				}
-				return parseBytes(t, a.SingleVal(t))
+				return kvtest.Parse(t, a.SingleVal(t))
 			}
 			keys := func() [][]byte {
 				a, _ := td.Arg("keys")
 				var ks [][]byte
 				for _, v := range a.Vals {
-					ks = append(ks, parseBytes(t, v))
+					ks = append(ks, kvtest.Parse(t, v))
 				}
 				return ks
 			}
@@ -87,7 +87,7 @@ func TestTxn(t *testing.T) {
 				if err != nil {
 					return errString(err)
 				}
-				return fmtBytes(v)
+				return kvtest.Format(v)
 			case "batch-get":
 				m, err := tx().BatchGet(ctx, keys())
 				if err != nil {
@@ -96,7 +96,7 @@ func TestTxn(t *testing.T) {
 				var b strings.Builder
 				for _, k := range keys() {
 					if v, ok := m[string(k)]; ok {
-						fmt.Fprintf(&b, "%s=%s\n", fmtBytes(k), fmtBytes(v))
+						fmt.Fprintf(&b, "%s=%s\n", kvtest.Format(k), kvtest.Format(v))
 					}
 				}
 				return b.String()
@@ -121,7 +121,7 @@ func TestTxn(t *testing.T) {
 				defer it.Close()
 				var b strings.Builder
 				for it.Valid() {
-					fmt.Fprintf(&b, "%s=%s\n", fmtBytes(it.Key()), fmtBytes(it.Value()))
+					fmt.Fprintf(&b, "%s=%s\n", kvtest.Format(it.Key()), kvtest.Format(it.Value()))
 					if err := it.Next(); err != nil {
 						return b.String() + errString(err)
 					}
@@ -169,9 +169,9 @@ func errString(err error) string {
 	case errors.Is(err, kv.ErrNotFound):
 		return "not found"
 	case errors.As(err, &wc):
-		return fmt.Sprintf("error: write conflict on %s", fmtBytes(wc.Key))
+		return fmt.Sprintf("error: write conflict on %s", kvtest.Format(wc.Key))
 	case errors.As(err, &ke):
-		return fmt.Sprintf("error: key %s exists", fmtBytes(ke.Key))
+		return fmt.Sprintf("error: key %s exists", kvtest.Format(ke.Key))
 	case errors.As(err, &tl):
 		return fmt.Sprintf("error: %s of %d bytes too large (limit %d)", tl.What, tl.Size, tl.Limit)
 	case errors.Is(err, kv.ErrLockWaitTimeout):
@@ -184,33 +184,4 @@ func errString(err error) string {
 		return "error: txn closed"
 	}
 	return "error: " + err.Error()
-}
-
-func parseBytes(t *testing.T, s string) []byte {
-	if strings.HasPrefix(s, `"`) {
-		u, err := strconv.Unquote(s)
-		if err != nil {
-			t.Fatalf("bad quoted string %s: %v", s, err)
-		}
-		return []byte(u)
-	}
-	if c, n, ok := strings.Cut(s, "*"); ok && len(c) == 1 {
-		k, err := strconv.Atoi(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(strings.Repeat(c, k))
-	}
-	return []byte(s)
-}
-
-func fmtBytes(b []byte) string {
-	s := string(b)
-	if len(s) > 20 && strings.Count(s, s[:1]) == len(s) {
-		return fmt.Sprintf("%s*%d", s[:1], len(s))
-	}
-	if strconv.CanBackquote(s) && !strings.ContainsAny(s, " =,\"()") && s != "" {
-		return s
-	}
-	return strconv.Quote(s)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/kv/kvtest"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -75,7 +76,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if !ok {
 			return nil
 		}
-		return parseBytes(t, arg.SingleVal(t))
+		return kvtest.Parse(t, arg.SingleVal(t))
 	}
 	keys := func() [][]byte {
 		arg, ok := td.Arg("keys")
@@ -84,7 +85,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		var ks [][]byte
 		for _, v := range arg.Vals {
-			ks = append(ks, parseBytes(t, v))
+			ks = append(ks, kvtest.Parse(t, v))
 		}
 		return ks
 	}
@@ -98,14 +99,14 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			if len(f) < 2 {
 				t.Fatalf("%s: bad mutation %q", td.Pos, line)
 			}
-			m := kv.Mutation{Key: parseBytes(t, f[1])}
+			m := kv.Mutation{Key: kvtest.Parse(t, f[1])}
 			rest := f[2:]
 			switch f[0] {
 			case "put", "insert":
 				if len(rest) == 0 {
 					t.Fatalf("%s: %s needs a value", td.Pos, f[0])
 				}
-				m.Op, m.Value, rest = kv.OpPut, parseBytes(t, rest[0]), rest[1:]
+				m.Op, m.Value, rest = kv.OpPut, kvtest.Parse(t, rest[0]), rest[1:]
 				if f[0] == "insert" {
 					m.Op = kv.OpInsert
 				}
@@ -154,7 +155,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if err != nil {
 			return result(err)
 		}
-		return fmtBytes(v)
+		return kvtest.Format(v)
 
 	case "scan":
 		var start, end []byte
@@ -171,7 +172,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		defer sc.Close()
 		var b strings.Builder
 		for ; sc.Valid(); sc.Next() {
-			fmt.Fprintf(&b, "%s=%s\n", fmtBytes(sc.Key()), fmtBytes(sc.Value()))
+			fmt.Fprintf(&b, "%s=%s\n", kvtest.Format(sc.Key()), kvtest.Format(sc.Value()))
 		}
 		if sc.Err() != nil {
 			fmt.Fprintf(&b, "%s\n", result(sc.Err()))
@@ -325,12 +326,12 @@ func (h *harness) dump(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "lock %s: %s start=%s primary=%s ttl=%d", fmtBytes(uk), l.Kind, fmtTS(l.StartTS), fmtBytes(l.Primary), l.TTL)
+		fmt.Fprintf(&b, "lock %s: %s start=%s primary=%s ttl=%d", kvtest.Format(uk), l.Kind, fmtTS(l.StartTS), kvtest.Format(l.Primary), l.TTL)
 		if l.ForUpdateTS != 0 {
 			fmt.Fprintf(&b, " for-update=%d", l.ForUpdateTS)
 		}
 		if l.HasShortValue {
-			fmt.Fprintf(&b, " value=%s", fmtBytes(l.ShortValue))
+			fmt.Fprintf(&b, " value=%s", kvtest.Format(l.ShortValue))
 		}
 		b.WriteString("\n")
 	}
@@ -348,9 +349,9 @@ func (h *harness) dump(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "write %s@%s: %s start=%s", fmtBytes(uk), fmtTS(ts), w.Kind, fmtTS(w.StartTS))
+		fmt.Fprintf(&b, "write %s@%s: %s start=%s", kvtest.Format(uk), fmtTS(ts), w.Kind, fmtTS(w.StartTS))
 		if w.HasShortValue {
-			fmt.Fprintf(&b, " value=%s", fmtBytes(w.ShortValue))
+			fmt.Fprintf(&b, " value=%s", kvtest.Format(w.ShortValue))
 		}
 		b.WriteString("\n")
 	}
@@ -364,7 +365,7 @@ func (h *harness) dump(t *testing.T) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "default %s@%s: %s\n", fmtBytes(uk), fmtTS(ts), fmtBytes(vals[i]))
+		fmt.Fprintf(&b, "default %s@%s: %s\n", kvtest.Format(uk), fmtTS(ts), kvtest.Format(vals[i]))
 	}
 	if b.Len() == 0 {
 		return "(empty)"
@@ -383,17 +384,17 @@ func result(err error) string {
 	var ce *CommittedError
 	switch {
 	case errors.As(err, &dl):
-		return fmt.Sprintf("error: deadlock: txn %d waits for %d on %s, cycle %v", dl.StartTS, dl.Holder, fmtBytes(dl.Key), dl.Cycle)
+		return fmt.Sprintf("error: deadlock: txn %d waits for %d on %s, cycle %v", dl.StartTS, dl.Holder, kvtest.Format(dl.Key), dl.Cycle)
 	case errors.Is(err, kv.ErrLockWaitTimeout):
 		return "error: lock wait timeout"
 	case errors.As(err, &le):
-		return fmt.Sprintf("error: key %s locked by txn %s (%s, primary %s)", fmtBytes(le.Lock.Key), fmtTS(le.Lock.StartTS), le.Lock.Kind, fmtBytes(le.Lock.Primary))
+		return fmt.Sprintf("error: key %s locked by txn %s (%s, primary %s)", kvtest.Format(le.Lock.Key), fmtTS(le.Lock.StartTS), le.Lock.Kind, kvtest.Format(le.Lock.Primary))
 	case errors.As(err, &wc):
-		return fmt.Sprintf("error: write conflict on %s: txn %d committed at %d", fmtBytes(wc.Key), wc.ConflictStartTS, wc.ConflictCommitTS)
+		return fmt.Sprintf("error: write conflict on %s: txn %d committed at %d", kvtest.Format(wc.Key), wc.ConflictStartTS, wc.ConflictCommitTS)
 	case errors.As(err, &ke):
-		return fmt.Sprintf("error: key %s exists", fmtBytes(ke.Key))
+		return fmt.Sprintf("error: key %s exists", kvtest.Format(ke.Key))
 	case errors.As(err, &ce):
-		return fmt.Sprintf("error: %s already committed at %d", fmtBytes(ce.Key), ce.CommitTS)
+		return fmt.Sprintf("error: %s already committed at %d", kvtest.Format(ce.Key), ce.CommitTS)
 	case errors.Is(err, kv.ErrNotFound):
 		return "not found"
 	case errors.Is(err, kv.ErrTxnAborted):
@@ -425,35 +426,6 @@ func fmtTS(ts uint64) string {
 		return fmt.Sprintf("%dp", PhysicalMs(ts))
 	}
 	return strconv.FormatUint(ts, 10)
-}
-
-func parseBytes(t *testing.T, s string) []byte {
-	if strings.HasPrefix(s, `"`) {
-		u, err := strconv.Unquote(s)
-		if err != nil {
-			t.Fatalf("bad quoted string %s: %v", s, err)
-		}
-		return []byte(u)
-	}
-	if c, n, ok := strings.Cut(s, "*"); ok && len(c) == 1 {
-		k, err := strconv.Atoi(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []byte(strings.Repeat(c, k))
-	}
-	return []byte(s)
-}
-
-func fmtBytes(b []byte) string {
-	s := string(b)
-	if len(s) > 20 && strings.Count(s, s[:1]) == len(s) {
-		return fmt.Sprintf("%s*%d", s[:1], len(s))
-	}
-	if strconv.CanBackquote(s) && !strings.ContainsAny(s, " =,\"()") && s != "" {
-		return s
-	}
-	return strconv.Quote(s)
 }
 
 // manualClock fires timers only when advanced.
