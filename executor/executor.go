@@ -30,6 +30,9 @@ type Ctx struct {
 	ForUpdateTS uint64
 	LockWait    time.Duration
 	Catalog     *catalog.Catalog
+	// SelectForUpdate: the statement is a SELECT ... FOR UPDATE, whose
+	// locks an optimistic transaction records for its commit.
+	SelectForUpdate bool
 	// MemTable computes the rows of a virtual table (information_schema).
 	MemTable func(name string) ([][]types.Datum, error)
 }

@@ -75,12 +75,21 @@ func HandleOf(t *catalog.TableInfo, row []types.Datum) tablecodec.Handle {
 	return tablecodec.IntHandle(d.Int())
 }
 
-// lockRow takes the pessimistic lock on a row read by SELECT ... FOR UPDATE.
-func lockRow(ctx *Ctx, t *catalog.TableInfo, h tablecodec.Handle) error {
-	if ctx.Txn == nil {
+// lockRead locks the row keys a locking read (SELECT ... FOR UPDATE, or
+// the read of an UPDATE or DELETE) reads, before reading them. A
+// pessimistic transaction takes the locks now. An optimistic one only
+// records them for its commit to check (SELECT ... FOR UPDATE); an
+// optimistic write checks the rows it writes anyway, so its reads lock
+// nothing.
+func lockRead(ctx *Ctx, keys ...[]byte) error {
+	if ctx.Txn == nil || len(keys) == 0 || (ctx.Txn.Mode() == kv.Optimistic && !ctx.SelectForUpdate) {
 		return nil
 	}
-	return ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, tablecodec.RowKey(t.ID, h))
+	return ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...)
+}
+
+func lockRow(ctx *Ctx, t *catalog.TableInfo, h tablecodec.Handle) error {
+	return lockRead(ctx, tablecodec.RowKey(t.ID, h))
 }
 
 // pointGetExec reads at most one row.
@@ -299,8 +308,8 @@ func (e *batchPointGetExec) Open(ctx *Ctx) error {
 // fetchRows locks (if asked) and reads the rows of handles, whose row keys
 // are keys, appending those that exist to out in handle order.
 func fetchRows(ctx *Ctx, dec *rowDecoder, handles []tablecodec.Handle, keys [][]byte, lock bool, out [][]types.Datum) ([][]types.Datum, error) {
-	if lock && ctx.Txn != nil && len(keys) > 0 {
-		if err := ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...); err != nil {
+	if lock {
+		if err := lockRead(ctx, keys...); err != nil {
 			return nil, err
 		}
 	}

@@ -279,7 +279,7 @@ func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []
 	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(params), Reader: reader, ForUpdateTS: ts,
 		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows}
 	if forUpdate && s.txn != nil {
-		ec.Txn = s.txn
+		ec.Txn, ec.SelectForUpdate = s.txn, true
 	}
 	ex, err := executor.Build(q.Plan)
 	if err != nil {
