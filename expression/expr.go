@@ -48,6 +48,11 @@ type Ctx struct {
 	Warnings []*errno.Error
 	// LastInsertIDSet records LAST_INSERT_ID(expr) calls.
 	LastInsertIDSet func(v uint64)
+
+	// scratch holds the evaluated arguments of the functions being
+	// applied, as a stack: each Func.Eval pushes its arguments and pops
+	// them when done, so nested calls share one buffer.
+	scratch []types.Datum
 }
 
 // Warn records a warning.

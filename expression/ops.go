@@ -27,15 +27,14 @@ type Func struct {
 
 func (f *Func) Type() catalog.FieldType { return f.Tp }
 
+// Eval evaluates the arguments onto the context's scratch stack (so that
+// evaluating a row allocates nothing) and applies the function to them.
 func (f *Func) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 	if f.Lazy != nil {
 		return f.Lazy(ctx, row, f.Args)
 	}
-	var buf [4]types.Datum
-	args := buf[:0]
-	if len(f.Args) > len(buf) {
-		args = make([]types.Datum, 0, len(f.Args))
-	}
+	base := len(ctx.scratch)
+	defer func() { ctx.scratch = ctx.scratch[:base] }()
 	for _, a := range f.Args {
 		v, err := a.Eval(ctx, row)
 		if err != nil {
@@ -44,9 +43,9 @@ func (f *Func) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 		if v.IsNull() && !f.NullSafe {
 			return types.Null, nil
 		}
-		args = append(args, v)
+		ctx.scratch = append(ctx.scratch, v)
 	}
-	return f.Fn(ctx, args)
+	return f.Fn(ctx, ctx.scratch[base:])
 }
 
 // EvalBool evaluates e as a condition: NULL and false are both not true.
