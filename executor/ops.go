@@ -194,16 +194,26 @@ type sortExec struct {
 	child Executor
 	items []planner.SortItem
 	rows  [][]types.Datum
-	keys  [][]types.Datum
 	pos   int
-	err   error
 }
 
 func (e *sortExec) Open(ctx *Ctx) error {
 	if err := e.child.Open(ctx); err != nil {
 		return err
 	}
-	e.rows, e.keys, e.pos = nil, nil, 0
+	e.rows, e.pos = nil, 0
+	// Sort keys that are columns of the row are compared in place; others
+	// are evaluated once per row.
+	cols := make([]int, len(e.items))
+	computed := false
+	for i, it := range e.items {
+		if c, ok := it.Expr.(*expression.Column); ok {
+			cols[i] = c.Idx
+		} else {
+			cols[i], computed = -1, true
+		}
+	}
+	var keys [][]types.Datum
 	for {
 		row, err := e.child.Next(ctx)
 		if err != nil {
@@ -212,15 +222,27 @@ func (e *sortExec) Open(ctx *Ctx) error {
 		if row == nil {
 			break
 		}
-		r := cloneRow(row)
-		k := make([]types.Datum, len(e.items))
-		for i, it := range e.items {
-			if k[i], err = it.Expr.Eval(ctx.Eval, r); err != nil {
-				return err
-			}
-		}
+		// Rows own their values (scans copy out of the store's buffers), so
+		// a shallow copy keeps them past the child's next row.
+		r := append([]types.Datum(nil), row...)
 		e.rows = append(e.rows, r)
-		e.keys = append(e.keys, k)
+		if computed {
+			k := make([]types.Datum, len(e.items))
+			for i, it := range e.items {
+				if cols[i] < 0 {
+					if k[i], err = it.Expr.Eval(ctx.Eval, r); err != nil {
+						return err
+					}
+				}
+			}
+			keys = append(keys, k)
+		}
+	}
+	key := func(row, i int) types.Datum {
+		if cols[i] >= 0 {
+			return e.rows[row][cols[i]]
+		}
+		return keys[row][i]
 	}
 	idx := make([]int, len(e.rows))
 	for i := range idx {
@@ -228,8 +250,7 @@ func (e *sortExec) Open(ctx *Ctx) error {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
 		for i, it := range e.items {
-			c := types.Compare(e.keys[a][i], e.keys[b][i])
-			if c != 0 {
+			if c := types.Compare(key(a, i), key(b, i)); c != 0 {
 				if it.Desc {
 					return -c
 				}
