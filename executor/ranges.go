@@ -136,45 +136,62 @@ func intersect(a, b []interval) []interval {
 type keyRange struct{ start, end []byte }
 
 // intBounds turns an interval on an integer column into inclusive int64
-// bounds, widening fractional bounds outward (the statement's filter
-// removes what does not match).
+// bounds that hold exactly the integers the interval holds: a fractional
+// lower bound rounds up, a fractional upper bound down (MySQL compares an
+// integer column with a non-integer as doubles). The planner relies on
+// this to drop conditions on the integer primary key that the key ranges
+// already enforce.
 func intBounds(iv interval) (lo, hi int64, empty bool) {
 	lo, hi = math.MinInt64, math.MaxInt64
 	if !iv.loInf {
-		f, _ := types.ToFloat(iv.lo)
-		switch {
-		case iv.lo.Kind() == types.KindInt:
-			lo = iv.lo.Int()
+		switch d := iv.lo; {
+		case d.Kind() == types.KindInt || (d.Kind() == types.KindUint && d.Uint() <= math.MaxInt64):
+			lo = d.Int()
 			if iv.loExcl {
 				if lo == math.MaxInt64 {
 					return 0, 0, true
 				}
 				lo++
 			}
-		case f >= math.MaxInt64:
+		case d.Kind() == types.KindUint:
 			return 0, 0, true
-		case f <= math.MinInt64:
 		default:
-			lo = int64(math.Floor(f))
+			f, _ := types.ToFloat(d)
+			c := math.Ceil(f)
+			if iv.loExcl && c == f {
+				c++
+			}
+			switch {
+			case c >= math.MaxInt64:
+				return 0, 0, true
+			case c > math.MinInt64:
+				lo = int64(c)
+			}
 		}
 	}
 	if !iv.hiInf {
-		f, _ := types.ToFloat(iv.hi)
-		switch {
-		case iv.hi.Kind() == types.KindInt:
-			hi = iv.hi.Int()
+		switch d := iv.hi; {
+		case d.Kind() == types.KindInt || (d.Kind() == types.KindUint && d.Uint() <= math.MaxInt64):
+			hi = d.Int()
 			if iv.hiExcl {
 				if hi == math.MinInt64 {
 					return 0, 0, true
 				}
 				hi--
 			}
-		case iv.hi.Kind() == types.KindUint && iv.hi.Uint() > math.MaxInt64:
-		case f <= math.MinInt64:
-			return 0, 0, true
-		case f >= math.MaxInt64:
+		case d.Kind() == types.KindUint:
 		default:
-			hi = int64(math.Ceil(f))
+			f, _ := types.ToFloat(d)
+			fl := math.Floor(f)
+			if iv.hiExcl && fl == f {
+				fl--
+			}
+			switch {
+			case fl < math.MinInt64:
+				return 0, 0, true
+			case fl < math.MaxInt64:
+				hi = int64(fl)
+			}
 		}
 	}
 	return lo, hi, lo > hi

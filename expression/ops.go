@@ -417,3 +417,16 @@ func newNeg(a Expr) *Func {
 		return types.NewFloat(-f), nil
 	}}
 }
+
+// And returns the conjunction of conds (nil for none).
+func And(conds ...Expr) Expr {
+	var out Expr
+	for _, c := range conds {
+		if out == nil {
+			out = c
+		} else {
+			out = newAnd(out, c)
+		}
+	}
+	return out
+}

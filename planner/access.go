@@ -128,8 +128,37 @@ func flip(op string) string {
 	return op
 }
 
-// chooseAccessPath returns the plan that reads src for cond.
-func chooseAccessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) Plan {
+// chooseAccessPath returns the plan that reads src for cond, and what is
+// left of cond to check on the rows it returns (nil for nothing). Ranges of
+// a signed integer primary key hold exactly the rows their conditions
+// select (executor.intBounds), so those conditions are dropped; every other
+// condition stays.
+func chooseAccessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) (Plan, expression.Expr) {
+	p := accessPath(c, src, cond, lock)
+	hc := src.Table.HandleColumn()
+	exact := false
+	switch x := p.(type) {
+	case *PointGet:
+		exact = x.Index == nil
+	case *BatchPointGet:
+		exact = x.Index == nil
+	case *TableScan:
+		exact = x.Ranges != nil
+	}
+	if !exact || hc == nil || hc.Type.Unsigned() {
+		return p, cond
+	}
+	var rest []expression.Expr
+	for _, conj := range conjuncts(cond) {
+		if col, _, _, ok := rangesOf(conj); ok && col == hc.Offset {
+			continue
+		}
+		rest = append(rest, conj)
+	}
+	return p, expression.And(rest...)
+}
+
+func accessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) Plan {
 	t := src.Table
 	byCol := map[int]*colRanges{}
 	for _, conj := range conjuncts(cond) {

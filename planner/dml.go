@@ -158,7 +158,11 @@ func sourceFor(c *Context, src *TableSource, where ast.ExprNode, order *ast.Orde
 		// The rows are read for writing: lock what is read, including the
 		// keys of point reads that find no row, so that a concurrent insert
 		// of that key waits for this statement (as a gap lock would).
-		plan = &Selection{base: base{schema: src.Schema()}, Child: chooseAccessPath(c, src, cond, true), Cond: cond}
+		path, rest := chooseAccessPath(c, src, cond, true)
+		plan = path
+		if rest != nil {
+			plan = &Selection{base: base{schema: src.Schema()}, Child: path, Cond: rest}
+		}
 	}
 	if order != nil {
 		eb := &expression.Builder{Schema: src.Schema(), Clause: "order clause"}

@@ -140,9 +140,11 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 			return nil, err
 		}
 		if srcTable != nil {
-			src = chooseAccessPath(c, srcTable, cond, lock)
+			src, cond = chooseAccessPath(c, srcTable, cond, lock)
 		}
-		src = &Selection{base: base{schema: src.Schema()}, Child: src, Cond: cond}
+		if cond != nil {
+			src = &Selection{base: base{schema: src.Schema()}, Child: src, Cond: cond}
+		}
 	} else if srcTable != nil {
 		src = &TableScan{TableSource: *srcTable, Lock: lock}
 	}
