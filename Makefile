@@ -14,7 +14,7 @@ run: build
 	./bin/basalt
 
 test-deps:
-	./scripts/test-deps.sh
+	./scripts/test-deps.sh --with-server
 
 test: test-deps
 	$(GO) vet ./...

@@ -4,12 +4,14 @@
 //
 //	basalt [flags]             run the server; basalt -h lists the flags
 //	basalt version             print the version
+//	basalt bench run|report    the Sysbench test plan and its report
 //
 // The files: main.go picks the command; serve.go is the server command,
 // from flags to exit status; node.go starts and stops the pieces of a
 // running server; options.go maps the configuration onto each piece;
 // engine.go creates the SQL engine; status.go serves the status port;
-// version.go says what was built.
+// version.go says what was built; bench.go is the bench command (package
+// bench does the work).
 package main
 
 import (
@@ -30,6 +32,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 // commands are the subcommands, by name.
 var commands = map[string]command{
 	"version": versionMain,
+	"bench":   benchMain,
 }
 
 // run runs the command args name, or the server if args[0] is a flag or

@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// chartSeries is one system's line on a workload's chart.
+type chartSeries struct {
+	Name string
+	Runs []ThreadRun
+}
+
+// writeChart writes a PNG of two plots side by side, QPS and 95th
+// percentile latency against threads, one line per series.
+func writeChart(path, title string, series []chartSeries) error {
+	qps, p95 := plot.New(), plot.New()
+	qps.Title.Text = title + ": QPS"
+	qps.Y.Label.Text = "queries per second"
+	p95.Title.Text = title + ": 95% latency"
+	p95.Y.Label.Text = "ms"
+	minT, maxT := 0, 0
+	var ticks []plot.Tick // one per thread count measured
+	var qpsLines, p95Lines []any
+	for _, s := range series {
+		q, l := make(plotter.XYs, 0, len(s.Runs)), make(plotter.XYs, 0, len(s.Runs))
+		for _, r := range s.Runs {
+			if r.Error != "" {
+				continue
+			}
+			q = append(q, plotter.XY{X: float64(r.Threads), Y: r.Summary.QPS})
+			l = append(l, plotter.XY{X: float64(r.Threads), Y: r.Summary.P95LatencyMs})
+			if minT == 0 || r.Threads < minT {
+				minT = r.Threads
+			}
+			maxT = max(maxT, r.Threads)
+			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == float64(r.Threads) }) {
+				ticks = append(ticks, plot.Tick{Value: float64(r.Threads), Label: strconv.Itoa(r.Threads)})
+			}
+		}
+		qpsLines = append(qpsLines, s.Name, q)
+		p95Lines = append(p95Lines, s.Name, l)
+	}
+	for _, p := range []*plot.Plot{qps, p95} {
+		p.X.Label.Text = "threads"
+		p.Y.Min = 0
+		p.Legend.Top = true
+		if minT > 0 && maxT/minT >= 8 {
+			p.X.Scale = plot.LogScale{}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	if err := plotutil.AddLinePoints(qps, qpsLines...); err != nil {
+		return err
+	}
+	if err := plotutil.AddLinePoints(p95, p95Lines...); err != nil {
+		return err
+	}
+	for _, p := range []*plot.Plot{qps, p95} {
+		p.Y.Max *= 1.25 // room for the legend above the lines
+		p.Legend.Left = true
+	}
+	img := vgimg.New(vg.Points(900), vg.Points(360))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align([][]*plot.Plot{{qps, p95}}, tiles, dc)
+	qps.Draw(canvases[0][0])
+	p95.Draw(canvases[0][1])
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}

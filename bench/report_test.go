@@ -1,0 +1,121 @@
+package bench
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite testdata/report/report.md from the current output")
+
+// TestCompareRuns checks the table math: rows paired by thread count in
+// increasing order, failed runs left out, improvement (B-A)/A in percent,
+// none where a side did not run or A's QPS is zero.
+func TestCompareRuns(t *testing.T) {
+	mk := func(threads int, qps, p95 float64) ThreadRun {
+		return ThreadRun{Threads: threads, Summary: Summary{QPS: qps, P95LatencyMs: p95}}
+	}
+	failed := ThreadRun{Threads: 128, Error: "sysbench failed"}
+	a := []ThreadRun{mk(16, 6000, 2), mk(1, 1000, 0.1), mk(4, 0, 1), failed}
+	b := []ThreadRun{mk(1, 1500, 0.2), mk(4, 4000, 0.5), mk(64, 7000, 9), failed}
+	got := compareRuns(a, b)
+	want := []row{
+		{Threads: 1, AQPS: 1000, AP95: 0.1, BQPS: 1500, BP95: 0.2, AOK: true, BOK: true, Improvement: 50, HasImprovement: true},
+		{Threads: 4, AQPS: 0, AP95: 1, BQPS: 4000, BP95: 0.5, AOK: true, BOK: true},
+		{Threads: 16, AQPS: 6000, AP95: 2, AOK: true},
+		{Threads: 64, BQPS: 7000, BP95: 9, BOK: true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d rows %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestReport writes the report of testdata/report/results.json and
+// compares report.md with testdata/report/report.md (go test -rewrite
+// regenerates it); every chart must be a PNG.
+func TestReport(t *testing.T) {
+	res, err := ReadResults(filepath.Join("testdata", "report", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteReport(dir, ReportOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report", "report.md")
+	if *rewrite {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("report.md differs from %s (go test -rewrite regenerates it):\n%s", golden, got)
+	}
+	for _, w := range res.Plan.Workloads {
+		f, err := os.Open(filepath.Join(dir, chartFile(w)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s: %v", chartFile(w), err)
+		}
+		f.Close()
+	}
+}
+
+// TestReportBaseline compares one target across two results files.
+func TestReportBaseline(t *testing.T) {
+	res, err := ReadResults(filepath.Join("testdata", "report", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, err := ReportOptions{Results: res, Baseline: res, Target: "mariadb"}.sides()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.target.Name != "mariadb" || b.target.Name != "mariadb" || a.label == b.label {
+		t.Errorf("sides %q (%s) and %q (%s)", a.label, a.target.Name, b.label, b.target.Name)
+	}
+	if _, _, err := (ReportOptions{Results: res, A: "basalt", B: "nosuch"}).sides(); err == nil {
+		t.Errorf("an unknown target: no error")
+	}
+}
+
+func TestPlans(t *testing.T) {
+	for _, name := range []string{"quick", "report"} {
+		p, err := LoadPlan(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	p, _ := LoadPlan("quick")
+	p.Workloads = append(p.Workloads, "oltp_nosuch")
+	if err := p.Validate(); err == nil {
+		t.Errorf("an unknown workload: no error")
+	}
+	if _, err := ParseTarget("postgres"); err == nil {
+		t.Errorf("an unknown target: no error")
+	}
+	if tg, err := ParseTarget("prod=dsn:10.0.0.1:3306"); err != nil || tg.Name != "prod" || tg.Address != "10.0.0.1:3306" {
+		t.Errorf("ParseTarget: %+v, %v", tg, err)
+	}
+}

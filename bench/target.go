@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// target is a database under test. Start, Backup, Restore and Close are
+// called in that order by one goroutine: Start once, Backup once, Restore
+// before each workload, Close at the end (also after errors).
+type target interface {
+	Spec() TargetSpec
+	Conn() sysbenchConn
+	DSN(db string) string
+	Address() string
+	// Start starts the server on a fresh data directory.
+	Start(ctx context.Context) error
+	// Backup stops the server and copies its data directory.
+	Backup() error
+	// Restore stops the server if it runs, replaces its data directory
+	// with the backup's copy and starts it. It is a no-op on targets that
+	// cannot be restored (Restorable false).
+	Restore(ctx context.Context) error
+	Restorable() bool
+	// Close stops the server and removes its directories.
+	Close() error
+}
+
+// newTarget makes the target of spec; workDir holds the temporary
+// directories of the servers it starts.
+func newTarget(spec TargetSpec, workDir string) (target, error) {
+	switch spec.Kind {
+	case KindBasalt:
+		return newBasalt(spec, workDir)
+	case KindMariaDB:
+		return newMariaDB(spec, workDir)
+	case KindDSN:
+		if spec.User == "" {
+			spec.User = "root"
+		}
+		return &dsnTarget{spec: spec}, nil
+	}
+	return nil, fmt.Errorf("unknown target kind %q", spec.Kind)
+}
+
+// managed is a target whose server this package starts: basalt or mariadb.
+// Its directory holds data/ (the data directory), backup/ and whatever
+// else the server needs.
+type managed struct {
+	spec    TargetSpec
+	dir     string
+	dataDir string
+	srv     *server
+	// initData creates a fresh data directory, or is nil when the server
+	// creates its own on first start.
+	initData func() error
+}
+
+func (m *managed) Spec() TargetSpec { return m.spec }
+func (m *managed) Address() string  { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.srv.port)) }
+func (m *managed) Restorable() bool { return true }
+func (m *managed) Conn() sysbenchConn {
+	return sysbenchConn{Host: "127.0.0.1", Port: strconv.Itoa(m.srv.port), User: "root"}
+}
+func (m *managed) DSN(db string) string { return rootDSN("127.0.0.1", m.srv.port, "root", "", db) }
+
+func (m *managed) Start(ctx context.Context) error {
+	if m.initData != nil {
+		if err := m.initData(); err != nil {
+			return err
+		}
+	}
+	return m.srv.start(ctx)
+}
+
+func (m *managed) Backup() error {
+	if err := m.srv.stop(); err != nil {
+		return err
+	}
+	return copyDir(m.dataDir, filepath.Join(m.dir, "backup"))
+}
+
+func (m *managed) Restore(ctx context.Context) error {
+	if err := m.srv.stop(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(m.dataDir); err != nil {
+		return err
+	}
+	if err := copyDir(filepath.Join(m.dir, "backup"), m.dataDir); err != nil {
+		return fmt.Errorf("restoring %s: %w", m.spec.Name, err)
+	}
+	return m.srv.start(ctx)
+}
+
+func (m *managed) Close() error {
+	err := m.srv.stop()
+	return errors.Join(err, os.RemoveAll(m.dir))
+}
+
+// newBasalt is a basalt started as
+//
+//	BIN --host 127.0.0.1 --port P --status-port S --data-dir DIR/data [args]
+func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
+	bin := spec.Binary
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("target %s: basalt binary: %w", spec.Name, err)
+	}
+	dir, err := os.MkdirTemp(workDir, "bench-basalt-")
+	if err != nil {
+		return nil, err
+	}
+	port, err1 := freePort()
+	status, err2 := freePort()
+	if err := errors.Join(err1, err2); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	m.spec.Binary = bin
+	args := append([]string{
+		"--host", "127.0.0.1",
+		"--port", strconv.Itoa(port),
+		"--status-port", strconv.Itoa(status),
+		"--data-dir", m.dataDir,
+	}, spec.Args...)
+	m.srv = &server{name: spec.Name, bin: bin, args: args, port: port}
+	return m, nil
+}
+
+// newMariaDB is a Debian mariadbd on a data directory made by
+// mariadb-install-db, in which root@127.0.0.1 has an empty password.
+func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
+	mariadbd := spec.Binary
+	if mariadbd == "" {
+		mariadbd = findProgram("mariadbd", "/usr/sbin/mariadbd")
+	}
+	installDB := findProgram("mariadb-install-db", "/usr/bin/mariadb-install-db")
+	if mariadbd == "" || installDB == "" {
+		return nil, fmt.Errorf("target %s: MariaDB is %w (apt-get install mariadb-server)", spec.Name, errMissing)
+	}
+	// Short: the Unix socket's path must fit in 108 bytes.
+	dir, err := os.MkdirTemp(workDir, "bench-mariadb-")
+	if err != nil {
+		return nil, err
+	}
+	tmpDir := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmpDir, 0o700); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	m.spec.Binary = mariadbd
+	common := []string{"--tmpdir=" + tmpDir}
+	if os.Geteuid() == 0 {
+		common = append(common, "--user=root") // mariadbd refuses root otherwise
+	}
+	m.initData = func() error {
+		install := exec.Command(installDB, append([]string{
+			"--no-defaults",
+			"--datadir=" + m.dataDir,
+			"--auth-root-authentication-method=normal",
+			"--skip-test-db",
+		}, common...)...)
+		if out, err := install.CombinedOutput(); err != nil {
+			return fmt.Errorf("mariadb-install-db: %v\n%s", err, tail(string(out), 20))
+		}
+		return nil
+	}
+	args := append([]string{
+		"--no-defaults", // must come first
+		"--datadir=" + m.dataDir,
+		"--socket=" + filepath.Join(dir, "mariadbd.sock"),
+		"--pid-file=" + filepath.Join(dir, "mariadbd.pid"),
+		"--port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1",
+		"--character-set-server=utf8mb4",
+		"--collation-server=utf8mb4_general_ci",
+	}, common...)
+	m.srv = &server{name: spec.Name, bin: mariadbd, args: append(args, spec.Args...), port: port}
+	return m, nil
+}
+
+// dsnTarget is a server already running at an address; nothing is started,
+// stopped or restored.
+type dsnTarget struct{ spec TargetSpec }
+
+func (d *dsnTarget) Spec() TargetSpec                  { return d.spec }
+func (d *dsnTarget) Address() string                   { return d.spec.Address }
+func (d *dsnTarget) Restorable() bool                  { return false }
+func (d *dsnTarget) Backup() error                     { return nil }
+func (d *dsnTarget) Restore(ctx context.Context) error { return nil }
+func (d *dsnTarget) Close() error                      { return nil }
+
+func (d *dsnTarget) Conn() sysbenchConn {
+	host, port, _ := net.SplitHostPort(d.spec.Address)
+	return sysbenchConn{Host: host, Port: port, User: d.spec.User, Password: d.spec.Password}
+}
+
+func (d *dsnTarget) DSN(db string) string {
+	host, port, _ := net.SplitHostPort(d.spec.Address)
+	p, _ := strconv.Atoi(port)
+	return rootDSN(host, p, d.spec.User, d.spec.Password, db)
+}
+
+func (d *dsnTarget) Start(ctx context.Context) error {
+	db, err := sql.Open("mysql", d.DSN(""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return fmt.Errorf("target %s: no MySQL server at %s: %w", d.spec.Name, d.spec.Address, err)
+	}
+	return nil
+}
+
+// settingNames are the variables whose values a report shows per target.
+var settingNames = []string{
+	"version",
+	"version_comment",
+	"tx_isolation",
+	"transaction_isolation",
+	"autocommit",
+	"max_connections",
+	"innodb_buffer_pool_size",
+	"innodb_flush_log_at_trx_commit",
+	"sync_binlog",
+	"log_bin",
+	"tidb_txn_mode",
+	"character_set_server",
+}
+
+// showSettings returns the values of settingNames that db has.
+func showSettings(ctx context.Context, db *sql.DB) map[string]string {
+	vars := map[string]string{}
+	for _, name := range settingNames {
+		var n, v string
+		if err := db.QueryRowContext(ctx, "SHOW VARIABLES LIKE '"+name+"'").Scan(&n, &v); err == nil {
+			vars[strings.ToLower(n)] = v
+		}
+	}
+	return vars
+}

@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/basalt-db/basalt/testkit"
+)
+
+// benchWorkloads are the seven core workloads of the quick plan.
+var benchWorkloads = []string{
+	"oltp_point_select",
+	"oltp_read_only",
+	"oltp_write_only",
+	"oltp_read_write",
+	"oltp_update_index",
+	"oltp_update_non_index",
+	"oltp_insert",
+}
+
+// TestBench runs "basalt bench run --plan quick", cut short (2,000 rows per
+// table, threads 1 and 4, 3 s runs), against basalt and MariaDB, then
+// "basalt bench report", and checks report.md: a results table for every
+// workload with non-zero QPS and p95 on both sides and the improvement
+// column computed from them, and a PNG chart per workload. Without
+// mariadbd the mariadb target is skipped and basalt is compared with
+// itself through --baseline.
+func TestBench(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Skip("sysbench is not installed (apt-get install sysbench)")
+	}
+	bin := testkit.BuildBasalt(t)
+	out := t.TempDir()
+	targets := "basalt,mariadb"
+	if !haveMariaDB() {
+		t.Log("mariadbd is not installed (apt-get install mariadb-server): skipping the mariadb target")
+		targets = "basalt"
+	}
+	basalt(t, bin, 0, "bench", "run", "--plan", "quick", "--quiet",
+		"--targets", targets, "--threads", "1,4", "--time", "3", "--warmup", "1",
+		"--table-size", "2000", "--work-dir", t.TempDir(), "--out", out)
+
+	results := filepath.Join(out, "results.json")
+	var res struct {
+		Complete bool
+		Targets  []struct {
+			Name      string
+			Restored  bool
+			Workloads []struct {
+				Runs []struct{ Intervals []json.RawMessage }
+			}
+		}
+	}
+	readJSON(t, results, &res)
+	if !res.Complete || len(res.Targets) != len(strings.Split(targets, ",")) {
+		t.Fatalf("results.json: complete %v, %d targets", res.Complete, len(res.Targets))
+	}
+	for _, tr := range res.Targets {
+		if !tr.Restored || len(tr.Workloads) != len(benchWorkloads) {
+			t.Errorf("%s: restored %v, %d workloads", tr.Name, tr.Restored, len(tr.Workloads))
+		}
+		for _, w := range tr.Workloads {
+			for _, r := range w.Runs {
+				if len(r.Intervals) < 2 {
+					t.Errorf("%s: a run with %d interval lines", tr.Name, len(r.Intervals))
+				}
+			}
+		}
+	}
+
+	reportDir := filepath.Join(out, "report")
+	args := []string{"bench", "report", "--in", results, "--out", reportDir}
+	if targets == "basalt" {
+		args = append(args, "--baseline", results)
+	}
+	basalt(t, bin, 0, args...)
+	md, err := os.ReadFile(filepath.Join(reportDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range benchWorkloads {
+		checkReportTable(t, string(md), w, 2)
+		f, err := os.Open(filepath.Join(reportDir, w+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("%s.png: %v", w, err)
+		}
+		f.Close()
+	}
+	if t.Failed() {
+		t.Logf("report.md:\n%s", md)
+	}
+}
+
+// TestBenchErrors checks that a bad plan stops with a clear message, and
+// that a failing target leaves results.json with the error in it.
+func TestBenchErrors(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Skip("sysbench is not installed (apt-get install sysbench)")
+	}
+	bin := testkit.BuildBasalt(t)
+	msg := basalt(t, bin, 2, "bench", "run", "--workloads", "oltp_nosuch", "--out", t.TempDir())
+	if !strings.Contains(msg, `unknown workload "oltp_nosuch"`) {
+		t.Errorf("unknown workload: %s", msg)
+	}
+	msg = basalt(t, bin, 2, "bench", "run", "--targets", "postgres", "--out", t.TempDir())
+	if !strings.Contains(msg, `unknown target "postgres"`) {
+		t.Errorf("unknown target: %s", msg)
+	}
+
+	// A port nobody listens on: the dsn target fails to connect.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	out := t.TempDir()
+	msg = basalt(t, bin, 1, "bench", "run", "--quiet", "--targets", "dsn:"+addr, "--out", out)
+	if !strings.Contains(msg, "no MySQL server at "+addr) {
+		t.Errorf("unreachable dsn: %s", msg)
+	}
+	var res struct {
+		Complete bool
+		Error    string
+	}
+	readJSON(t, filepath.Join(out, "results.json"), &res)
+	if res.Complete || !strings.Contains(res.Error, addr) {
+		t.Errorf("results.json after a failure: complete %v, error %q", res.Complete, res.Error)
+	}
+}
+
+// checkReportTable finds the table of workload in report.md and checks its
+// rows: threads, A QPS, A p95, B QPS, B p95, improvement.
+func checkReportTable(t *testing.T, md, workload string, wantRows int) {
+	t.Helper()
+	_, section, ok := strings.Cut(md, "\n### "+workload+"\n")
+	if !ok {
+		t.Errorf("report.md has no section for %s", workload)
+		return
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 6 || cells[0] == "Threads" || strings.HasPrefix(cells[0], "-") {
+			continue
+		}
+		rows++
+		var f [5]float64
+		for i := range f {
+			v, err := strconv.ParseFloat(cells[i], 64)
+			if err != nil || v <= 0 {
+				t.Errorf("%s: cell %d of %q is not a positive number", workload, i, line)
+				return
+			}
+			f[i] = v
+		}
+		imp, err := strconv.ParseFloat(strings.TrimSuffix(cells[5], "%"), 64)
+		want := (f[3] - f[1]) / f[1] * 100
+		// The QPS cells are rounded to 0.01; the improvement is computed
+		// from the unrounded figures.
+		if err != nil || math.Abs(imp-want) > 0.01+0.01*100/f[1] {
+			t.Errorf("%s: improvement %q, want %.2f%% from the QPS cells of %q", workload, cells[5], want, line)
+		}
+	}
+	if rows != wantRows {
+		t.Errorf("%s: %d rows in the table, want %d:\n%s", workload, rows, wantRows, section)
+	}
+}
+
+// basalt runs the binary and returns its stderr, failing the test unless
+// it exits with status want.
+func basalt(t *testing.T, bin string, want int, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != want {
+		t.Fatalf("basalt %s: exit status %d, want %d\n%s%s", strings.Join(args, " "), code, want, stdout, stderr.String())
+	}
+	return stderr.String()
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(fmt.Errorf("%s: %w", path, err))
+	}
+}
+
+// haveMariaDB reports whether the Debian MariaDB server is installed.
+func haveMariaDB() bool {
+	for _, p := range []string{"mariadbd", "/usr/sbin/mariadbd"} {
+		if _, err := exec.LookPath(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
