@@ -30,8 +30,9 @@ type Config struct {
 	LockWaitTimeout time.Duration
 	// PessimisticByDefault makes explicit transactions pessimistic.
 	PessimisticByDefault bool
-	// PlanCacheCapacity bounds the plans cached per prepared statement
-	// owner; 0 disables the plan cache.
+	// PlanCacheCapacity > 0 turns on the plan cache: a prepared statement
+	// keeps its plan across executions while the schema version holds. The
+	// number is not a bound yet (each statement holds one plan).
 	PlanCacheCapacity int
 	// ServerVersion is VERSION()'s value.
 	ServerVersion string
@@ -54,18 +55,8 @@ type Driver struct {
 	rootPwd []byte // SHA1(SHA1(password)), empty for none
 }
 
-// NewDriver opens the catalog in store (creating it on a new store) and
-// returns a driver. It panics only if the store is unreadable, which the
-// caller has already ruled out by opening it; use Open to get the error.
-func NewDriver(store kv.Storage, cfg Config) *Driver {
-	d, err := Open(store, cfg)
-	if err != nil {
-		panic(fmt.Sprintf("session: %v", err))
-	}
-	return d
-}
-
-// Open is NewDriver returning its error.
+// Open opens the catalog in store (creating it on a new store) and returns
+// a driver for sessions over it.
 func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	cat, err := catalog.Open(store)
 	if err != nil {

@@ -31,8 +31,6 @@ type Session struct {
 	txn        kv.Txn
 	explicit   bool
 	txnVersion int64 // schema version the transaction registered under
-	// txnFailed: a deadlock rolled the transaction back; statements fail
-	// until the client ends it.
 	lastInsertID uint64
 	foundRows    uint64
 	rowCount     int64

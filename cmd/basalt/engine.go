@@ -27,11 +27,15 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 	if cfg.PreparedPlanCache.Enabled {
 		planCache = cfg.PreparedPlanCache.Capacity
 	}
-	return session.NewDriver(store, session.Config{
+	drv, err := session.Open(store, session.Config{
 		RootPassword:         cfg.InitialRootPassword,
 		LockWaitTimeout:      cfg.Txn.LockWait(),
 		PessimisticByDefault: cfg.Txn.Pessimistic(),
 		PlanCacheCapacity:    planCache,
 		ServerVersion:        info.ServerVersion(),
-	}), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return drv, nil
 }
