@@ -28,9 +28,9 @@ type Session struct {
 
 	// txn is the open transaction, if any. explicit says BEGIN (or
 	// autocommit=0) opened it, so it lasts past the statement.
-	txn        kv.Txn
-	explicit   bool
-	txnVersion int64 // schema version the transaction registered under
+	txn          kv.Txn
+	explicit     bool
+	txnVersion   int64 // schema version the transaction registered under
 	lastInsertID uint64
 	foundRows    uint64
 	rowCount     int64
