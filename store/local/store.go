@@ -134,6 +134,12 @@ func Open(dir string, opts Options) (s *Store, err error) {
 			return nil, fmt.Errorf("data directory %s: its database directory %s is missing", dir, kvDir)
 		}
 	}
+	// The oracle file is read before Pebble opens (and may write), so that a
+	// corrupt one refuses the directory untouched.
+	orc, err := openOracle(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
 	db, err := openPebble(filepath.Join(dir, kvDir), &o)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open its database: %w", dir, err)
@@ -143,10 +149,6 @@ func Open(dir string, opts Options) (s *Store, err error) {
 			db.Close()
 		}
 	}()
-	orc, err := openOracle(dir)
-	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
-	}
 	eng := &pebbleEngine{db: db}
 	// Every lock on disk belongs to a transaction of a process that is gone:
 	// the embedded store commits in one phase, so the only locks it writes

@@ -164,8 +164,12 @@ func TestOpenRefusesBadDirectories(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, oracleFile), []byte("xyz"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		before := dirDigest(t, dir)
 		if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), oracleFile) {
 			t.Fatalf("Open = %v, want an error naming the oracle file", err)
+		}
+		if after := dirDigest(t, dir); after != before {
+			t.Fatalf("Open changed a directory with a corrupt oracle file:\nbefore:\n%s\nafter:\n%s", before, after)
 		}
 	})
 }
