@@ -224,7 +224,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 			})
 			sum, ok := parseSummary(out)
 			if err == nil && !ok {
-				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", tail(out, 20))
+				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", Tail(out, 20))
 			}
 			if err != nil {
 				run.Error = err.Error()
@@ -262,7 +262,7 @@ func maxInt(xs []int) int {
 
 // fatalOrError is the first FATAL line quoted in err, else err's text.
 func fatalOrError(err error) string {
-	if lines := fatalLines(err.Error()); len(lines) > 0 {
+	if lines := FatalLines(err.Error()); len(lines) > 0 {
 		return lines[0]
 	}
 	return err.Error()

@@ -89,7 +89,7 @@ func (s *server) start(ctx context.Context) error {
 		select {
 		case <-p.exited:
 			s.proc = nil
-			return fmt.Errorf("%s exited before accepting connections (%v); its output ends:\n%s", s.name, p.err, tail(s.log.String(), 20))
+			return fmt.Errorf("%s exited before accepting connections (%v); its output ends:\n%s", s.name, p.err, Tail(s.log.String(), 20))
 		case <-ctx.Done():
 			s.stop()
 			return ctx.Err()

@@ -81,13 +81,13 @@ func runSysbench(ctx context.Context, args []string, onInterval func(Interval)) 
 	pw.Close()
 	<-done
 	text := out.String()
-	fatal := fatalLines(text)
+	fatal := FatalLines(text)
 	name := strings.Join(args[:1], "")
 	switch {
 	case ctx.Err() != nil:
 		return text, fmt.Errorf("sysbench %s: %w", name, ctx.Err())
 	case runErr != nil && len(fatal) == 0:
-		return text, fmt.Errorf("sysbench %s: %v; its output ends:\n%s", name, runErr, tail(text, 20))
+		return text, fmt.Errorf("sysbench %s: %v; its output ends:\n%s", name, runErr, Tail(text, 20))
 	case runErr != nil:
 		return text, fmt.Errorf("sysbench %s: %v\n%s", name, runErr, strings.Join(fatal, "\n"))
 	case len(fatal) > 0:
@@ -169,9 +169,9 @@ func parseSummary(out string) (s Summary, ok bool) {
 	return s, true
 }
 
-// fatalLines returns sysbench's FATAL lines, each cut to a readable
-// length, at most ten of them.
-func fatalLines(out string) []string {
+// FatalLines returns sysbench's FATAL lines, each cut to a readable
+// length (a failed bulk INSERT is quoted whole), at most ten of them.
+func FatalLines(out string) []string {
 	const maxLines, maxLen = 10, 400
 	var lines []string
 	for _, line := range strings.Split(out, "\n") {
@@ -189,8 +189,8 @@ func fatalLines(out string) []string {
 	return lines
 }
 
-// tail returns the last n lines of out.
-func tail(out string, n int) string {
+// Tail returns the last n lines of out.
+func Tail(out string, n int) string {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

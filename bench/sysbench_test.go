@@ -45,7 +45,7 @@ func TestParseSysbench(t *testing.T) {
 	if !ok || sum != wantSum {
 		t.Errorf("summary: got %+v (ok %v), want %+v", sum, ok, wantSum)
 	}
-	if lines := fatalLines(run); len(lines) != 0 {
+	if lines := FatalLines(run); len(lines) != 0 {
 		t.Errorf("run.txt: FATAL lines %q, want none", lines)
 	}
 
@@ -53,7 +53,7 @@ func TestParseSysbench(t *testing.T) {
 	if _, ok := parseSummary(fatal); ok {
 		t.Errorf("fatal.txt: found a summary in a failed run")
 	}
-	lines := fatalLines(fatal)
+	lines := FatalLines(fatal)
 	if len(lines) != 7 || lines[1] != `FATAL: MySQL error: 1146 "Table 'sbtest.sbtest5' doesn't exist"` {
 		t.Errorf("fatal.txt: FATAL lines %q", lines)
 	}

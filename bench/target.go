@@ -181,7 +181,7 @@ func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 			"--skip-test-db",
 		}, common...)...)
 		if out, err := install.CombinedOutput(); err != nil {
-			return fmt.Errorf("mariadb-install-db: %v\n%s", err, tail(string(out), 20))
+			return fmt.Errorf("mariadb-install-db: %v\n%s", err, Tail(string(out), 20))
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/basalt-db/basalt/bench"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -69,10 +70,10 @@ func Sysbench(t testing.TB, srv *Server, args ...string) (SysbenchResult, error)
 	runErr := cmd.Run()
 
 	res := parseSysbench(out.String())
-	fatal := fatalLines(res.Output)
+	fatal := bench.FatalLines(res.Output)
 	switch {
 	case runErr != nil && len(fatal) == 0:
-		return res, fmt.Errorf("sysbench %s: %v; its output ends:\n%s", strings.Join(args, " "), runErr, tail(res.Output, 20))
+		return res, fmt.Errorf("sysbench %s: %v; its output ends:\n%s", strings.Join(args, " "), runErr, bench.Tail(res.Output, 20))
 	case runErr != nil:
 		return res, fmt.Errorf("sysbench %s: %v\n%s", strings.Join(args, " "), runErr, strings.Join(fatal, "\n"))
 	case len(fatal) > 0:
@@ -106,30 +107,4 @@ func parseSysbench(out string) SysbenchResult {
 		res.Reconnects, _ = strconv.ParseInt(m[1], 10, 64)
 	}
 	return res
-}
-
-// fatalLines returns sysbench's FATAL lines, each cut to a readable length
-// (a failed bulk INSERT is quoted whole), at most ten of them.
-func fatalLines(out string) []string {
-	const maxLines, maxLen = 10, 400
-	var lines []string
-	for _, line := range strings.Split(out, "\n") {
-		i := strings.Index(line, "FATAL:")
-		if i < 0 {
-			continue
-		}
-		if line = line[i:]; len(line) > maxLen {
-			line = line[:maxLen] + "..."
-		}
-		if lines = append(lines, line); len(lines) == maxLines {
-			break
-		}
-	}
-	return lines
-}
-
-// tail returns the last n lines of out.
-func tail(out string, n int) string {
-	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

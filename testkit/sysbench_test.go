@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"github.com/basalt-db/basalt/bench"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,11 +26,11 @@ func TestParseSysbench(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("run.txt: got %+v, want %+v", got, want)
 	}
-	if lines := fatalLines(run); len(lines) != 0 {
+	if lines := bench.FatalLines(run); len(lines) != 0 {
 		t.Errorf("run.txt: FATAL lines %q, want none", lines)
 	}
 
-	lines := fatalLines(read("fatal.txt"))
+	lines := bench.FatalLines(read("fatal.txt"))
 	if len(lines) != 7 || lines[1] != `FATAL: MySQL error: 1146 "Table 'sbtest.sbtest5' doesn't exist"` {
 		t.Errorf("fatal.txt: FATAL lines %q", lines)
 	}
