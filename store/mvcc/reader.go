@@ -206,6 +206,8 @@ type Scanner struct {
 	err        error
 	key, value []byte
 	cur        []byte // enc(key) of the key being examined
+	seek       []byte // the key of the next seek, reused
+	seekMode   bool   // the forward scan moves by SeekGE only (see forwardValue)
 }
 
 // NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
@@ -317,22 +319,33 @@ func (s *Scanner) advance() {
 	}
 }
 
-// maxSteps is how many records the forward scan steps over with Next
-// before it seeks instead: most keys have only a few versions.
-const maxSteps = 4
+// maxSteps is how many records of one key a forward scan steps over with
+// Next before it seeks past the rest.
+const maxSteps = 3
 
 // forwardValue reads the value of s.cur visible at s.ts, with s.writes at
 // the key's newest record, and leaves s.writes at the next key's first
-// record. It steps with Next over the few versions most keys have, which is
-// cheaper than seeking.
+// record.
+//
+// Most keys have a few records, and Next over them is cheaper than a seek.
+// A key with more records is skipped with SeekGE, and from then on the scan
+// moves only by SeekGE: once its previous move was a seek, Pebble turns a
+// seek to a nearby later key into a few steps inside the memtable or block
+// (TrySeekUsingNext), far cheaper than a Next through the merging iterator
+// followed by a full seek. Scans over keys with many versions (hot rows
+// between GC passes) are where this matters.
 func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 	it, steps := s.writes, 0
-	step := func(seek []byte) bool {
-		if steps++; steps > maxSteps {
-			steps = 0
-			return it.SeekGE(seek)
+	// move positions it at target (a key after its position) or the first
+	// record after it.
+	move := func(target []byte) bool {
+		if !s.seekMode {
+			if steps++; steps <= maxSteps {
+				return it.Next()
+			}
+			s.seekMode = true
 		}
-		return it.Next()
+		return it.SeekGE(target)
 	}
 	for ok := it.Valid(); ok; {
 		k, ts, err := splitVersionKey(it.Key())
@@ -343,7 +356,7 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 			return nil, false, nil
 		}
 		if ts > s.ts {
-			ok = step(versionKey(s.cur, s.ts))
+			ok = move(s.seekKey(s.ts))
 			continue
 		}
 		w, err := decodeWrite(it.Value())
@@ -351,12 +364,12 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 			return nil, false, err
 		}
 		if w.Kind == WriteRollback || w.Kind == WriteLock {
-			// Change no data: step to the next older record (a seek here
+			// Change no data: go on to the next older record (a seek here
 			// must move forward, never back to a record already passed).
 			if ts == 0 {
 				break
 			}
-			ok = step(versionKey(s.cur, ts-1))
+			ok = move(s.seekKey(ts - 1))
 			continue
 		}
 		// The newest Put or Delete at or below s.ts decides.
@@ -371,11 +384,18 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 		break
 	}
 	// Step past the key's older versions.
-	end := keyEnd(s.cur)
-	for ok := it.Valid(); ok && bytes.Compare(it.Key(), end) < 0; {
-		ok = step(end)
+	s.seek = append(s.seek[:0], s.cur...)
+	s.seek[len(s.seek)-1]++ // keyEnd(s.cur)
+	for ok := it.Valid(); ok && bytes.Compare(it.Key(), s.seek) < 0; {
+		ok = move(s.seek)
 	}
 	return value, found, nil
+}
+
+// seekKey returns versionKey(s.cur, ts) in the scanner's seek buffer.
+func (s *Scanner) seekKey(ts uint64) []byte {
+	s.seek = codec.EncodeUintDesc(append(s.seek[:0], s.cur...), ts)
+	return s.seek
 }
 
 // Valid reports whether the scanner is at a key.
