@@ -6,7 +6,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -80,8 +79,9 @@ func Build(p planner.Plan) (Executor, error) {
 	case *planner.Trim:
 		c, err := Build(x.Child)
 		return &trimExec{child: c, n: x.N}, err
+	default:
+		return buildMore(p)
 	}
-	return nil, fmt.Errorf("executor: no executor for %T", p)
 }
 
 // Drain runs e to the end and returns copies of its rows.

@@ -30,7 +30,7 @@ func isConst(e expression.Expr) bool {
 	switch x := e.(type) {
 	case *expression.Column:
 		return false
-	case *expression.Constant, *expression.Param:
+	case *expression.Constant, *expression.Param, *expression.Corr:
 		return true
 	case *expression.Func:
 		if x.Lazy != nil && x.Name != "and" && x.Name != "or" {

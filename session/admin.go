@@ -265,6 +265,8 @@ func describe(p planner.Plan) (string, string) {
 		return "TableDual", ""
 	case *planner.Trim:
 		return "Trim", fmt.Sprintf("columns:%d", x.N)
+	case *planner.Join:
+		return planner.DescribeJoin(x)
 	}
 	return fmt.Sprintf("%T", p), ""
 }

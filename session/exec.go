@@ -281,6 +281,7 @@ func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []
 	if forUpdate && s.txn != nil {
 		ec.Txn, ec.SelectForUpdate = s.txn, true
 	}
+	executor.BindSubqueries(ec)
 	ex, err := executor.Build(q.Plan)
 	if err != nil {
 		return server.Result{}, err
@@ -401,6 +402,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
 			if err != nil {
@@ -436,6 +438,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		if err == nil {
 			err = txn.Commit(ctx)
