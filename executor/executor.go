@@ -34,6 +34,9 @@ type Ctx struct {
 	SelectForUpdate bool
 	// MemTable computes the rows of a virtual table (information_schema).
 	MemTable func(name string) ([][]types.Datum, error)
+
+	// work holds the rows each running recursive CTE's round reads.
+	work map[int][][]types.Datum
 }
 
 // Executor is a running operator.

@@ -67,7 +67,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 
 func stmtType(st ast.StmtNode) metrics.StmtType {
 	switch x := st.(type) {
-	case *ast.SelectStmt:
+	case *ast.SelectStmt, *ast.SetOprStmt:
 		return metrics.StmtSelect
 	case *ast.InsertStmt:
 		return metrics.StmtInsert
@@ -105,6 +105,8 @@ func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
 func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
 	switch x := st.(type) {
 	case *ast.SelectStmt:
+		return s.execSelect(ctx, x, params, cached)
+	case *ast.SetOprStmt:
 		return s.execSelect(ctx, x, params, cached)
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		return s.execDML(ctx, st, params, cached)
@@ -257,21 +259,22 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 	return s.d.store.Snapshot(ts), ts, nil
 }
 
-func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
 	is := s.d.catalog.InfoSchema()
 	var q *planner.Query
 	if cached != nil && cached.query != nil && cached.version == is.Version {
 		q = cached.query
 	} else {
 		var err error
-		if q, err = planner.BuildSelect(s.planContext(), sel); err != nil {
+		if q, err = planner.BuildQuery(s.planContext(), node); err != nil {
 			return server.Result{}, err
 		}
 		if cached != nil {
 			cached.query, cached.version = q, is.Version
 		}
 	}
-	forUpdate := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	sel, _ := node.(*ast.SelectStmt)
+	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
 	reader, ts, err := s.readView(ctx, forUpdate)
 	if err != nil {
 		return server.Result{}, err
