@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -212,10 +213,41 @@ func (c *Context) buildRecursive(d *cteDef, name string) (Plan, *expression.Sche
 	return p, s, nil
 }
 
-type viewDef struct{}
-
-func (c *Context) view(tn *ast.TableName) *viewDef { return nil }
-
-func (c *Context) buildViewRef(d *viewDef, alias string) (Plan, *expression.Schema, error) {
-	return nil, nil, nil
+// buildView plans a reference to a view: its stored query, planned in
+// the view's database, as a derived table named by alias or the view.
+func (c *Context) buildView(db string, t *catalog.TableInfo, alias string) (Plan, *expression.Schema, error) {
+	if c.Parse == nil {
+		return nil, nil, errno.New(errno.ErNotSupportedYet, "views are not supported here")
+	}
+	if c.viewDepth >= 32 {
+		return nil, nil, errno.New(1462, "`%s`.`%s` contains view recursion", db, t.Name)
+	}
+	st, err := c.Parse(t.View.Select)
+	if err != nil {
+		return nil, nil, errno.New(1356, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", db, t.Name)
+	}
+	rs, ok := st.(ast.ResultSetNode)
+	if !ok {
+		return nil, nil, errno.New(1356, "View '%s.%s' is not a query", db, t.Name)
+	}
+	if c.ids == nil {
+		c.ids = new(int)
+	}
+	vc := &Context{IS: c.IS, DB: db, Stats: c.Stats, Parse: c.Parse, ids: c.ids, viewDepth: c.viewDepth + 1}
+	q, err := BuildQuery(vc, rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(q.Fields) != len(t.View.Cols) {
+		return nil, nil, errno.New(1356, "View '%s.%s' references invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", db, t.Name)
+	}
+	name := t.Name
+	if alias != "" {
+		name = alias
+	}
+	s := &expression.Schema{}
+	for i, f := range q.Fields {
+		s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: t.View.Cols[i], Tp: f.Type})
+	}
+	return &Trim{base: base{schema: s}, Child: q.Plan, N: len(q.Fields)}, s, nil
 }

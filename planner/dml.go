@@ -57,6 +57,9 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.View != nil {
+		return nil, errno.New(1471, "The target table %s of the INSERT is not insertable-into", t.Name)
+	}
 	p := &Insert{DB: db, Table: t, Replace: s.IsReplace, Ignore: s.IgnoreErr}
 	{
 		if len(s.Columns) == 0 {
@@ -138,6 +141,9 @@ func singleTable(c *Context, refs *ast.TableRefsClause) (*TableSource, error) {
 	db, t, err := c.TableRef(tn)
 	if err != nil {
 		return nil, err
+	}
+	if t.View != nil {
+		return nil, errno.New(1288, "The target table %s of the UPDATE or DELETE is not updatable", t.Name)
 	}
 	return &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O}, nil
 }

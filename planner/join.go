@@ -258,14 +258,6 @@ func (fb *fromBuilder) tableSource(ts *ast.TableSource) (*fromNode, error) {
 			leaf.plan, leaf.schema = p, schema
 			break
 		}
-		if v := c.view(s); v != nil {
-			p, schema, err := c.buildViewRef(v, alias)
-			if err != nil {
-				return nil, err
-			}
-			leaf.plan, leaf.schema = p, schema
-			break
-		}
 		if mt := c.memTable(s); mt != nil {
 			t := TableSource{base: base{schema: SourceSchema(InfoSchemaDB, mt, alias)}, DB: InfoSchemaDB, Table: mt, Alias: alias}
 			leaf.plan, leaf.schema = &MemTable{TableSource: t}, t.schema
@@ -274,6 +266,12 @@ func (fb *fromBuilder) tableSource(ts *ast.TableSource) (*fromNode, error) {
 		db, t, err := c.TableRef(s)
 		if err != nil {
 			return nil, err
+		}
+		if t.View != nil {
+			if leaf.plan, leaf.schema, err = c.buildView(db, t, alias); err != nil {
+				return nil, err
+			}
+			break
 		}
 		leaf.ts = &TableSource{base: base{schema: SourceSchema(db, t, alias)}, DB: db, Table: t, Alias: alias}
 		leaf.schema = leaf.ts.schema

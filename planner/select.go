@@ -18,8 +18,11 @@ type Context struct {
 	DB string
 	// Stats returns a table's statistics, or nil.
 	Stats func(tableID int64) *catalog.TableStats
+	// Parse parses a stored view's query.
+	Parse func(sql string) (ast.StmtNode, error)
 
-	outer *scope // the query around a subquery
+	outer     *scope // the query around a subquery
+	viewDepth int
 	ids   *int   // frame IDs handed out in this statement
 	ctes  *cteScope
 }

@@ -94,7 +94,7 @@ func stmtType(st ast.StmtNode) metrics.StmtType {
 }
 
 func (s *Session) planContext() *planner.Context {
-	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats}
+	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
 }
 
 func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
@@ -148,9 +148,11 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		return s.ddl(ctx, func() error { return s.d.ddl.CreateTable(ctx, s.db, x) })
 	case *ast.DropTableStmt:
 		if x.IsView {
-			return server.Result{}, errno.New(errno.ErNotSupportedYet, "views are not supported yet")
+			return s.ddl(ctx, func() error { return s.d.ddl.DropView(ctx, s.db, x) })
 		}
 		return s.ddl(ctx, func() error { return s.d.ddl.DropTable(ctx, s.db, x) })
+	case *ast.CreateViewStmt:
+		return s.ddl(ctx, func() error { return s.createView(ctx, x) })
 	case *ast.TruncateTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.TruncateTable(ctx, s.db, x.Table) })
 	case *ast.CreateIndexStmt:
