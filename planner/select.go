@@ -23,8 +23,8 @@ type Context struct {
 
 	outer     *scope // the query around a subquery
 	viewDepth int
-	ids   *int   // frame IDs handed out in this statement
-	ctes  *cteScope
+	ids       *int // frame IDs handed out in this statement
+	ctes      *cteScope
 }
 
 // ResultField describes one column of a query's result.
