@@ -247,11 +247,16 @@ func CompareOp(e Expr) (op string, l, r Expr, ok bool) {
 }
 
 // KeyClass groups field types whose values compare equal exactly when
-// their hash keys (executor.rowKey) are equal: numbers, strings, times.
+// their hash keys (executor.rowKey) are equal: exact numbers, floats,
+// strings, times.
 // It returns "" for types that mix (a comparison between classes converts).
 func KeyClass(tp catalog.FieldType) string {
 	switch {
-	case tp.IsInteger() || tp.Tp == mysql.TypeNewDecimal || tp.Tp == mysql.TypeDouble || tp.Tp == mysql.TypeFloat:
+	case tp.Tp == mysql.TypeDouble || tp.Tp == mysql.TypeFloat:
+		// Floats compare with exact numbers as floats, which their
+		// decimal hash keys do not model.
+		return "float"
+	case tp.IsInteger() || tp.Tp == mysql.TypeNewDecimal:
 		if tp.Tp == mysql.TypeYear || tp.Tp == mysql.TypeBit {
 			return ""
 		}

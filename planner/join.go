@@ -331,8 +331,8 @@ func derived(sub *Query, alias string) (Plan, *expression.Schema) {
 
 // using adds a USING or NATURAL join's equalities to j.on and sets its *
 // list: the common columns once (from the preserved side), then the other
-// columns of the left, then of the right. The common columns of the other
-// side are not reached by unqualified names.
+// columns of the preserved side, then of the other side. The common
+// columns of the other side are not reached by unqualified names.
 func (fb *fromBuilder) using(j *fromNode, x *ast.Join) error {
 	findIn := func(star []int, name string) (int, error) {
 		found := -1
@@ -383,7 +383,11 @@ func (fb *fromBuilder) using(j *fromNode, x *ast.Join) error {
 		j.on = append(j.on, &ast.BinaryOperationExpr{Op: opcode.EQ, L: fb.colRef(l), R: fb.colRef(r)})
 	}
 	j.star = first
-	for _, p := range append(append([]int(nil), j.left.star...), j.right.star...) {
+	rest := append(append([]int(nil), j.left.star...), j.right.star...)
+	if x.Tp == ast.RightJoin {
+		rest = append(append([]int(nil), j.right.star...), j.left.star...)
+	}
+	for _, p := range rest {
 		if !common[p] {
 			j.star = append(j.star, p)
 		}
