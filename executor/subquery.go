@@ -17,13 +17,45 @@ type subqueryRunner struct {
 	ctx   *Ctx
 	cache map[*expression.Subquery][][]types.Datum
 	execs map[*expression.Subquery]Executor
+	sets  map[*expression.Subquery]*rowSet
+}
+
+// rowSet is the rows of an uncorrelated IN subquery as hash keys; rows
+// with a NULL are only counted, since they equal nothing.
+type rowSet struct {
+	keys    map[string]struct{}
+	sawNull bool
 }
 
 // BindSubqueries makes ctx able to run subqueries: it sets ctx.Eval.Subq.
 // Call it once per statement execution, after setting ctx's reader.
 func BindSubqueries(ctx *Ctx) {
 	ctx.Eval.Subq = &subqueryRunner{ctx: ctx, cache: map[*expression.Subquery][][]types.Datum{},
-		execs: map[*expression.Subquery]Executor{}}
+		execs: map[*expression.Subquery]Executor{}, sets: map[*expression.Subquery]*rowSet{}}
+}
+
+func (r *subqueryRunner) Contains(ec *expression.Ctx, s *expression.Subquery, left []types.Datum) (bool, bool, error) {
+	set := r.sets[s]
+	if set == nil {
+		rows, err := r.Rows(ec, s, nil, 0)
+		if err != nil {
+			return false, false, err
+		}
+		set = &rowSet{keys: make(map[string]struct{}, len(rows))}
+	rows:
+		for _, row := range rows {
+			for _, v := range row {
+				if v.IsNull() {
+					set.sawNull = true
+					continue rows
+				}
+			}
+			set.keys[string(rowKey(nil, row))] = struct{}{}
+		}
+		r.sets[s] = set
+	}
+	_, found := set.keys[string(rowKey(nil, left))]
+	return found, set.sawNull, nil
 }
 
 func (r *subqueryRunner) Rows(ec *expression.Ctx, s *expression.Subquery, params []types.Datum, limit int) ([][]types.Datum, error) {

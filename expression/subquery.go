@@ -51,6 +51,10 @@ type SubqueryRunner interface {
 	// Rows runs s's plan with its frame bound to params and returns up to
 	// limit rows (all if limit <= 0). The rows stay valid.
 	Rows(ctx *Ctx, s *Subquery, params []types.Datum, limit int) ([][]types.Datum, error)
+	// Contains reports whether the rows of an uncorrelated subquery hold
+	// a row equal to left, and whether they hold a row with a NULL; only
+	// for subqueries with Hashable set.
+	Contains(ctx *Ctx, s *Subquery, left []types.Datum) (found, sawNull bool, err error)
 }
 
 // SubqueryKind says what a subquery expression computes.
@@ -83,6 +87,9 @@ type Subquery struct {
 	Left []Expr
 	Op   string
 	Not  bool
+	// Hashable: an uncorrelated IN whose values compare as their hash
+	// keys do (see KeyClass), so the runner may look them up in a set.
+	Hashable bool
 }
 
 func (s *Subquery) Type() catalog.FieldType {
@@ -135,6 +142,9 @@ func (s *Subquery) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 		}
 		left[i] = v
 	}
+	if s.Hashable && s.Kind == SubIn && len(s.Params) == 0 {
+		return s.evalInSet(ctx, left)
+	}
 	rows, err := ctx.Subq.Rows(ctx, s, params, 0)
 	if err != nil {
 		return types.Null, err
@@ -150,6 +160,41 @@ func (s *Subquery) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 		r = quantified(left, s.Op, rows, false)
 	default:
 		r = quantified(left, s.Op, rows, true)
+	}
+	return r, nil
+}
+
+// evalInSet is IN over a set: true if left is in it; else NULL if left
+// has a NULL and the set is not empty, or the set holds a row with a NULL;
+// else false.
+func (s *Subquery) evalInSet(ctx *Ctx, left []types.Datum) (types.Datum, error) {
+	hasNull := false
+	for _, v := range left {
+		hasNull = hasNull || v.IsNull()
+	}
+	var r types.Datum
+	if hasNull {
+		rows, err := ctx.Subq.Rows(ctx, s, nil, 0)
+		if err != nil {
+			return types.Null, err
+		}
+		r = quantified(left, "=", rows, false)
+	} else {
+		found, sawNull, err := ctx.Subq.Contains(ctx, s, left)
+		if err != nil {
+			return types.Null, err
+		}
+		switch {
+		case found:
+			r = types.NewBool(true)
+		case sawNull:
+			r = types.Null
+		default:
+			r = types.NewBool(false)
+		}
+	}
+	if s.Not {
+		r = not3(r)
 	}
 	return r, nil
 }

@@ -67,6 +67,7 @@ type JoinSide struct {
 	Plan   Plan
 	Pos    []int
 	Global bool
+	est    float64 // estimated rows, for choosing the hash join's build side
 }
 
 // Join joins two children. Outer drives: for a left outer join it is the
@@ -503,7 +504,7 @@ func (fb *fromBuilder) plan(n *fromNode, conds []*conj) (JoinSide, error) {
 // planLeaf plans a table with the conjuncts on it, and extra conditions
 // already compiled over its own columns.
 func (fb *fromBuilder) planLeaf(l *fromLeaf, conds []*conj, extra []expression.Expr) (JoinSide, error) {
-	side := JoinSide{Pos: make([]int, l.n)}
+	side := JoinSide{Pos: make([]int, l.n), est: fb.estimate(l, conds)}
 	for i := range side.Pos {
 		side.Pos[i] = l.off + i
 	}
@@ -605,6 +606,7 @@ func (fb *fromBuilder) planOuter(n *fromNode, conds []*conj) (JoinSide, error) {
 	if err != nil {
 		return side, err
 	}
+	side.est = max(side.est, outer.est)
 	return fb.filter(side, above)
 }
 
@@ -664,7 +666,7 @@ func (fb *fromBuilder) planGroup(members []*fromNode, conds []*conj) (JoinSide, 
 			return s, err
 		}
 		sides[i] = &s
-		est[i] = 1000
+		est[i] = s.est
 	}
 	done := make([]bool, len(members))
 	used := make([]bool, len(pool))
@@ -815,7 +817,7 @@ func (fb *fromBuilder) indexJoin(outer JoinSide, outerLeaves lset, inner *fromNo
 	}
 	j := &Join{base: base{schema: fb.schema}, Type: tp, Method: IndexJoin, Outer: outer, Inner: in,
 		OuterKeys: keys, Other: other, Frame: frame}
-	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(inner.leaves)), Global: true}, true, nil
+	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(inner.leaves)), Global: true, est: max(outer.est, in.est)}, true, nil
 }
 
 // usesCorr reports whether a table's access path reads its keys from a
@@ -897,14 +899,22 @@ func (fb *fromBuilder) joinSides(outer JoinSide, outerLeaves lset, inner JoinSid
 		}
 		rest = append(rest, cj)
 	}
+	est := max(outer.est, inner.est)
 	if len(j.OuterKeys) > 0 {
 		j.Method = HashJoin
+		// An inner join builds its hash table on the smaller side.
+		if tp == InnerJoin && inner.est > outer.est {
+			j.Outer, j.Inner = j.Inner, j.Outer
+			j.OuterKeys, j.InnerKeys = j.InnerKeys, j.OuterKeys
+		}
+	} else {
+		est = min(outer.est*inner.est, 1e12)
 	}
 	var err error
 	if j.Other, err = fb.buildAll(rest); err != nil {
 		return JoinSide{}, err
 	}
-	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(innerLeaves)), Global: true}, nil
+	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(innerLeaves)), Global: true, est: est}, nil
 }
 
 func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bool, error) {

@@ -145,12 +145,17 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 		if len(lefts) > 1 && sq.Kind != expression.SubIn && sq.Op != "=" && sq.Op != "!=" {
 			return nil, errno.New(errno.ErNotSupportedYet, "row comparison %s with a subquery is not supported", sq.Op)
 		}
-		for _, l := range lefts {
+		sq.Hashable = sq.Kind == expression.SubIn && len(sq.Params) == 0
+		for i, l := range lefts {
 			e, err := b.Build(l)
 			if err != nil {
 				return nil, err
 			}
 			sq.Left = append(sq.Left, e)
+			lc, rc := expression.KeyClass(e.Type()), expression.KeyClass(q.Fields[i].Type)
+			if lc == "" || lc != rc {
+				sq.Hashable = false
+			}
 		}
 	}
 	return sq, nil
