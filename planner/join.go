@@ -542,7 +542,7 @@ func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bo
 	return true, nil
 }
 
-// describeJoin renders a join for EXPLAIN.
+// DescribeJoin names a join operator and describes it, for EXPLAIN.
 func DescribeJoin(j *Join) (string, string) {
 	name := map[JoinMethod]string{HashJoin: "HashJoin", IndexJoin: "IndexJoin", NestedLoopJoin: "NestedLoopJoin"}[j.Method]
 	tp := "inner join"
