@@ -127,6 +127,16 @@ type TableInfo struct {
 	MaxIndexID   int64  `json:"max_index_id"`
 	// AutoIncOffset is the first AUTO_INCREMENT value (table option).
 	AutoIncStart int64 `json:"auto_inc_start,omitempty"`
+	// View, if set, makes this a view: it has no rows of its own, and
+	// Columns describe its query's result.
+	View *ViewInfo `json:"view,omitempty"`
+}
+
+// ViewInfo is a view's definition: its query's text (resolved in the
+// view's database) and the names of its columns.
+type ViewInfo struct {
+	Select string   `json:"select"`
+	Cols   []string `json:"cols"`
 }
 
 // FindColumn returns the column named name (case-insensitively), or nil.

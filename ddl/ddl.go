@@ -425,7 +425,7 @@ func (d *DDL) DropTable(ctx context.Context, currentDB string, s *ast.DropTableS
 			if db != nil {
 				t = is.Table(dbName, tn.Name.O)
 			}
-			if t == nil {
+			if t == nil || t.View != nil {
 				missing = append(missing, dbName+"."+tn.Name.O)
 				return nil
 			}
@@ -465,6 +465,9 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 		t := is.Table(dbName, tn.Name.O)
 		if t == nil {
 			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
+		}
+		if t.View != nil {
+			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
 		}
 		id, err := m.NewIDs(1)
 		if err != nil {

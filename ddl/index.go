@@ -40,6 +40,9 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 		if t == nil {
 			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
 		}
+		if t.View != nil {
+			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
+		}
 		nt := t.Clone()
 		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateWriteOnly}
 		if err := fillIndexColumns(nt, ix, parts); err != nil {
@@ -217,6 +220,9 @@ func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName
 		t := is.Table(dbName, tn.Name.O)
 		if t == nil {
 			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
+		}
+		if t.View != nil {
+			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
 		}
 		nt := t.Clone()
 		for i, ix := range nt.Indexes {

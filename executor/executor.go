@@ -6,7 +6,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -35,6 +34,9 @@ type Ctx struct {
 	SelectForUpdate bool
 	// MemTable computes the rows of a virtual table (information_schema).
 	MemTable func(name string) ([][]types.Datum, error)
+
+	// work holds the rows each running recursive CTE's round reads.
+	work map[int][][]types.Datum
 }
 
 // Executor is a running operator.
@@ -80,8 +82,9 @@ func Build(p planner.Plan) (Executor, error) {
 	case *planner.Trim:
 		c, err := Build(x.Child)
 		return &trimExec{child: c, n: x.N}, err
+	default:
+		return buildMore(p)
 	}
-	return nil, fmt.Errorf("executor: no executor for %T", p)
 }
 
 // Drain runs e to the end and returns copies of its rows.

@@ -17,6 +17,11 @@ import (
 type SchemaCol struct {
 	DB, Table, Name string
 	Tp              catalog.FieldType
+	// Hidden columns (row handles) are not part of * expansions.
+	Hidden bool
+	// Merged columns (the second copy of a USING or NATURAL join's
+	// column) are reached only by qualified names.
+	Merged bool
 }
 
 // Schema is the layout of the rows an expression reads.
@@ -29,7 +34,7 @@ type Schema struct {
 func (s *Schema) Find(db, table, name, clause string) (int, error) {
 	found := -1
 	for i, c := range s.Cols {
-		if !strings.EqualFold(c.Name, name) {
+		if !strings.EqualFold(c.Name, name) || (c.Merged && table == "") {
 			continue
 		}
 		if table != "" && !strings.EqualFold(c.Table, table) {
@@ -63,7 +68,16 @@ type Builder struct {
 	// Column, if set, resolves column names before the schema is searched
 	// (ORDER BY and HAVING use it to reach select-list aliases).
 	Column func(*ast.ColumnName) (Expr, bool, error)
+	// Outer, if set, resolves a column name that the builder cannot: a
+	// reference from a subquery to its outer query.
+	Outer func(*ast.ColumnName) (Expr, bool, error)
+	// Subquery, if set, compiles subquery expressions (scalar, EXISTS,
+	// IN, ANY/ALL), with b the builder of the expression they stand in.
+	Subquery func(b *Builder, n ast.ExprNode) (Expr, error)
 }
+
+// ResolveColumn compiles a column reference as b would.
+func (b *Builder) ResolveColumn(cn *ast.ColumnName) (Expr, error) { return b.column(cn) }
 
 // Build compiles n.
 func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
@@ -161,11 +175,34 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		return b.Agg(x)
 	case *ast.DefaultExpr:
 		return nil, errno.New(errno.ErNotSupportedYet, "DEFAULT() is not supported here")
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
+		if b.Subquery == nil {
+			return nil, errno.New(errno.ErNotSupportedYet, "subqueries are not supported here")
+		}
+		return b.Subquery(b, n)
+	case *ast.RowExpr:
+		return nil, errno.New(1241, "Operand should contain 1 column(s)")
 	}
 	return nil, errno.New(errno.ErNotSupportedYet, "expression %T is not supported yet", n)
 }
 
 func (b *Builder) column(cn *ast.ColumnName) (Expr, error) {
+	e, err := b.localColumn(cn)
+	if err != nil && b.Outer != nil {
+		if ee, ok := err.(*errno.Error); ok && ee.Code == errno.ErBadField {
+			oe, found, oerr := b.Outer(cn)
+			if oerr != nil {
+				return nil, oerr
+			}
+			if found {
+				return oe, nil
+			}
+		}
+	}
+	return e, err
+}
+
+func (b *Builder) localColumn(cn *ast.ColumnName) (Expr, error) {
 	if b.Column != nil {
 		e, ok, err := b.Column(cn)
 		if err != nil || ok {
@@ -275,7 +312,10 @@ func newBitOp(op opcode.Op, l, r Expr) Expr {
 
 func (b *Builder) in(x *ast.PatternInExpr) (Expr, error) {
 	if x.Sel != nil {
-		return nil, errno.New(errno.ErNotSupportedYet, "IN (subquery) is not supported yet")
+		if b.Subquery == nil {
+			return nil, errno.New(errno.ErNotSupportedYet, "subqueries are not supported here")
+		}
+		return b.Subquery(b, x)
 	}
 	e, err := b.Build(x.Expr)
 	if err != nil {
@@ -513,6 +553,26 @@ func String(e Expr) string {
 		return x.Value.String()
 	case *Param:
 		return "?"
+	case *Corr:
+		return fmt.Sprintf("corr(%s)", x.Name)
+	case *Subquery:
+		switch x.Kind {
+		case SubExists:
+			if x.Not {
+				return "not exists(subquery)"
+			}
+			return "exists(subquery)"
+		case SubIn:
+			if x.Not {
+				return "not in(subquery)"
+			}
+			return "in(subquery)"
+		case SubAny:
+			return x.Op + " any(subquery)"
+		case SubAll:
+			return x.Op + " all(subquery)"
+		}
+		return "scalar(subquery)"
 	case *In:
 		parts := make([]string, len(x.List))
 		for i, l := range x.List {

@@ -48,6 +48,10 @@ type Ctx struct {
 	Warnings []*errno.Error
 	// LastInsertIDSet records LAST_INSERT_ID(expr) calls.
 	LastInsertIDSet func(v uint64)
+	// Subq runs subqueries; Corr holds the frames of correlated values
+	// (see Corr).
+	Subq SubqueryRunner
+	Corr [][]types.Datum
 
 	// scratch holds the evaluated arguments of the functions being
 	// applied, as a stack: each Func.Eval pushes its arguments and pops

@@ -30,8 +30,11 @@ func isConst(e expression.Expr) bool {
 	switch x := e.(type) {
 	case *expression.Column:
 		return false
-	case *expression.Constant, *expression.Param:
+	case *expression.Constant, *expression.Param, *expression.Corr:
 		return true
+	case *expression.Subquery:
+		// An uncorrelated scalar subquery is one value for the statement.
+		return x.Kind == expression.SubScalar && len(x.Params) == 0
 	case *expression.Func:
 		if x.Lazy != nil && x.Name != "and" && x.Name != "or" {
 			return false

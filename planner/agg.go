@@ -16,6 +16,7 @@ import (
 // grouped nor aggregated reads the first row of its group (MySQL without
 // ONLY_FULL_GROUP_BY).
 type aggBuilder struct {
+	c       *Context
 	src     Plan
 	groupBy []expression.Expr
 	aggs    []*AggFunc
@@ -39,8 +40,7 @@ func (a *aggBuilder) addGroupBy(n ast.ExprNode, fields []*field) error {
 			}
 		}
 	}
-	eb := &expression.Builder{Schema: a.src.Schema(), Clause: "group statement"}
-	e, err := eb.Build(n)
+	e, err := a.c.builder(a.src.Schema(), "group statement").Build(n)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (a *aggBuilder) addGroupBy(n ast.ExprNode, fields []*field) error {
 func (a *aggBuilder) outIndexOfAgg(i int) int { return len(a.groupBy) + i }
 
 func (a *aggBuilder) builder(clause string) *expression.Builder {
-	return &expression.Builder{
+	b := &expression.Builder{
 		Clause: clause,
 		Column: func(cn *ast.ColumnName) (expression.Expr, bool, error) {
 			idx, err := a.src.Schema().Find(cn.Schema.O, cn.Table.O, cn.Name.O, clause)
@@ -71,6 +71,8 @@ func (a *aggBuilder) builder(clause string) *expression.Builder {
 			return a.aggCall(x)
 		},
 	}
+	a.c.hook(b)
+	return b
 }
 
 func (a *aggBuilder) build(n ast.ExprNode, clause string) (expression.Expr, error) {
@@ -102,7 +104,7 @@ func (a *aggBuilder) addAgg(f *AggFunc, tp catalog.FieldType, name string) expre
 }
 
 func (a *aggBuilder) aggCall(x *ast.AggregateFuncExpr) (expression.Expr, error) {
-	eb := &expression.Builder{Schema: a.src.Schema(), Clause: "field list"}
+	eb := a.c.builder(a.src.Schema(), "field list")
 	f := &AggFunc{Name: strings.ToLower(x.F), Distinct: x.Distinct, Separator: ","}
 	args := x.Args
 	if f.Name == "group_concat" && len(args) > 1 {

@@ -57,6 +57,9 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.View != nil {
+		return nil, errno.New(1471, "The target table %s of the INSERT is not insertable-into", t.Name)
+	}
 	p := &Insert{DB: db, Table: t, Replace: s.IsReplace, Ignore: s.IgnoreErr}
 	{
 		if len(s.Columns) == 0 {
@@ -76,7 +79,7 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 			seen[col.Offset] = true
 			p.Columns = append(p.Columns, col.Offset)
 		}
-		eb := &expression.Builder{Clause: "field list"}
+		eb := c.builder(nil, "field list")
 		for i, list := range s.Lists {
 			if len(list) != len(p.Columns) && !(len(list) == 0 && len(s.Columns) == 0) {
 				return nil, errno.New(errno.ErWrongValueCount, "Column count doesn't match value count at row %d", i+1)
@@ -94,11 +97,7 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 			p.Rows = append(p.Rows, row)
 		}
 		if s.Select != nil {
-			sel, ok := s.Select.(*ast.SelectStmt)
-			if !ok {
-				return nil, errno.New(errno.ErNotSupportedYet, "INSERT ... SELECT of this form is not supported yet")
-			}
-			q, err := BuildSelect(c, sel)
+			q, err := BuildQuery(c, s.Select)
 			if err != nil {
 				return nil, err
 			}
@@ -143,6 +142,9 @@ func singleTable(c *Context, refs *ast.TableRefsClause) (*TableSource, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.View != nil {
+		return nil, errno.New(1288, "The target table %s of the UPDATE or DELETE is not updatable", t.Name)
+	}
 	return &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O}, nil
 }
 
@@ -150,7 +152,7 @@ func singleTable(c *Context, refs *ast.TableRefsClause) (*TableSource, error) {
 func sourceFor(c *Context, src *TableSource, where ast.ExprNode, order *ast.OrderByClause, limit *ast.Limit) (Plan, error) {
 	var plan Plan = &TableScan{TableSource: *src}
 	if where != nil {
-		eb := &expression.Builder{Schema: src.Schema(), Clause: "where clause"}
+		eb := c.builder(src.Schema(), "where clause")
 		cond, err := eb.Build(where)
 		if err != nil {
 			return nil, err
@@ -165,7 +167,7 @@ func sourceFor(c *Context, src *TableSource, where ast.ExprNode, order *ast.Orde
 		}
 	}
 	if order != nil {
-		eb := &expression.Builder{Schema: src.Schema(), Clause: "order clause"}
+		eb := c.builder(src.Schema(), "order clause")
 		var items []SortItem
 		for _, it := range order.Items {
 			e, err := eb.Build(it.Expr)
@@ -204,7 +206,7 @@ func BuildUpdate(c *Context, s *ast.UpdateStmt) (*Update, error) {
 		return nil, err
 	}
 	p := &Update{DB: src.DB, Table: src.Table, Source: source}
-	eb := &expression.Builder{Schema: src.Schema(), Clause: "field list"}
+	eb := c.builder(src.Schema(), "field list")
 	for _, a := range s.List {
 		col := src.Table.FindColumn(a.Column.Name.O)
 		if col == nil {

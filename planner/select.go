@@ -18,6 +18,13 @@ type Context struct {
 	DB string
 	// Stats returns a table's statistics, or nil.
 	Stats func(tableID int64) *catalog.TableStats
+	// Parse parses a stored view's query.
+	Parse func(sql string) (ast.StmtNode, error)
+
+	outer     *scope // the query around a subquery
+	viewDepth int
+	ids       *int // frame IDs handed out in this statement
+	ctes      *cteScope
 }
 
 // ResultField describes one column of a query's result.
@@ -80,76 +87,26 @@ func SourceSchema(db string, t *catalog.TableInfo, alias string) *expression.Sch
 	for _, c := range t.Columns {
 		s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: c.Name, Tp: c.Type})
 	}
-	s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: "_tidb_rowid",
+	s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: "_tidb_rowid", Hidden: true,
 		Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.BinaryFlag}})
 	return s
 }
 
 // BuildSelect plans a SELECT.
 func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
-	if sel.From != nil && sel.From.TableRefs != nil && sel.From.TableRefs.Right != nil {
-		return nil, errno.New(errno.ErNotSupportedYet, "joins are not supported yet")
-	}
-	var src Plan
-	var srcTable *TableSource
-	var hidden = 0 // trailing columns of src that * must not expand (the handle)
-	switch {
-	case sel.From == nil:
-		src = &Dual{base: base{schema: &expression.Schema{}}}
-	default:
-		ts, ok := sel.From.TableRefs.Left.(*ast.TableSource)
-		if !ok {
-			return nil, errno.New(errno.ErNotSupportedYet, "this FROM clause is not supported yet")
-		}
-		switch s := ts.Source.(type) {
-		case *ast.TableName:
-			if mt := c.memTable(s); mt != nil {
-				ts := TableSource{base: base{schema: SourceSchema(InfoSchemaDB, mt, ts.AsName.O)}, DB: InfoSchemaDB, Table: mt, Alias: ts.AsName.O}
-				src, hidden = &MemTable{TableSource: ts}, 1
-				break
-			}
-			db, t, err := c.TableRef(s)
-			if err != nil {
-				return nil, err
-			}
-			srcTable = &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O}
-			src, hidden = srcTable, 1
-		case *ast.SelectStmt:
-			if ts.AsName.O == "" {
-				return nil, errno.New(errno.ErDerivedMustHaveAlias, "Every derived table must have its own alias")
-			}
-			sub, err := BuildSelect(c, s)
-			if err != nil {
-				return nil, err
-			}
-			schema := &expression.Schema{}
-			for _, f := range sub.Fields {
-				schema.Cols = append(schema.Cols, expression.SchemaCol{Table: ts.AsName.O, Name: f.Name, Tp: f.Type})
-			}
-			src = &Trim{base: base{schema: schema}, Child: sub.Plan, N: len(sub.Fields)}
-		default:
-			return nil, errno.New(errno.ErNotSupportedYet, "this FROM clause is not supported yet")
-		}
-	}
-
-	lock := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
-	if sel.Where != nil {
-		eb := &expression.Builder{Schema: src.Schema(), Clause: "where clause"}
-		cond, err := eb.Build(sel.Where)
-		if err != nil {
+	if sel.With != nil {
+		var err error
+		if c, err = c.withCTEs(sel.With); err != nil {
 			return nil, err
 		}
-		if srcTable != nil {
-			src, cond = chooseAccessPath(c, srcTable, cond, lock)
-		}
-		if cond != nil {
-			src = &Selection{base: base{schema: src.Schema()}, Child: src, Cond: cond}
-		}
-	} else if srcTable != nil {
-		src = &TableScan{TableSource: *srcTable, Lock: lock}
+	}
+	lock := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	src, star, err := c.buildFrom(sel, lock)
+	if err != nil {
+		return nil, err
 	}
 
-	fields, err := expandFields(sel.Fields.Fields, src.Schema(), hidden)
+	fields, err := expandFields(sel.Fields.Fields, src.Schema(), star)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +116,7 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 	var agg *aggBuilder
 	post := src // what select-list expressions are built over
 	if needAgg {
-		agg = &aggBuilder{src: src}
+		agg = &aggBuilder{c: c, src: src}
 		if sel.GroupBy != nil {
 			for _, item := range sel.GroupBy.Items {
 				if err := agg.addGroupBy(item.Expr, fields); err != nil {
@@ -173,8 +130,7 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 		if agg != nil {
 			return agg.build(n, clause)
 		}
-		eb := &expression.Builder{Schema: post.Schema(), Clause: clause}
-		return eb.Build(n)
+		return c.builder(post.Schema(), clause).Build(n)
 	}
 
 	var exprs []expression.Expr
@@ -192,7 +148,7 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 	if sel.Having != nil {
 		hb := func(n ast.ExprNode) (expression.Expr, error) {
 			if agg == nil {
-				agg = &aggBuilder{src: src}
+				agg = &aggBuilder{c: c, src: src}
 			}
 			return agg.buildWithAliases(n, "having clause", fields, exprs)
 		}
@@ -287,17 +243,28 @@ func (f *field) result(e expression.Expr) ResultField {
 	return r
 }
 
-func expandFields(fs []*ast.SelectField, schema *expression.Schema, hidden int) ([]*field, error) {
+// expandFields expands the wildcards of a select list: * to the columns
+// star lists, t.* to the visible columns of t.
+func expandFields(fs []*ast.SelectField, schema *expression.Schema, star []int) ([]*field, error) {
 	var out []*field
 	for _, f := range fs {
 		if f.WildCard != nil {
 			tbl := f.WildCard.Table.O
 			n := 0
-			for i := 0; i < len(schema.Cols)-hidden; i++ {
-				c := schema.Cols[i]
-				if tbl != "" && !strings.EqualFold(tbl, c.Table) {
-					continue
+			positions := star
+			if tbl != "" {
+				positions = nil
+				for i, c := range schema.Cols {
+					if !c.Hidden && strings.EqualFold(tbl, c.Table) && (f.WildCard.Schema.O == "" || strings.EqualFold(f.WildCard.Schema.O, c.DB)) {
+						positions = append(positions, i)
+					}
 				}
+			}
+			if tbl == "" && len(schema.Cols) == 0 {
+				return nil, errno.New(1096, "No tables used")
+			}
+			for _, i := range positions {
+				c := schema.Cols[i]
 				col := schema.Cols[i]
 				out = append(out, &field{
 					expr: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(c.Table), Name: ast.NewCIStr(c.Name)}},

@@ -188,8 +188,8 @@ func countKeys(snap kv.Snapshot, start, end []byte, nCols int) (int64, error) {
 func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.Result, error) {
 	var p planner.Plan
 	switch st := x.Stmt.(type) {
-	case *ast.SelectStmt:
-		q, err := planner.BuildSelect(s.planContext(), st)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		q, err := planner.BuildQuery(s.planContext(), st.(ast.ResultSetNode))
 		if err != nil {
 			return server.Result{}, err
 		}
@@ -265,6 +265,14 @@ func describe(p planner.Plan) (string, string) {
 		return "TableDual", ""
 	case *planner.Trim:
 		return "Trim", fmt.Sprintf("columns:%d", x.N)
+	case *planner.Join:
+		return planner.DescribeJoin(x)
+	case *planner.SetOp:
+		return "SetOp", planner.SetOpName(x.Op)
+	case *planner.RecursiveCTE:
+		return "RecursiveCTE", fmt.Sprintf("distinct:%v", x.Distinct)
+	case *planner.WorkTable:
+		return "WorkTable", ""
 	}
 	return fmt.Sprintf("%T", p), ""
 }

@@ -67,7 +67,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 
 func stmtType(st ast.StmtNode) metrics.StmtType {
 	switch x := st.(type) {
-	case *ast.SelectStmt:
+	case *ast.SelectStmt, *ast.SetOprStmt:
 		return metrics.StmtSelect
 	case *ast.InsertStmt:
 		return metrics.StmtInsert
@@ -94,7 +94,7 @@ func stmtType(st ast.StmtNode) metrics.StmtType {
 }
 
 func (s *Session) planContext() *planner.Context {
-	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats}
+	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
 }
 
 func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
@@ -105,6 +105,8 @@ func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
 func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
 	switch x := st.(type) {
 	case *ast.SelectStmt:
+		return s.execSelect(ctx, x, params, cached)
+	case *ast.SetOprStmt:
 		return s.execSelect(ctx, x, params, cached)
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		return s.execDML(ctx, st, params, cached)
@@ -146,9 +148,11 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		return s.ddl(ctx, func() error { return s.d.ddl.CreateTable(ctx, s.db, x) })
 	case *ast.DropTableStmt:
 		if x.IsView {
-			return server.Result{}, errno.New(errno.ErNotSupportedYet, "views are not supported yet")
+			return s.ddl(ctx, func() error { return s.d.ddl.DropView(ctx, s.db, x) })
 		}
 		return s.ddl(ctx, func() error { return s.d.ddl.DropTable(ctx, s.db, x) })
+	case *ast.CreateViewStmt:
+		return s.ddl(ctx, func() error { return s.createView(ctx, x) })
 	case *ast.TruncateTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.TruncateTable(ctx, s.db, x.Table) })
 	case *ast.CreateIndexStmt:
@@ -257,21 +261,22 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 	return s.d.store.Snapshot(ts), ts, nil
 }
 
-func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
 	is := s.d.catalog.InfoSchema()
 	var q *planner.Query
 	if cached != nil && cached.query != nil && cached.version == is.Version {
 		q = cached.query
 	} else {
 		var err error
-		if q, err = planner.BuildSelect(s.planContext(), sel); err != nil {
+		if q, err = planner.BuildQuery(s.planContext(), node); err != nil {
 			return server.Result{}, err
 		}
 		if cached != nil {
 			cached.query, cached.version = q, is.Version
 		}
 	}
-	forUpdate := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	sel, _ := node.(*ast.SelectStmt)
+	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
 	reader, ts, err := s.readView(ctx, forUpdate)
 	if err != nil {
 		return server.Result{}, err
@@ -281,6 +286,7 @@ func (s *Session) execSelect(ctx context.Context, sel *ast.SelectStmt, params []
 	if forUpdate && s.txn != nil {
 		ec.Txn, ec.SelectForUpdate = s.txn, true
 	}
+	executor.BindSubqueries(ec)
 	ex, err := executor.Build(q.Plan)
 	if err != nil {
 		return server.Result{}, err
@@ -401,6 +407,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
 			if err != nil {
@@ -436,6 +443,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog}
+		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		if err == nil {
 			err = txn.Commit(ctx)

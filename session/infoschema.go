@@ -29,7 +29,7 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 				if st := s.d.catalog.Stats(t.ID); st != nil {
 					rows = st.RowCount
 				}
-				out = append(out, []types.Datum{str("def"), str(db.Name), str(t.Name), str("BASE TABLE"), str("InnoDB"), i64(10),
+				out = append(out, []types.Datum{str("def"), str(db.Name), str(t.Name), str(tableType(t)), str("InnoDB"), i64(10),
 					str("Dynamic"), i64(rows), i64(0), i64(0), i64(0), i64(0), i64(0), types.Null, types.Null, types.Null,
 					types.Null, str(t.Collate), types.Null, str(""), str(t.Comment)})
 			}

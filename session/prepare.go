@@ -69,8 +69,8 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	if s.d.cfg.PlanCacheCapacity > 0 {
 		st.plan = &cachedPlan{version: -1}
 	}
-	if sel, ok := stmts[0].(*ast.SelectStmt); ok {
-		q, err := planner.BuildSelect(s.planContext(), sel)
+	if sel, ok := stmts[0].(ast.ResultSetNode); ok && isQuery(stmts[0]) {
+		q, err := planner.BuildQuery(s.planContext(), sel)
 		if err != nil {
 			return nil, mapError(err, s.d.catalog.InfoSchema())
 		}
@@ -139,4 +139,13 @@ func fromValue(v server.Value) types.Datum {
 		return types.NewDuration(v.Duration().Microseconds(), 6)
 	}
 	return types.Null
+}
+
+// isQuery reports a SELECT or a set operation of SELECTs.
+func isQuery(st ast.StmtNode) bool {
+	switch st.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return true
+	}
+	return false
 }

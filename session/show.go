@@ -100,7 +100,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			}
 			row := []types.Datum{str(name)}
 			if x.Full {
-				row = append(row, str("BASE TABLE"))
+				row = append(row, str(tableType(is.Table(db, name))))
 			}
 			data = append(data, row)
 		}

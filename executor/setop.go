@@ -1,0 +1,182 @@
+package executor
+
+import (
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// drainCopies runs e and returns copies of its rows.
+func drainCopies(ctx *Ctx, e Executor) ([][]types.Datum, error) {
+	if err := e.Open(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	defer e.Close()
+	var rows [][]types.Datum
+	for {
+		r, err := e.Next(ctx)
+		if err != nil || r == nil {
+			return rows, err
+		}
+		rows = append(rows, append([]types.Datum(nil), r...))
+	}
+}
+
+// rowsExec returns rows computed at Open.
+type rowsExec struct {
+	rows [][]types.Datum
+	pos  int
+}
+
+func (e *rowsExec) Close() error { e.rows = nil; return nil }
+func (e *rowsExec) Next(*Ctx) ([]types.Datum, error) {
+	if e.pos >= len(e.rows) {
+		return nil, nil
+	}
+	e.pos++
+	return e.rows[e.pos-1], nil
+}
+
+// setOpExec computes a UNION, EXCEPT or INTERSECT at Open. Rows are
+// equal when their values are (NULLs equal each other), as DISTINCT
+// compares them.
+type setOpExec struct {
+	rowsExec
+	p           *planner.SetOp
+	left, right Executor
+}
+
+func (e *setOpExec) Open(ctx *Ctx) error {
+	e.rows, e.pos = nil, 0
+	l, err := drainCopies(ctx, e.left)
+	if err != nil {
+		return err
+	}
+	r, err := drainCopies(ctx, e.right)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	key := func(row []types.Datum) string {
+		buf = rowKey(buf[:0], row)
+		return string(buf)
+	}
+	switch e.p.Op {
+	case ast.UnionAll:
+		e.rows = append(l, r...)
+	case ast.Union:
+		seen := map[string]bool{}
+		for _, row := range append(l, r...) {
+			if k := key(row); !seen[k] {
+				seen[k] = true
+				e.rows = append(e.rows, row)
+			}
+		}
+	default:
+		counts := map[string]int{}
+		for _, row := range r {
+			counts[key(row)]++
+		}
+		seen := map[string]bool{}
+		for _, row := range l {
+			k := key(row)
+			switch e.p.Op {
+			case ast.Except:
+				if counts[k] == 0 && !seen[k] {
+					e.rows = append(e.rows, row)
+				}
+				seen[k] = true
+			case ast.ExceptAll:
+				if counts[k] > 0 {
+					counts[k]--
+				} else {
+					e.rows = append(e.rows, row)
+				}
+			case ast.Intersect:
+				if counts[k] > 0 && !seen[k] {
+					e.rows = append(e.rows, row)
+				}
+				seen[k] = true
+			case ast.IntersectAll:
+				if counts[k] > 0 {
+					counts[k]--
+					e.rows = append(e.rows, row)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// workTableExec reads the rows the running round of a recursive CTE
+// reads.
+type workTableExec struct {
+	rowsExec
+	id int
+}
+
+func (e *workTableExec) Open(ctx *Ctx) error {
+	e.rows, e.pos = ctx.work[e.id], 0
+	return nil
+}
+
+// recursiveCTEExec runs a recursive CTE at Open.
+type recursiveCTEExec struct {
+	rowsExec
+	p     *planner.RecursiveCTE
+	seed  Executor
+	parts []Executor
+}
+
+func (e *recursiveCTEExec) Open(ctx *Ctx) error {
+	e.rows, e.pos = nil, 0
+	seed, err := drainCopies(ctx, e.seed)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var buf []byte
+	fresh := func(rows [][]types.Datum) [][]types.Datum {
+		if !e.p.Distinct {
+			return rows
+		}
+		var out [][]types.Datum
+		for _, r := range rows {
+			buf = rowKey(buf[:0], r)
+			if !seen[string(buf)] {
+				seen[string(buf)] = true
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	work := fresh(seed)
+	e.rows = append(e.rows, work...)
+	if ctx.work == nil {
+		ctx.work = map[int][][]types.Datum{}
+	}
+	old := ctx.work[e.p.ID]
+	defer func() { ctx.work[e.p.ID] = old }()
+	for round := 1; len(work) > 0; round++ {
+		if round > planner.MaxRecursion {
+			return errno.New(3636, "Recursive query aborted after %d iterations. Try increasing @@cte_max_recursion_depth to a larger value.", round)
+		}
+		if err := ctx.Context.Err(); err != nil {
+			return err
+		}
+		ctx.work[e.p.ID] = work
+		var next [][]types.Datum
+		for _, p := range e.parts {
+			rows, err := drainCopies(ctx, p)
+			if err != nil {
+				return err
+			}
+			next = append(next, fresh(rows)...)
+		}
+		e.rows = append(e.rows, next...)
+		work = next
+	}
+	return nil
+}

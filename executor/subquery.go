@@ -1,0 +1,108 @@
+package executor
+
+import (
+	"fmt"
+
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/types"
+)
+
+// subqueryRunner runs the subqueries of one statement execution: an
+// uncorrelated subquery once (its rows are kept for the statement), a
+// correlated one each time it is evaluated, with its frame bound. Each
+// subquery's executor is built once and opened for each run; a subquery
+// never runs inside itself, so one executor per subquery suffices.
+type subqueryRunner struct {
+	ctx   *Ctx
+	cache map[*expression.Subquery][][]types.Datum
+	execs map[*expression.Subquery]Executor
+	sets  map[*expression.Subquery]*rowSet
+}
+
+// rowSet is the rows of an uncorrelated IN subquery as hash keys; rows
+// with a NULL are only counted, since they equal nothing.
+type rowSet struct {
+	keys    map[string]struct{}
+	sawNull bool
+}
+
+// BindSubqueries makes ctx able to run subqueries: it sets ctx.Eval.Subq.
+// Call it once per statement execution, after setting ctx's reader.
+func BindSubqueries(ctx *Ctx) {
+	ctx.Eval.Subq = &subqueryRunner{ctx: ctx, cache: map[*expression.Subquery][][]types.Datum{},
+		execs: map[*expression.Subquery]Executor{}, sets: map[*expression.Subquery]*rowSet{}}
+}
+
+func (r *subqueryRunner) Contains(ec *expression.Ctx, s *expression.Subquery, left []types.Datum) (bool, bool, error) {
+	set := r.sets[s]
+	if set == nil {
+		rows, err := r.Rows(ec, s, nil, 0)
+		if err != nil {
+			return false, false, err
+		}
+		set = &rowSet{keys: make(map[string]struct{}, len(rows))}
+	rows:
+		for _, row := range rows {
+			for _, v := range row {
+				if v.IsNull() {
+					set.sawNull = true
+					continue rows
+				}
+			}
+			set.keys[string(rowKey(nil, row))] = struct{}{}
+		}
+		r.sets[s] = set
+	}
+	_, found := set.keys[string(rowKey(nil, left))]
+	return found, set.sawNull, nil
+}
+
+func (r *subqueryRunner) Rows(ec *expression.Ctx, s *expression.Subquery, params []types.Datum, limit int) ([][]types.Datum, error) {
+	if len(s.Params) == 0 {
+		if rows, ok := r.cache[s]; ok {
+			return rows, nil
+		}
+		rows, err := r.run(s, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.cache[s] = rows
+		return rows, nil
+	}
+	old := ec.BindFrame(s.ID, params)
+	defer ec.RestoreFrame(s.ID, old)
+	return r.run(s, limit)
+}
+
+func (r *subqueryRunner) run(s *expression.Subquery, limit int) ([][]types.Datum, error) {
+	ex := r.execs[s]
+	if ex == nil {
+		p, ok := s.Plan.(planner.Plan)
+		if !ok {
+			return nil, fmt.Errorf("executor: subquery without a plan")
+		}
+		var err error
+		if ex, err = Build(p); err != nil {
+			return nil, err
+		}
+		r.execs[s] = ex
+	}
+	if err := ex.Open(r.ctx); err != nil {
+		ex.Close()
+		return nil, err
+	}
+	defer ex.Close()
+	var rows [][]types.Datum
+	for limit <= 0 || len(rows) < limit {
+		row, err := ex.Next(r.ctx)
+		if err != nil {
+			return nil, err
+		}
+		if row == nil {
+			break
+		}
+		rows = append(rows, append([]types.Datum(nil), row[:s.Cols]...))
+	}
+	return rows, nil
+}

@@ -1,0 +1,175 @@
+package planner
+
+import (
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// This file plans subqueries used as values: scalar subqueries, EXISTS,
+// IN and the quantified comparisons (ANY, SOME, ALL). Each becomes an
+// expression.Subquery holding the subquery's plan. A column the subquery
+// cannot resolve is looked up in the query around it (through the builder
+// of the expression the subquery stands in); each such outer reference is
+// compiled in the outer query as a parameter of the subquery and read
+// inside through an expression.Corr of the subquery's frame. The executor
+// runs an uncorrelated subquery once per statement and a correlated one
+// once per outer row.
+
+// scope is the outer query of a subquery being planned.
+type scope struct {
+	b      *expression.Builder // the builder of the expression the subquery stands in
+	id     int                 // the subquery's frame
+	params []expression.Expr   // outer expressions the subquery reads
+}
+
+func (sc *scope) resolve(cn *ast.ColumnName) (expression.Expr, bool, error) {
+	e, err := sc.b.ResolveColumn(cn)
+	if err != nil {
+		if ee, ok := err.(*errno.Error); ok && ee.Code == errno.ErBadField {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	sc.params = append(sc.params, e)
+	return &expression.Corr{ID: sc.id, Slot: len(sc.params) - 1, Tp: e.Type(), Name: cn.Name.O}, true, nil
+}
+
+// nextID allocates a frame ID, unique within the statement.
+func (c *Context) nextID() int {
+	if c.ids == nil {
+		c.ids = new(int)
+	}
+	id := *c.ids
+	*c.ids++
+	return id
+}
+
+// builder returns an expression builder over schema that can compile
+// subqueries and, inside a subquery, references to the outer query.
+func (c *Context) builder(schema *expression.Schema, clause string) *expression.Builder {
+	b := &expression.Builder{Schema: schema, Clause: clause}
+	c.hook(b)
+	return b
+}
+
+func (c *Context) hook(b *expression.Builder) {
+	b.Subquery = c.buildSubquery
+	if c.outer != nil {
+		b.Outer = c.outer.resolve
+	}
+}
+
+func compareOpName(op opcode.Op) (string, bool) {
+	switch op {
+	case opcode.EQ:
+		return "=", true
+	case opcode.NE:
+		return "!=", true
+	case opcode.LT:
+		return "<", true
+	case opcode.LE:
+		return "<=", true
+	case opcode.GT:
+		return ">", true
+	case opcode.GE:
+		return ">=", true
+	}
+	return "", false
+}
+
+// buildSubquery compiles a subquery expression n standing in an
+// expression that b builds.
+func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expression.Expr, error) {
+	sq := &expression.Subquery{Kind: expression.SubScalar}
+	var query ast.ExprNode
+	var left ast.ExprNode
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		query = x
+		if x.Exists {
+			sq.Kind = expression.SubExists
+		}
+	case *ast.ExistsSubqueryExpr:
+		sq.Kind, sq.Not, query = expression.SubExists, x.Not, x.Sel
+	case *ast.PatternInExpr:
+		sq.Kind, sq.Not, query, left = expression.SubIn, x.Not, x.Sel, x.Expr
+	case *ast.CompareSubqueryExpr:
+		op, ok := compareOpName(x.Op)
+		if !ok {
+			return nil, errno.New(errno.ErNotSupportedYet, "operator %s with a subquery is not supported", x.Op)
+		}
+		sq.Kind, sq.Op, query, left = expression.SubAny, op, x.R, x.L
+		if x.All {
+			sq.Kind = expression.SubAll
+		}
+	default:
+		return nil, errno.New(errno.ErNotSupportedYet, "expression %T is not supported yet", n)
+	}
+	for {
+		p, ok := query.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		query = p.Expr
+	}
+	se, ok := query.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, errno.New(errno.ErNotSupportedYet, "this subquery form is not supported yet")
+	}
+	sc := &scope{b: b, id: c.nextID()}
+	child := *c
+	child.outer = sc
+	q, err := BuildQuery(&child, se.Query)
+	if err != nil {
+		return nil, err
+	}
+	sq.ID, sq.Plan, sq.Cols, sq.Params = sc.id, q.Plan, len(q.Fields), sc.params
+	switch sq.Kind {
+	case expression.SubScalar:
+		if sq.Cols != 1 {
+			return nil, errno.New(1241, "Operand should contain 1 column(s)")
+		}
+		sq.Tp = q.Fields[0].Type
+	case expression.SubIn, expression.SubAny, expression.SubAll:
+		var lefts []ast.ExprNode
+		if r, ok := left.(*ast.RowExpr); ok {
+			lefts = r.Values
+		} else {
+			lefts = []ast.ExprNode{left}
+		}
+		if len(lefts) != sq.Cols {
+			return nil, errno.New(1241, "Operand should contain %d column(s)", len(lefts))
+		}
+		if len(lefts) > 1 && sq.Kind != expression.SubIn && sq.Op != "=" && sq.Op != "!=" {
+			return nil, errno.New(errno.ErNotSupportedYet, "row comparison %s with a subquery is not supported", sq.Op)
+		}
+		sq.Hashable = sq.Kind == expression.SubIn && len(sq.Params) == 0
+		for i, l := range lefts {
+			e, err := b.Build(l)
+			if err != nil {
+				return nil, err
+			}
+			sq.Left = append(sq.Left, e)
+			lc, rc := expression.KeyClass(e.Type()), expression.KeyClass(q.Fields[i].Type)
+			if lc == "" || lc != rc {
+				sq.Hashable = false
+			}
+		}
+	}
+	return sq, nil
+}
+
+// BuildQuery plans a query: a SELECT or a set operation (UNION).
+func BuildQuery(c *Context, n ast.ResultSetNode) (*Query, error) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return BuildSelect(c, x)
+	case *ast.SetOprStmt:
+		return buildSetOpr(c, x)
+	case *ast.SubqueryExpr:
+		return BuildQuery(c, x.Query)
+	}
+	return nil, errno.New(errno.ErNotSupportedYet, "query %T is not supported yet", n)
+}
