@@ -166,14 +166,6 @@ func (p Priv) info() privInfo {
 // Column is the mysql.user / mysql.db column of a single privilege.
 func (p Priv) Column() string { return p.info().column }
 
-// Columns lists the single privileges of mask with their mysql.user or
-// mysql.db column, in column order.
-func Columns(mask Priv) []Priv {
-	var out []Priv
-	mask.Each(func(b Priv) { out = append(out, b) })
-	return out
-}
-
 // SetString is p as tables_priv.Table_priv holds it: "Select,Insert".
 func (p Priv) SetString() string {
 	var names []string
@@ -244,3 +236,13 @@ func FromParser(t mysql.PrivilegeType, l Level) (p Priv, ok bool) {
 	p, ok = fromParser[t]
 	return p, ok
 }
+
+// UserColumns are the privileges of mysql.user, in its column order.
+var UserColumns = []Priv{Select, Insert, Update, Delete, Create, Drop, Reload, Shutdown, Process, File, Grant,
+	References, Index, Alter, ShowDB, Super, CreateTmpTable, LockTables, Execute, ReplSlave, ReplClient,
+	CreateView, ShowView, CreateRoutine, AlterRoutine, CreateUser, Event, Trigger, CreateTablespace,
+	CreateRole, DropRole}
+
+// DBColumns are the privileges of mysql.db, in its column order.
+var DBColumns = []Priv{Select, Insert, Update, Delete, Create, Drop, Grant, References, Index, Alter,
+	CreateTmpTable, LockTables, CreateView, ShowView, CreateRoutine, AlterRoutine, Execute, Event, Trigger}

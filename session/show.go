@@ -68,7 +68,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if like(x.Pattern, n) {
+			if like(x.Pattern, n) && s.visibleDB(n) {
 				data = append(data, []types.Datum{str(n)})
 			}
 		}
@@ -95,7 +95,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			cols = textColumns("Tables_in_"+db, "Table_type")
 		}
 		for _, name := range names {
-			if !like(x.Pattern, name) {
+			if !like(x.Pattern, name) || !s.visibleTable(db, name) {
 				continue
 			}
 			row := []types.Datum{str(name)}
@@ -248,6 +248,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		cols[5].Type, cols[5].Charset = server.TypeLong, 0
 		if s.d.srv != nil {
 			for _, p := range s.d.srv.ProcessList() {
+				if p.User != s.info.User && !s.seesAllProcesses() {
+					continue
+				}
 				info := p.Info
 				if !x.Full && len(info) > 100 {
 					info = info[:100]
@@ -276,7 +279,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time",
 			"Check_time", "Collation", "Checksum", "Create_options", "Comment")
 		for _, t := range is.Tables(db) {
-			if !like(x.Pattern, t.Name) {
+			if !like(x.Pattern, t.Name) || !s.visibleTable(db, t.Name) {
 				continue
 			}
 			rows := int64(0)
