@@ -351,3 +351,12 @@ func aclError(code uint16, state, format string, args ...any) *errno.Error {
 func errDBAccessDenied(subj *privilege.Subject, db string) error {
 	return aclError(errDBAccessDeniedCode, "42000", "Access denied for user '%s'@'%s' to database '%s'", subj.User, subj.Host, db)
 }
+
+// RequireSecureTransport implements server.SecureTransportPolicy: the
+// global require_secure_transport.
+func (d *Driver) RequireSecureTransport() bool {
+	d.mu.Lock()
+	v, ok := d.globals["require_secure_transport"]
+	d.mu.Unlock()
+	return ok && v.Int() != 0
+}

@@ -34,6 +34,9 @@ type Config struct {
 	PlanCacheCapacity int
 	// ServerVersion is VERSION()'s value.
 	ServerVersion string
+	// RequireSecureTransport is require_secure_transport's initial value:
+	// refuse connections that use neither TLS nor a Unix socket.
+	RequireSecureTransport bool
 }
 
 // Driver opens sessions over one store.
@@ -71,6 +74,9 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	expression.Version = cfg.ServerVersion
 	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
 	d.drained = sync.NewCond(&d.mu)
+	if cfg.RequireSecureTransport {
+		d.globals["require_secure_transport"] = types.NewBool(true)
+	}
 	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)

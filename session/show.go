@@ -227,7 +227,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		if s.d.srv != nil {
 			conns = s.d.srv.ConnectionCount()
 		}
-		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"}} {
+		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"},
+			{"Ssl_cipher", s.info.TLSCipher}, {"Ssl_version", s.info.TLSVersion}} {
 			if like(x.Pattern, kvp[0]) {
 				data = append(data, []types.Datum{str(kvp[0]), str(kvp[1])})
 			}
