@@ -153,6 +153,8 @@ func TestAccessControl(t *testing.T) {
 		wantCode(t, "GRANT without GRANT OPTION", err, 1044)
 		_, err = c.QueryContext(ctx, "SELECT * FROM mysql.user")
 		wantCode(t, "reading mysql.user", err, 1142)
+		_, err = c.PrepareContext(ctx, "DELETE FROM items WHERE id = ?")
+		wantCode(t, "preparing a DELETE", err, 1142)
 
 		rows, err := c.QueryContext(ctx, "SHOW DATABASES")
 		if err != nil {
