@@ -47,6 +47,23 @@ type Config struct {
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
 	Storage           Storage           `toml:"storage"`
 	Txn               Txn               `toml:"txn"`
+	Security          Security          `toml:"security"`
+}
+
+// Security configures TLS for MySQL clients (TiDB's [security] keys).
+type Security struct {
+	// SSLCert and SSLKey are PEM files of the server's certificate (chain)
+	// and private key (flags --ssl-cert, --ssl-key). Both or neither.
+	SSLCert string `toml:"ssl-cert"`
+	SSLKey  string `toml:"ssl-key"`
+	// AutoTLS, when no certificate is given, creates a self-signed CA and a
+	// server certificate in the data directory at first start (ca.pem,
+	// server-cert.pem, server-key.pem), as MySQL 8 does, and serves it.
+	// false without a certificate: no TLS.
+	AutoTLS bool `toml:"auto-tls"`
+	// RequireSecureTransport refuses clients that use neither TLS nor a Unix
+	// socket (error 3159); the initial value of require_secure_transport.
+	RequireSecureTransport bool `toml:"require-secure-transport"`
 }
 
 // Status configures the HTTP status server (/status, /metrics).
@@ -132,6 +149,7 @@ func Default() *Config {
 			LockWaitTimeout: 50,
 			DefaultMode:     TxnPessimistic,
 		},
+		Security: Security{AutoTLS: true},
 	}
 }
 
@@ -206,6 +224,16 @@ func (c *Config) Validate() error {
 	}
 	if c.Txn.DefaultMode != TxnPessimistic && c.Txn.DefaultMode != TxnOptimistic {
 		add(invalid("txn.default-mode", "unknown mode %q (want %q or %q)", c.Txn.DefaultMode, TxnPessimistic, TxnOptimistic))
+	}
+	if (c.Security.SSLCert == "") != (c.Security.SSLKey == "") {
+		if c.Security.SSLCert == "" {
+			add(invalid("security.ssl-key", "set without security.ssl-cert (give both or neither)"))
+		} else {
+			add(invalid("security.ssl-cert", "set without security.ssl-key (give both or neither)"))
+		}
+	}
+	if c.Security.RequireSecureTransport && c.Security.SSLCert == "" && !c.Security.AutoTLS {
+		add(invalid("security.require-secure-transport", "needs TLS: set security.ssl-cert and ssl-key, or auto-tls = true"))
 	}
 	return errors.Join(errs...)
 }

@@ -61,6 +61,8 @@ func TestLoadFull(t *testing.T) {
 			MemTableSize:   128 * MiB,
 		},
 		Txn: Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
+		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",
+			AutoTLS: false, RequireSecureTransport: true},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
@@ -129,6 +131,14 @@ func TestLoadErrors(t *testing.T) {
 		name: "status port out of range",
 		file: "[status]\nstatus-port = -1\n",
 		want: []string{`:2: status.status-port: -1 is out of range 0..65535`},
+	}, {
+		name: "TLS certificate without its key",
+		file: "[security]\nssl-cert = \"/c.pem\"\n",
+		want: []string{`:2: security.ssl-cert: set without security.ssl-key`},
+	}, {
+		name: "secure transport required without TLS",
+		file: "[security]\nauto-tls = false\nrequire-secure-transport = true\n",
+		want: []string{`:3: security.require-secure-transport: needs TLS`},
 	}, {
 		name: "bad size unit",
 		file: "[storage]\nblock-cache-size = \"1XB\"\n",

@@ -14,6 +14,7 @@ type Flags struct {
 
 	fs                                          *flag.FlagSet
 	host, dataDir, rootPassword, level, logFile string
+	sslCert, sslKey                             string
 	port, statusPort                            int
 }
 
@@ -34,6 +35,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.level, "log-level", d.Log.Level, "log `level`: debug, info, warn, error")
 	fs.StringVar(&f.level, "L", d.Log.Level, "shorthand for --log-level")
 	fs.StringVar(&f.logFile, "log-file", d.Log.File, "log `file` (default stderr)")
+	fs.StringVar(&f.sslCert, "ssl-cert", d.Security.SSLCert, "TLS certificate `file` (PEM) for MySQL clients (config key: security.ssl-cert)")
+	fs.StringVar(&f.sslKey, "ssl-key", d.Security.SSLKey, "TLS private key `file` (PEM) of --ssl-cert (config key: security.ssl-key)")
 	return f
 }
 
@@ -85,6 +88,12 @@ func (f *Flags) apply(c *Config) map[string]bool {
 		case "log-file":
 			c.Log.File = f.logFile
 			set["log.file"] = true
+		case "ssl-cert":
+			c.Security.SSLCert = f.sslCert
+			set["security.ssl-cert"] = true
+		case "ssl-key":
+			c.Security.SSLKey = f.sslKey
+			set["security.ssl-key"] = true
 		}
 	})
 	return set

@@ -57,11 +57,11 @@ file = "/from/file.log"
 		{"flags override the file", []string{
 			"--config", file, "--host", "127.0.0.2", "--port", "4100", "--status-port", "0",
 			"--data-dir", "/from/flag", "--log-level", "error", "--log-file", "",
-			"--initial-root-password", "s3cret",
+			"--initial-root-password", "s3cret", "--ssl-cert", "/c.pem", "--ssl-key", "/k.pem",
 		}, func(c *Config) bool {
 			return c.Host == "127.0.0.2" && c.Port == 4100 && c.Status.StatusPort == 0 &&
 				c.Path == "/from/flag" && c.Log.Level == "error" && c.Log.File == "" &&
-				c.InitialRootPassword == "s3cret"
+				c.InitialRootPassword == "s3cret" && c.Security.SSLCert == "/c.pem" && c.Security.SSLKey == "/k.pem"
 		}},
 		{"only the flags given override", []string{"--config", file, "-P", "4200"}, func(c *Config) bool {
 			return c.Port == 4200 && c.Host == "0.0.0.0" && c.Path == "/from/file" && c.Log.Level == "warn"

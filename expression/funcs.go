@@ -49,6 +49,14 @@ func init() {
 	user := builtin{tp: fixed(typeString), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		return types.NewString(ctx.Session.User()), nil
 	}}
+	// CURRENT_USER() is the account the session authenticated as (u@%),
+	// where USER() is the name and host the client connected with.
+	currentUser := builtin{tp: fixed(typeString), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
+		if cu, ok := ctx.Session.(interface{ CurrentUser() string }); ok {
+			return types.NewString(cu.CurrentUser()), nil
+		}
+		return types.NewString(ctx.Session.User()), nil
+	}}
 	database := builtin{tp: fixed(typeString), nullSafe: true, fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		if db := ctx.Session.CurrentDB(); db != "" {
 			return types.NewString(db), nil
@@ -74,7 +82,7 @@ func init() {
 		"curdate": {tp: fixed(typeDate), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 			return types.NewTime(types.FromGoTime(ctx.Now).DateOnly(), types.TimeDate, 0), nil
 		}},
-		"user": user, "current_user": user, "session_user": user, "system_user": user,
+		"user": user, "current_user": currentUser, "session_user": user, "system_user": user,
 		"database": database, "schema": database,
 		"version": {tp: fixed(typeString), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
 			return types.NewString(Version), nil

@@ -32,8 +32,7 @@ const (
 )
 
 var (
-	errOldClient    = errors.New("client does not speak protocol 4.1")
-	errTLSRequested = errors.New("client requested TLS, which is not offered")
+	errOldClient = errors.New("client does not speak protocol 4.1")
 )
 
 // NativePasswordHash returns SHA1(SHA1(password)), the verifier that
@@ -234,7 +233,7 @@ func (c *conn) authenticate(ctx context.Context, user string, resp []byte, clien
 	}
 	var password []byte
 	if c.secure {
-		password = bytes.TrimSuffix(pkt, []byte{0}) // cleartext over a Unix socket
+		password = bytes.TrimSuffix(pkt, []byte{0}) // cleartext over TLS or a Unix socket
 	} else {
 		if len(pkt) == 1 && pkt[0] == sha2RequestKey {
 			c.writeAuthMoreData(c.srv.keys.pubPEM...)

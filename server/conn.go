@@ -30,7 +30,9 @@ type conn struct {
 	nc       net.Conn
 	pio      *packetIO
 	scramble []byte
-	secure   bool // a Unix socket: caching_sha2_password may take the password in cleartext
+	secure   bool // TLS or a Unix socket: caching_sha2_password may take the password in cleartext
+
+	tlsCipher, tlsVersion string // of a TLS connection (tls.go)
 
 	caps      Capability // negotiated: the client's flags that the server supports
 	collation uint16     // the client's collation id
@@ -143,7 +145,7 @@ func (c *conn) handshake() error {
 	}
 	c.pio.begin()
 	c.pio.wbuf = appendGreeting(c.pio.wbuf, c.srv.cfg.ServerVersion, c.id, c.scramble,
-		c.srv.cfg.Collation, StatusAutocommit, c.srv.cfg.DefaultAuthPlugin)
+		c.srv.caps, c.srv.cfg.Collation, StatusAutocommit, c.srv.cfg.DefaultAuthPlugin)
 	c.pio.end()
 	if err := c.pio.flush(); err != nil {
 		return err
@@ -156,12 +158,23 @@ func (c *conn) handshake() error {
 		}
 		return err
 	}
-	h, err := parseHandshakeResponse(data)
+	h, err := parseHandshakeResponse(data, c.srv.caps)
+	if err == errSSLRequest && c.srv.TLSEnabled() {
+		if err := c.upgradeTLS(); err != nil {
+			return err
+		}
+		if data, err = c.pio.readPacket(); err != nil {
+			return err
+		}
+		if h, err = parseHandshakeResponse(data, c.srv.caps); err == errSSLRequest {
+			err = errMalformed
+		}
+	}
 	if err != nil {
 		switch err {
 		case errOldClient:
 			c.writeErr(NewError(CodeNotSupportedAuth, "Client does not support authentication protocol requested by server; consider upgrading MySQL client"))
-		case errTLSRequested:
+		case errSSLRequest:
 			c.writeErr(NewError(CodeHandshake, "Bad handshake: TLS is not supported"))
 		default:
 			c.writeErr(NewError(CodeHandshake, "Bad handshake"))
@@ -169,7 +182,12 @@ func (c *conn) handshake() error {
 		c.pio.flush()
 		return err
 	}
-	c.caps = h.caps & serverCapabilities
+	c.caps = h.caps & c.srv.caps
+	if c.refuseInsecure() {
+		c.writeErr(errSecureTransportRequired())
+		c.pio.flush()
+		return errSecureTransportRequired()
+	}
 	return c.login(h, false)
 }
 
@@ -195,6 +213,8 @@ func (c *conn) login(h *handshakeResponse, changeUser bool) error {
 		Capabilities: c.caps,
 		Collation:    c.collation,
 		Attrs:        h.attrs,
+		TLSCipher:    c.tlsCipher,
+		TLSVersion:   c.tlsVersion,
 	})
 	if err != nil {
 		c.writeErr(err)

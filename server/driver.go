@@ -69,6 +69,9 @@ type ConnInfo struct {
 	// Attrs are the connection attributes the client sent (_client_name,
 	// _os, program_name, ...); nil if none.
 	Attrs map[string]string
+	// TLSCipher and TLSVersion describe a TLS connection (Ssl_cipher,
+	// Ssl_version: "TLS_AES_128_GCM_SHA256", "TLSv1.3"); empty without TLS.
+	TLSCipher, TLSVersion string
 }
 
 // Session is one connection's state in the SQL layer: its user, current

@@ -37,8 +37,9 @@ const (
 	ClientDeprecateEOF               Capability = 1 << 24
 )
 
-// serverCapabilities is what Basalt announces. Not announced: compression,
-// TLS, LOAD DATA LOCAL, session-state tracking, query attributes.
+// serverCapabilities is what Basalt announces, with CLIENT_SSL too when it
+// has a TLS certificate (Server.caps). Not announced: compression,
+// LOAD DATA LOCAL, session-state tracking, query attributes.
 const serverCapabilities = ClientLongPassword | ClientFoundRows | ClientLongFlag |
 	ClientConnectWithDB | ClientNoSchema | ClientODBC | ClientIgnoreSpace | ClientProtocol41 |
 	ClientInteractive | ClientIgnoreSigpipe | ClientTransactions | ClientReserved |
@@ -81,16 +82,16 @@ func newScramble() ([]byte, error) {
 //	10             reserved, all 0x00
 //	13             auth-plugin-data part 2 (scramble[8:20] and a NUL)
 //	string<NUL>    auth plugin name
-func appendGreeting(b []byte, version string, connID uint32, scramble []byte, collation uint8, status StatusFlags, plugin string) []byte {
+func appendGreeting(b []byte, version string, connID uint32, scramble []byte, caps Capability, collation uint8, status StatusFlags, plugin string) []byte {
 	b = append(b, 10)
 	b = appendNulString(b, version)
 	b = appendUint32(b, connID)
 	b = append(b, scramble[:8]...)
 	b = append(b, 0)
-	b = appendUint16(b, uint16(serverCapabilities&0xffff))
+	b = appendUint16(b, uint16(caps&0xffff))
 	b = append(b, collation)
 	b = appendUint16(b, uint16(status))
-	b = appendUint16(b, uint16(serverCapabilities>>16))
+	b = appendUint16(b, uint16(caps>>16))
 	b = append(b, scrambleLen+1)
 	b = append(b, make([]byte, 10)...)
 	b = append(b, scramble[8:]...)
@@ -113,7 +114,8 @@ func appendGreeting(b []byte, version string, connID uint32, scramble []byte, co
 //	lenenc length and then key/value lenenc string pairs, with CLIENT_CONNECT_ATTRS
 //
 // A client that wants TLS first sends only the first 32 bytes, with
-// CLIENT_SSL set (an SSLRequest); Basalt does not announce CLIENT_SSL.
+// CLIENT_SSL set (an SSLRequest): parseHandshakeResponse then returns
+// errSSLRequest, and the response proper follows inside TLS (tls.go).
 type handshakeResponse struct {
 	caps      Capability // the client's flags, not yet intersected
 	collation uint16
@@ -124,7 +126,7 @@ type handshakeResponse struct {
 	attrs     map[string]string
 }
 
-func parseHandshakeResponse(data []byte) (*handshakeResponse, error) {
+func parseHandshakeResponse(data []byte, serverCaps Capability) (*handshakeResponse, error) {
 	r := newReader(data)
 	h := &handshakeResponse{}
 	h.caps = Capability(r.uint32())
@@ -141,10 +143,10 @@ func parseHandshakeResponse(data []byte) (*handshakeResponse, error) {
 	case r.bad:
 		return nil, errMalformed
 	case r.remaining() == 0 && h.caps&ClientSSL != 0:
-		return nil, errTLSRequested // an SSLRequest, though TLS was not offered
+		return h, errSSLRequest
 	}
 	h.user = string(r.nulBytes())
-	caps := h.caps & serverCapabilities
+	caps := h.caps & serverCaps
 	switch {
 	case caps&ClientPluginAuthLenencClientData != 0:
 		h.authResp = r.lenencBytes()

@@ -12,6 +12,7 @@
 //	conn.go        one connection's life: handshake, command loop, panics
 //	handshake.go   the greeting and the client's handshake response
 //	auth.go        password plugins and the authentication exchange
+//	tls.go         the TLS upgrade, require_secure_transport, certificates
 //	command.go     COM_* dispatch for the text protocol's commands
 //	stmt.go        prepared statements: COM_STMT_*
 //	resultset.go   OK, EOF and ERR packets; result sets with text rows
@@ -24,6 +25,7 @@ package server
 import (
 	"context"
 	"crypto/rsa"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -55,6 +57,10 @@ type Config struct {
 	// DefaultAuthPlugin is announced in the greeting and used by accounts
 	// that name no plugin. Default PluginNativePassword.
 	DefaultAuthPlugin string
+
+	// TLSConfig, if set, makes the server offer TLS (CLIENT_SSL): its
+	// certificate is what clients see (LoadTLSConfig, AutoTLSConfig).
+	TLSConfig *tls.Config
 
 	// RSAKey is the key pair of caching_sha2_password's full authentication
 	// over connections without TLS. Default: a 2048-bit key made by New.
@@ -104,6 +110,7 @@ type Server struct {
 	drv    Driver
 	logger *slog.Logger
 	keys   *rsaKeys
+	caps   Capability // announced: serverCapabilities, and CLIENT_SSL with TLS
 
 	sha2Cache sha2Cache
 	started   time.Time
@@ -135,12 +142,17 @@ func New(cfg Config, drv Driver) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	caps := serverCapabilities
+	if cfg.TLSConfig != nil {
+		caps |= ClientSSL
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		cfg:        cfg,
 		drv:        drv,
 		logger:     cfg.Logger,
 		keys:       keys,
+		caps:       caps,
 		started:    time.Now(),
 		baseCtx:    ctx,
 		baseCancel: cancel,

@@ -7,9 +7,7 @@ package session
 
 import (
 	"context"
-	"crypto/sha1"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,14 +15,14 @@ import (
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 )
 
 // Config configures a Driver.
 type Config struct {
-	// RootPassword is root's password on a new data directory.
+	// RootPassword is root's password on a new data directory (when the
+	// grant tables are created); later starts ignore it.
 	RootPassword string
 	// LockWaitTimeout is innodb_lock_wait_timeout's default.
 	LockWaitTimeout time.Duration
@@ -36,6 +34,9 @@ type Config struct {
 	PlanCacheCapacity int
 	// ServerVersion is VERSION()'s value.
 	ServerVersion string
+	// RequireSecureTransport is require_secure_transport's initial value:
+	// refuse connections that use neither TLS nor a Unix socket.
+	RequireSecureTransport bool
 }
 
 // Driver opens sessions over one store.
@@ -52,11 +53,13 @@ type Driver struct {
 	active  map[int64]int
 	drained *sync.Cond
 	globals map[string]types.Datum
-	rootPwd []byte // SHA1(SHA1(password)), empty for none
+
+	acl aclState // accounts and grants (acl.go)
 }
 
-// Open opens the catalog in store (creating it on a new store) and returns
-// a driver for sessions over it.
+// Open opens the catalog in store (creating it on a new store, with the
+// mysql schema of accounts and grants) and returns a driver for sessions
+// over it.
 func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	cat, err := catalog.Open(store)
 	if err != nil {
@@ -71,11 +74,12 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	expression.Version = cfg.ServerVersion
 	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
 	d.drained = sync.NewCond(&d.mu)
+	if cfg.RequireSecureTransport {
+		d.globals["require_secure_transport"] = types.NewBool(true)
+	}
 	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
-	if cfg.RootPassword != "" {
-		h1 := sha1.Sum([]byte(cfg.RootPassword))
-		h2 := sha1.Sum(h1[:])
-		d.rootPwd = h2[:]
+	if err := d.bootstrapACL(context.Background()); err != nil {
+		return nil, fmt.Errorf("grant tables: %w", err)
 	}
 	return d, nil
 }
@@ -139,24 +143,4 @@ func (d *Driver) waitVersion(ctx context.Context, v int64) error {
 		timer.Reset(100 * time.Millisecond)
 		d.drained.Wait()
 	}
-}
-
-// LookupUser implements server.Driver. Only root exists so far.
-func (d *Driver) LookupUser(_ context.Context, user, _ string) (server.Credential, bool, error) {
-	if user != "root" {
-		return server.Credential{}, false, nil
-	}
-	if len(d.rootPwd) == 0 {
-		return server.Credential{}, true, nil
-	}
-	pwd := d.cfg.RootPassword
-	return server.Credential{NativeHash: d.rootPwd, CheckPassword: func(p []byte) bool { return string(p) == pwd }}, true, nil
-}
-
-// OpenSession implements server.Driver.
-func (d *Driver) OpenSession(_ context.Context, info server.ConnInfo) (server.Session, error) {
-	if info.DB != "" && d.catalog.InfoSchema().DB(info.DB) == nil && !strings.EqualFold(info.DB, planner.InfoSchemaDB) {
-		return nil, server.ErrBadDB(info.DB)
-	}
-	return newSession(d, info), nil
 }

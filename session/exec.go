@@ -57,7 +57,11 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	if _, isShow := st.(*ast.ShowStmt); !isShow {
 		s.warnings = s.warnings[:0]
 	}
-	res, err := s.dispatch(ctx, st, params, cached)
+	err := s.checkPrivileges(st)
+	var res server.Result
+	if err == nil {
+		res, err = s.dispatch(ctx, st, params, cached)
+	}
 	metrics.ObserveQuery(stmtType(st), time.Since(start), err)
 	if err != nil {
 		return res, mapError(err, s.d.catalog.InfoSchema())
@@ -103,6 +107,9 @@ func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
 }
 
 func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+	if res, ok, err := s.dispatchACL(ctx, st); ok {
+		return res, err
+	}
 	switch x := st.(type) {
 	case *ast.SelectStmt:
 		return s.execSelect(ctx, x, params, cached)

@@ -132,7 +132,7 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 			}
 		}
 	}
-	return out, nil
+	return s.filterVisible(name, out), nil
 }
 
 // columnRow is one row of information_schema.COLUMNS.

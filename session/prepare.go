@@ -65,6 +65,9 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	if len(stmts) != 1 {
 		return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")
 	}
+	if err := s.checkPrivileges(stmts[0]); err != nil { // as MySQL, at prepare and at each execution
+		return nil, mapError(err, nil)
+	}
 	st := &stmt{s: s, node: stmts[0], nParams: numberParams(stmts[0])}
 	if s.d.cfg.PlanCacheCapacity > 0 {
 		st.plan = &cachedPlan{version: -1}

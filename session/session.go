@@ -10,6 +10,7 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/privilege"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
@@ -36,6 +37,10 @@ type Session struct {
 	rowCount     int64
 	warnings     []*errno.Error
 	stmts        map[*stmt]struct{}
+
+	// subject is the account the session acts as; nil for the driver's
+	// internal sessions, whose statements are not checked (privcheck.go).
+	subject *privilege.Subject
 }
 
 func newSession(d *Driver, info server.ConnInfo) *Session {
@@ -71,6 +76,9 @@ func (s *Session) CurrentDB() string { return s.db }
 
 // UseDB implements server.Session.
 func (s *Session) UseDB(_ context.Context, db string) error {
+	if err := s.dbAccess(db); err != nil {
+		return mapError(err, nil)
+	}
 	if strings.EqualFold(db, planner.InfoSchemaDB) {
 		s.db = planner.InfoSchemaDB
 		return nil

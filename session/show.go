@@ -68,7 +68,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			if like(x.Pattern, n) {
+			if like(x.Pattern, n) && s.visibleDB(n) {
 				data = append(data, []types.Datum{str(n)})
 			}
 		}
@@ -95,7 +95,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			cols = textColumns("Tables_in_"+db, "Table_type")
 		}
 		for _, name := range names {
-			if !like(x.Pattern, name) {
+			if !like(x.Pattern, name) || !s.visibleTable(db, name) {
 				continue
 			}
 			row := []types.Datum{str(name)}
@@ -227,7 +227,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		if s.d.srv != nil {
 			conns = s.d.srv.ConnectionCount()
 		}
-		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"}} {
+		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"},
+			{"Ssl_cipher", s.info.TLSCipher}, {"Ssl_version", s.info.TLSVersion}} {
 			if like(x.Pattern, kvp[0]) {
 				data = append(data, []types.Datum{str(kvp[0]), str(kvp[1])})
 			}
@@ -248,6 +249,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		cols[5].Type, cols[5].Charset = server.TypeLong, 0
 		if s.d.srv != nil {
 			for _, p := range s.d.srv.ProcessList() {
+				if p.User != s.info.User && !s.seesAllProcesses() {
+					continue
+				}
 				info := p.Info
 				if !x.Full && len(info) > 100 {
 					info = info[:100]
@@ -276,7 +280,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time",
 			"Check_time", "Collation", "Checksum", "Create_options", "Comment")
 		for _, t := range is.Tables(db) {
-			if !like(x.Pattern, t.Name) {
+			if !like(x.Pattern, t.Name) || !s.visibleTable(db, t.Name) {
 				continue
 			}
 			rows := int64(0)

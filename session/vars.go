@@ -135,6 +135,7 @@ var sysVars = map[string]sysVarDef{
 	"old_passwords":                       intVar(0),
 	"default_authentication_plugin":       roVar(types.NewString("mysql_native_password")),
 	"thread_handling":                     roVar(types.NewString("one-thread-per-connection")),
+	"require_secure_transport":            {def: types.NewBool(false), boolean: true, globalOnly: true},
 }
 
 func init() {
@@ -153,6 +154,10 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 		return types.NewInt(int64(len(s.warnings))), nil
 	case "error_count":
 		return types.NewInt(0), nil
+	case "have_ssl", "have_openssl":
+		if s.d.srv != nil && s.d.srv.TLSEnabled() {
+			return types.NewString("YES"), nil
+		}
 	}
 	def, ok := sysVars[name]
 	if !ok {
@@ -181,6 +186,9 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 	}
 	if def.readOnly {
 		return errno.New(1238, "Variable '%s' is a read only variable", name)
+	}
+	if def.globalOnly && !global {
+		return errno.New(errno.ErIncorrectGlobalLocalVar, "Variable '%s' is a GLOBAL variable and should be set with SET GLOBAL", name)
 	}
 	if def.boolean {
 		b, ok := parseBool(v)

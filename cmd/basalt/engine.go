@@ -33,6 +33,8 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		PessimisticByDefault: cfg.Txn.Pessimistic(),
 		PlanCacheCapacity:    planCache,
 		ServerVersion:        info.ServerVersion(),
+
+		RequireSecureTransport: cfg.Security.RequireSecureTransport,
 	})
 	if err != nil {
 		return nil, err

@@ -69,7 +69,11 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	if n.engine, err = newEngine(n.store, cfg, info); err != nil {
 		return nil, fmt.Errorf("cannot start the SQL engine: %w", err)
 	}
-	if n.sql, err = server.New(serverConfig(cfg, info, logger), n.engine); err != nil {
+	sc := serverConfig(cfg, info, logger)
+	if sc.TLSConfig, err = tlsConfig(cfg); err != nil {
+		return nil, err
+	}
+	if n.sql, err = server.New(sc, n.engine); err != nil {
 		return nil, err
 	}
 	n.engine.SetServer(n.sql)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"log"
 	"log/slog"
 	"strings"
@@ -57,4 +58,18 @@ func serverConfig(cfg *config.Config, info buildInfo, logger *slog.Logger) serve
 		MaxConnections:   cfg.MaxConnections,
 		Logger:           logger.With("component", "server"),
 	}
+}
+
+// tlsConfig is the TLS configuration the server offers: the certificate
+// the configuration names, else (auto-tls) one created in the data
+// directory at first start; nil for no TLS. The store must be open, so
+// that the data directory exists and is Basalt's.
+func tlsConfig(cfg *config.Config) (*tls.Config, error) {
+	switch {
+	case cfg.Security.SSLCert != "":
+		return server.LoadTLSConfig(cfg.Security.SSLCert, cfg.Security.SSLKey)
+	case cfg.Security.AutoTLS:
+		return server.AutoTLSConfig(cfg.Path)
+	}
+	return nil, nil
 }
