@@ -235,10 +235,10 @@ func poolInts(t testing.TB, db *sql.DB, query string, args ...any) [][]int64 {
 }
 
 // txn runs body in an explicit transaction (BEGIN ... COMMIT) and reports
-// its outcome. If body or COMMIT fails with a MySQL error the transaction
-// is rolled back and its outcome is rejected, with the error; body's own
-// invariantErrors pass through as they are. A broken connection makes it
-// unknown.
+// its outcome. If body fails with a MySQL error or errRollback, or COMMIT
+// fails with a MySQL error, the transaction is rolled back and its outcome
+// is rejected, with the error. Any other error of body (a broken
+// connection, an invariantError) makes it unknown.
 func (c *client) txn(ctx context.Context, body func() error) (outcome, error) {
 	if _, err := c.exec(ctx, "BEGIN"); err != nil {
 		return outcomeOf(err), err
@@ -248,9 +248,8 @@ func (c *client) txn(ctx context.Context, body func() error) (outcome, error) {
 		_, err = c.exec(ctx, "COMMIT")
 		return outcomeOf(err), err
 	}
-	var ie *invariantError
-	if errors.As(err, &ie) || outcomeOf(err) == unknown {
-		return outcomeOf(err), err
+	if outcomeOf(err) == unknown && !errors.Is(err, errRollback) {
+		return unknown, err
 	}
 	if _, rbErr := c.exec(ctx, "ROLLBACK"); outcomeOf(rbErr) == unknown {
 		return unknown, rbErr
@@ -259,6 +258,9 @@ func (c *client) txn(ctx context.Context, body func() error) (outcome, error) {
 	}
 	return rejected, err
 }
+
+// errRollback is what a transaction's body returns to roll it back.
+var errRollback = errors.New("rolled back by the client")
 
 // invariantError is a broken invariant seen by a client, as opposed to an
 // error the server reported.
