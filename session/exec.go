@@ -288,6 +288,9 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	if err != nil {
 		return server.Result{}, err
 	}
+	if forUpdate && s.txn != nil && s.txn.Mode() == kv.Pessimistic {
+		return s.selectForUpdate(ctx, q, params, is.Version, ts)
+	}
 	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(params), Reader: reader, ForUpdateTS: ts,
 		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows}
 	if forUpdate && s.txn != nil {
@@ -313,6 +316,73 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		s.d.exit(is.Version)
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
 	}}}, nil
+}
+
+// selectForUpdate runs a SELECT ... FOR UPDATE of a pessimistic
+// transaction to its end before answering, so that it can run again (as
+// TiDB does): when a lock it waited for is released by a commit newer than
+// its for-update timestamp ts (a write conflict), it runs again at a new
+// timestamp and returns the rows that commit left, as a locking read in
+// MySQL does after a lock wait. A deadlock rolls back the whole
+// transaction, as in MySQL, which releases the locks the other side waits
+// for.
+func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params []types.Datum, version int64, ts uint64) (server.Result, error) {
+	s.d.enter(version)
+	defer s.d.exit(version)
+	txn := s.txn
+	eval := s.evalCtx(params)
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			var err error
+			if ts, err = s.d.store.CurrentTS(); err != nil {
+				return server.Result{}, err
+			}
+		}
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn.ReaderAt(ts), ForUpdateTS: ts,
+			LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Txn: txn, SelectForUpdate: true}
+		data, err := drain(ec, q.Plan)
+		if err == nil {
+			s.warnings = append(s.warnings, eval.Warnings...)
+			cols := make([]server.Column, len(q.Fields))
+			for i, f := range q.Fields {
+				cols[i] = columnOf(f)
+			}
+			s.foundRows = uint64(len(data))
+			return server.Result{Rows: &staticRows{cols: cols, data: data}}, nil
+		}
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
+		if errors.Is(err, kv.ErrDeadlock) {
+			s.rollback()
+		}
+		return server.Result{}, err
+	}
+}
+
+// drain runs a query plan and returns copies of all its rows.
+func drain(ec *executor.Ctx, plan planner.Plan) ([][]types.Datum, error) {
+	ex, err := executor.Build(plan)
+	if err != nil {
+		return nil, err
+	}
+	defer ex.Close()
+	if err := ex.Open(ec); err != nil {
+		return nil, err
+	}
+	var data [][]types.Datum
+	for {
+		row, err := ex.Next(ec)
+		if err != nil || row == nil {
+			return data, err
+		}
+		c := make([]types.Datum, len(row))
+		for i := range row {
+			c[i] = row[i].Clone()
+		}
+		data = append(data, c)
+	}
 }
 
 // dmlPlan is a planned INSERT, UPDATE or DELETE.
