@@ -170,7 +170,7 @@ func (s *bankStats) String() string {
 // the readers until run ends them.
 func (b *bank) start(t *testing.T, srv *testkit.Server, run *crashRun, modes []txnMode, rng *rand.Rand) *bankStats {
 	st := &bankStats{}
-	pool := openPool(t, srv, "bank")
+	pools := openClientPools(t, srv, "bank")
 	var left atomic.Int32
 	left.Store(bankTransferers + bankReaders)
 	spawn := func(i int, mode txnMode, body func(c *client, rng *rand.Rand) error) {
@@ -178,10 +178,10 @@ func (b *bank) start(t *testing.T, srv *testkit.Server, run *crashRun, modes []t
 		run.goClient(func() {
 			defer func() {
 				if left.Add(-1) == 0 {
-					pool.Close()
+					pools.Close()
 				}
 			}()
-			c, err := newClient(background, pool, srv.Flavor(), mode)
+			c, err := newClient(background, pools.forClient(i), srv.Flavor(), mode)
 			if err == nil {
 				defer c.Close()
 				for !run.over() && err == nil {

@@ -187,7 +187,7 @@ func (s *crashStats) String() string {
 // start runs the clients against srv until run ends them.
 func (m *crashModel) start(t *testing.T, srv *testkit.Server, run *crashRun, rng *rand.Rand) *crashStats {
 	st := &crashStats{}
-	pool := openPool(t, srv, "crash")
+	pools := openClientPools(t, srv, "crash")
 	var left atomic.Int32
 	left.Store(crashWorkers)
 	for _, w := range m.workers {
@@ -195,10 +195,10 @@ func (m *crashModel) start(t *testing.T, srv *testkit.Server, run *crashRun, rng
 		run.goClient(func() {
 			defer func() {
 				if left.Add(-1) == 0 {
-					pool.Close()
+					pools.Close()
 				}
 			}()
-			c, err := newClient(background, pool, m.flavor, w.mode)
+			c, err := newClient(background, pools.forClient(w.id), m.flavor, w.mode)
 			if err != nil {
 				if unexpected(err, run.killing.Load()) || outcomeOf(err) == rejected {
 					t.Errorf("client %d: %v", w.id, err)

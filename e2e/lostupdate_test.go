@@ -50,13 +50,13 @@ func TestLostUpdate(t *testing.T) {
 		acked [lostUpdateRows]int64
 		stats lostUpdateStats
 	)
-	pool := openPool(t, srv, "lu")
+	pools := openClientPools(t, srv, "lu")
 	run := newCrashRun()
 	for i := range lostUpdateClients {
 		mode := modes[i%len(modes)]
 		crng := rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))
 		run.goClient(func() {
-			c, err := newClient(background, pool, srv.Flavor(), mode)
+			c, err := newClient(background, pools.forClient(i), srv.Flavor(), mode)
 			if err != nil {
 				t.Errorf("client %d: %v", i, err)
 				return
@@ -90,7 +90,7 @@ func TestLostUpdate(t *testing.T) {
 		})
 	}
 	run.finish(time.Duration(secs) * time.Second)
-	pool.Close()
+	pools.Close()
 	t.Logf("%v", &stats)
 	if stats.acked == 0 {
 		t.Fatal("no increment was acknowledged")

@@ -88,28 +88,60 @@ func errCode(err error) uint16 {
 	return 0
 }
 
-// clientDSN is srv's DSN for db with client-side interpolation of
-// arguments, so that each statement is one round trip.
-func clientDSN(t testing.TB, srv *testkit.Server, db string) string {
+// clientDSN is srv's DSN for db. With interpolate, the driver puts the
+// arguments into the statement text (one round trip, the text protocol);
+// without, a statement with arguments is prepared on the server, executed
+// (the binary protocol) and closed.
+func clientDSN(t testing.TB, srv *testkit.Server, db string, interpolate bool) string {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(srv.DSN(db))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.InterpolateParams = true
+	cfg.InterpolateParams = interpolate
 	return cfg.FormatDSN()
 }
 
-// openPool opens a pool to db on srv; the caller closes it (pools of a
-// killed server are thrown away before the restart).
+// openPool opens a pool to db on srv that interpolates arguments; the
+// caller closes it (pools of a killed server are thrown away before the
+// restart).
 func openPool(t testing.TB, srv *testkit.Server, db string) *sql.DB {
 	t.Helper()
-	pool, err := sql.Open("mysql", clientDSN(t, srv, db))
+	return openPoolDSN(t, clientDSN(t, srv, db, true))
+}
+
+func openPoolDSN(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	pool, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool.SetMaxIdleConns(64)
 	return pool
+}
+
+// clientPools are a workload's two pools: one interpolates arguments, the
+// other prepares statements on the server.
+type clientPools [2]*sql.DB
+
+func openClientPools(t testing.TB, srv *testkit.Server, db string) clientPools {
+	t.Helper()
+	return clientPools{openPoolDSN(t, clientDSN(t, srv, db, true)), openPoolDSN(t, clientDSN(t, srv, db, false))}
+}
+
+// forClient is the pool of client i: a quarter of the clients, half of
+// them odd and half even (odd and even clients often differ in their
+// transaction mode), use prepared statements.
+func (p clientPools) forClient(i int) *sql.DB {
+	if i%8 == 3 || i%8 == 6 {
+		return p[1]
+	}
+	return p[0]
+}
+
+func (p clientPools) Close() {
+	p[0].Close()
+	p[1].Close()
 }
 
 // txnMode is how a client's explicit transactions run.
