@@ -21,8 +21,9 @@ import (
 //	SELECT balance FROM accounts WHERE id = ? FOR UPDATE   -- both accounts,
 //	SELECT balance FROM accounts WHERE id = ? FOR UPDATE   -- in random order
 //	(ROLLBACK if the source holds less than the amount)
-//	UPDATE accounts SET balance = balance - ? WHERE id = ?  -- or = read - amount
-//	UPDATE accounts SET balance = balance + ? WHERE id = ?  -- or = read + amount
+//	UPDATE accounts SET balance = balance - ? WHERE id = ?  -- or = read - amount,
+//	UPDATE accounts SET balance = balance + ? WHERE id = ?  -- or = read + amount,
+//	                                  -- or INSERT ... ON DUPLICATE KEY UPDATE
 //	INSERT INTO transfers VALUES (transfer id, from, to, amount)
 //	COMMIT
 //
@@ -53,7 +54,11 @@ func TestBank(t *testing.T) {
 		modes = [][]txnMode{{pessimistic}, {optimistic}}
 	}
 	for _, mode := range modes {
-		t.Run(string(mode[0]), func(t *testing.T) {
+		name := string(mode[0])
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
 			run := newCrashRun()
 			st := b.start(t, srv, run, mode, rng)
 			run.finish(time.Duration(secs) * time.Second)
@@ -215,7 +220,9 @@ func (b *bank) transfer(c *client, rng *rand.Rand, st *bankStats, run *crashRun)
 	from := rng.Int64N(bankAccounts)
 	to := (from + 1 + rng.Int64N(bankAccounts-1)) % bankAccounts
 	amount := 1 + rng.Int64N(bankMaxAmount)
-	absolute := rng.IntN(2) == 0
+	// How the balances are written: = the read balance -/+ amount, =
+	// balance -/+ amount, or an INSERT ... ON DUPLICATE KEY UPDATE.
+	style := rng.IntN(3)
 	for !run.over() {
 		id := b.nextID.Add(1)
 		o, err := c.txn(background, func() error {
@@ -240,21 +247,22 @@ func (b *bank) transfer(c *client, rng *rand.Rand, st *bankStats, run *crashRun)
 			if bal[from] < amount {
 				return errInsufficient
 			}
+			for _, a := range []struct{ id, delta int64 }{{from, -amount}, {to, amount}} {
+				var err error
+				switch style {
+				case 0:
+					err = c.execRows(background, 1, "UPDATE accounts SET balance = ? WHERE id = ?", bal[a.id]+a.delta, a.id)
+				case 1:
+					err = c.execRows(background, 1, "UPDATE accounts SET balance = balance + ? WHERE id = ?", a.delta, a.id)
+				default:
+					// 2 rows affected: the row existed and was updated.
+					err = c.execRows(background, 2, "INSERT INTO accounts VALUES (?, 0) ON DUPLICATE KEY UPDATE balance = balance + ?", a.id, a.delta)
+				}
+				if err != nil {
+					return err
+				}
+			}
 			var err error
-			if absolute {
-				err = c.execRows(background, 1, "UPDATE accounts SET balance = ? WHERE id = ?", bal[from]-amount, from)
-				if err == nil {
-					err = c.execRows(background, 1, "UPDATE accounts SET balance = ? WHERE id = ?", bal[to]+amount, to)
-				}
-			} else {
-				err = c.execRows(background, 1, "UPDATE accounts SET balance = balance - ? WHERE id = ?", amount, from)
-				if err == nil {
-					err = c.execRows(background, 1, "UPDATE accounts SET balance = balance + ? WHERE id = ?", amount, to)
-				}
-			}
-			if err != nil {
-				return err
-			}
 			_, err = c.exec(background, "INSERT INTO transfers VALUES (?, ?, ?, ?)", id, from, to, amount)
 			return err
 		})

@@ -17,6 +17,7 @@ import (
 //
 //	UPDATE hot SET v = v + 1 WHERE id IN (...)             -- autocommit
 //	UPDATE hot SET v = v + 1 WHERE id = ?                  -- autocommit
+//	UPDATE hot SET v = v + 1 WHERE grp = ?   -- autocommit, by an index
 //	BEGIN; UPDATE ... IN (...); UPDATE ... IN (...); COMMIT
 //	BEGIN; SELECT v ... FOR UPDATE; UPDATE hot SET v = <v + 1>; COMMIT
 //
@@ -32,9 +33,9 @@ func TestLostUpdate(t *testing.T) {
 	srv := testkit.StartTarget(t, cfg.target)
 	admin := openPool(t, srv, "")
 	mustExecAll(t, admin, "CREATE DATABASE lu",
-		"CREATE TABLE lu.hot (id INT PRIMARY KEY, v BIGINT NOT NULL, KEY v (v))")
+		"CREATE TABLE lu.hot (id INT PRIMARY KEY, grp INT NOT NULL, v BIGINT NOT NULL, KEY grp (grp), KEY v (v))")
 	for i := range lostUpdateRows {
-		mustExecAll(t, admin, fmt.Sprintf("INSERT INTO lu.hot VALUES (%d, 0)", i))
+		mustExecAll(t, admin, fmt.Sprintf("INSERT INTO lu.hot VALUES (%d, %d, 0)", i, i%2))
 	}
 	admin.Close()
 	modes := []txnMode{serverDefault}
@@ -169,7 +170,14 @@ func increment(c *client, rng *rand.Rand) (map[int]int64, outcome, error) {
 		return c.execRows(background, int64(strings.Count(ids, ",")+1),
 			"UPDATE hot SET v = v + 1 WHERE id IN ("+ids+")")
 	}
-	switch rng.IntN(4) {
+	switch rng.IntN(5) {
+	case 4:
+		grp := rng.IntN(2)
+		for id := grp; id < lostUpdateRows; id += 2 {
+			incs[id]++
+		}
+		err := c.execRows(background, int64(len(incs)), "UPDATE hot SET v = v + 1 WHERE grp = ?", grp)
+		return incs, outcomeOf(err), err
 	case 0:
 		err := updateSubset()
 		return incs, outcomeOf(err), err
