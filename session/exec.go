@@ -340,6 +340,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn.ReaderAt(ts), ForUpdateTS: ts,
 			LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Txn: txn, SelectForUpdate: true}
+		executor.BindSubqueries(ec)
 		data, err := drain(ec, q.Plan)
 		if err == nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
