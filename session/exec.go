@@ -311,8 +311,11 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	for i, f := range q.Fields {
 		cols[i] = columnOf(f)
 	}
-	s.foundRows = 0
-	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: &s.foundRows, done: func() {
+	// FOUND_ROWS() answers for the previous SELECT until this one ends (the
+	// statement may be SELECT FOUND_ROWS() itself).
+	found := new(uint64)
+	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: found, done: func() {
+		s.foundRows = *found
 		s.d.exit(is.Version)
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
 	}}}, nil
