@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type conn struct {
 	host      string     // client IP, or "localhost"
 	addr      string     // client host:port
 	sess      Session    // nil until authenticated
+	// idle is sess as an IdleTimeouter, if it is one; idleArmed says a
+	// read deadline from it is set.
+	idle      IdleTimeouter
+	idleArmed bool
 
 	multiStmts bool // CLIENT_MULTI_STATEMENTS, as switched by COM_SET_OPTION
 	quit       bool // set by a command handler: close after this command
@@ -71,7 +76,7 @@ func newConn(srv *Server, id uint32, nc net.Conn) *conn {
 		srv:     srv,
 		id:      id,
 		nc:      nc,
-		pio:     newPacketIO(nc, srv.cfg.MaxAllowedPacket),
+		pio:     newPacketIO(nc, srv.MaxAllowedPacket()),
 		addr:    nc.RemoteAddr().String(),
 		stmts:   make(map[uint32]*stmtState),
 		command: comConnect,
@@ -112,6 +117,7 @@ func (c *conn) serve() {
 		if !c.setIdle() {
 			return
 		}
+		c.armIdleTimeout()
 		data, err := c.pio.readPacket()
 		if err != nil {
 			c.readFailed(err)
@@ -222,6 +228,7 @@ func (c *conn) login(h *handshakeResponse, changeUser bool) error {
 		return err
 	}
 	c.sess = sess
+	c.idle, _ = sess.(IdleTimeouter)
 	c.multiStmts = c.caps&ClientMultiStatements != 0
 	c.mu.Lock()
 	c.user, c.db = h.user, sess.CurrentDB()
@@ -235,7 +242,7 @@ func (c *conn) closeSession() {
 	c.closeStmts()
 	if c.sess != nil {
 		c.safely("closing session", func() { c.sess.Close() })
-		c.sess = nil
+		c.sess, c.idle = nil, nil
 	}
 }
 
@@ -289,6 +296,12 @@ func (c *conn) readFailed(err error) {
 	case err == errPacketsOutOfOrder:
 		c.writeErr(NewError(CodeNetPacketsOutOfOrd, "Got packets out of order"))
 		c.pio.flush()
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The idle timeout: say why before closing, as MySQL 8.0.24+ does.
+		// The client reads it when it next sends a command (clients accept
+		// an error packet whose sequence id they did not expect).
+		c.writeErr(NewError(CodeClientInteractionTimeout, "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."))
+		c.pio.flush()
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 	default:
 		c.srv.logger.Debug("read failed", "conn", c.id, "err", err)
@@ -305,6 +318,24 @@ func (c *conn) lingeringClose() {
 	}
 	c.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
 	io.Copy(io.Discard, c.pio.r)
+}
+
+// armIdleTimeout bounds the wait for the next command by the session's
+// idle timeout (wait_timeout), if it has one; the read then fails with
+// os.ErrDeadlineExceeded. The deadline stays set while the command runs,
+// which only the rare reads inside a command (COM_CHANGE_USER's exchange)
+// could meet; the next wait sets a new one.
+func (c *conn) armIdleTimeout() {
+	if c.idle == nil {
+		return
+	}
+	if d := c.idle.IdleTimeout(); d > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(d))
+		c.idleArmed = true
+	} else if c.idleArmed {
+		c.nc.SetReadDeadline(time.Time{})
+		c.idleArmed = false
+	}
 }
 
 // setIdle marks the end of a command. It reports false if the connection

@@ -1,6 +1,9 @@
 package server
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // This file is the whole contract between the protocol layer and the SQL
 // layer. The server knows nothing of SQL: it authenticates a client, asks the
@@ -124,6 +127,16 @@ type Session interface {
 	// what the session holds. It is called exactly once, when the connection
 	// ends for any reason, after every Stmt of the session has been closed.
 	Close() error
+}
+
+// IdleTimeouter is implemented by a Session whose connection is to be
+// closed when it waits longer than IdleTimeout for the next command
+// (wait_timeout, or interactive_timeout for CLIENT_INTERACTIVE clients).
+// The server asks before every wait, so a change takes effect at the next
+// one; zero or less means no limit. The client is sent
+// ER_CLIENT_INTERACTION_TIMEOUT (4031) and the connection closed.
+type IdleTimeouter interface {
+	IdleTimeout() time.Duration
 }
 
 // Stmt is a prepared statement. The server numbers it, remembers its

@@ -57,6 +57,8 @@ const (
 	CodePluginNotLoaded    = 1524 // ER_PLUGIN_IS_NOT_LOADED
 	CodeMalformedPacket    = 1835 // ER_MALFORMED_PACKET
 	CodeQueryTimeout       = 3024 // ER_QUERY_TIMEOUT
+
+	CodeClientInteractionTimeout = 4031 // ER_CLIENT_INTERACTION_TIMEOUT
 )
 
 // sqlStates is the SQLSTATE of each code above; codes not listed are HY000.

@@ -52,6 +52,7 @@ type Config struct {
 	// MaxAllowedPacket bounds the size of a packet the client may send, once
 	// joined from its chunks (max_allowed_packet). A larger one is refused
 	// with ER_NET_PACKET_TOO_LARGE and the connection is closed. Default 64 MiB.
+	// SetMaxAllowedPacket changes it for the connections accepted after.
 	MaxAllowedPacket int
 
 	// DefaultAuthPlugin is announced in the greeting and used by accounts
@@ -71,7 +72,8 @@ type Config struct {
 	Collation uint8
 
 	// MaxConnections bounds the connections served at once; more are refused
-	// with ER_CON_COUNT_ERROR. Zero means no bound.
+	// with ER_CON_COUNT_ERROR. Zero means no bound. SetMaxConnections
+	// changes it (SET GLOBAL max_connections).
 	MaxConnections int
 
 	// ConnectTimeout bounds the handshake and authentication. Default 10s.
@@ -120,6 +122,11 @@ type Server struct {
 	// with the password itself.
 	sha2FastAuths, sha2FullAuths atomic.Uint64
 
+	// maxConns and maxPacket are Config.MaxConnections and
+	// Config.MaxAllowedPacket as SetMaxConnections and SetMaxAllowedPacket
+	// last left them.
+	maxConns, maxPacket atomic.Int64
+
 	// baseCtx is the parent of every statement's context; Close cancels it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -147,7 +154,7 @@ func New(cfg Config, drv Driver) (*Server, error) {
 		caps |= ClientSSL
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg:        cfg,
 		drv:        drv,
 		logger:     cfg.Logger,
@@ -158,7 +165,31 @@ func New(cfg Config, drv Driver) (*Server, error) {
 		baseCancel: cancel,
 		listeners:  make(map[net.Listener]struct{}),
 		conns:      make(map[uint32]*conn),
-	}, nil
+	}
+	s.maxConns.Store(int64(cfg.MaxConnections))
+	s.maxPacket.Store(int64(cfg.MaxAllowedPacket))
+	return s, nil
+}
+
+// MaxConnections is the bound on the connections served at once; 0 means
+// none.
+func (s *Server) MaxConnections() int { return int(s.maxConns.Load()) }
+
+// SetMaxConnections changes the bound on the connections served at once
+// (0: none). Connections already served stay, even if there are more.
+func (s *Server) SetMaxConnections(n int) { s.maxConns.Store(int64(max(n, 0))) }
+
+// MaxAllowedPacket is the largest packet a newly accepted connection may
+// send.
+func (s *Server) MaxAllowedPacket() int { return int(s.maxPacket.Load()) }
+
+// SetMaxAllowedPacket changes the largest packet the connections accepted
+// from now on may send; connections already open keep their bound, as in
+// MySQL. n <= 0 is ignored.
+func (s *Server) SetMaxAllowedPacket(n int) {
+	if n > 0 {
+		s.maxPacket.Store(int64(n))
+	}
 }
 
 // ListenAndServe listens on the TCP address addr and serves it.
@@ -224,7 +255,7 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if s.cfg.MaxConnections > 0 && len(s.conns) >= s.cfg.MaxConnections {
+	if m := s.maxConns.Load(); m > 0 && int64(len(s.conns)) >= m {
 		s.mu.Unlock()
 		go refuse(nc, NewError(CodeConCount, "Too many connections"))
 		return

@@ -78,6 +78,7 @@ func (d *testDriver) OpenSession(_ context.Context, info ConnInfo) (Session, err
 //	begin | commit | rollback
 //	use DB
 //	kill [query | connection] N
+//	set idle MS                  close the connection after MS ms idle
 //	show processlist
 //	select ?, ?, ...             (prepared) one row echoing the parameters
 type testSession struct {
@@ -87,7 +88,11 @@ type testSession struct {
 	inTxn    bool
 	warnings uint16
 	point    pointRows
+	idle     time.Duration // IdleTimeout, set by "set idle MS"
 }
+
+// IdleTimeout implements IdleTimeouter.
+func (s *testSession) IdleTimeout() time.Duration { return s.idle }
 
 // pointQuery is sysbench's point select, which the test session answers
 // without allocating, to measure the server's hot path.
@@ -218,6 +223,13 @@ func (s *testSession) run(ctx context.Context, q string) (Result, error) {
 			return Result{}, syntaxError(f[len(f)-1])
 		}
 		return Result{}, s.d.srv.Kill(uint32(id), queryOnly)
+	case len(f) == 3 && f[0] == "set" && f[1] == "idle":
+		ms, err := strconv.Atoi(f[2])
+		if err != nil {
+			return Result{}, syntaxError(f[2])
+		}
+		s.idle = time.Duration(ms) * time.Millisecond
+		return Result{}, nil
 	case q == "show processlist":
 		return processListResult(s.d.srv.ProcessList()), nil
 	}
