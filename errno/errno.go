@@ -74,6 +74,7 @@ const (
 	ErWrongUsage                   = 1221
 	ErTxnRetryable                 = 8002
 	ErAdminCheckTable              = 8003
+	ErMemoryExceedForQuery         = 8175
 	ErSpDoesNotExist               = 1305
 	ErFunctionNotExists            = 1305
 	ErWrongParamcountToFunc        = 1582

@@ -113,6 +113,9 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		n = len(selRows)
 	}
 	for i := 0; i < n; i++ {
+		if err := ctx.checkpoint(i); err != nil {
+			return res, err
+		}
 		row := make([]types.Datum, len(t.Columns))
 		given := make([]bool, len(t.Columns))
 		for j, off := range p.Columns {
@@ -368,7 +371,10 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 	}
 	w := newWriter(t)
 	pkChanges := t.PKIsHandle || t.CommonHandle
-	for _, r := range rows {
+	for i, r := range rows {
+		if err := ctx.checkpoint(i); err != nil {
+			return res, err
+		}
 		res.Matched++
 		h := HandleOf(t, r)
 		old := append([]types.Datum(nil), r[:len(t.Columns)]...)
@@ -428,7 +434,10 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		return res, err
 	}
 	w := newWriter(t)
-	for _, r := range rows {
+	for i, r := range rows {
+		if err := ctx.checkpoint(i); err != nil {
+			return res, err
+		}
 		if err := w.removeRecord(ctx, r[:len(t.Columns)], HandleOf(t, r)); err != nil {
 			return res, err
 		}

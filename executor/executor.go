@@ -34,6 +34,9 @@ type Ctx struct {
 	SelectForUpdate bool
 	// MemTable computes the rows of a virtual table (information_schema).
 	MemTable func(name string) ([][]types.Datum, error)
+	// Mem counts the memory the statement holds against its quota; nil
+	// counts nothing.
+	Mem *MemTracker
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum
@@ -87,7 +90,8 @@ func Build(p planner.Plan) (Executor, error) {
 	}
 }
 
-// Drain runs e to the end and returns copies of its rows.
+// Drain runs e to the end and returns copies of its rows, which count
+// against the statement's memory quota until it ends.
 func Drain(ctx *Ctx, e Executor) ([][]types.Datum, error) {
 	if err := e.Open(ctx); err != nil {
 		e.Close()
@@ -95,15 +99,19 @@ func Drain(ctx *Ctx, e Executor) ([][]types.Datum, error) {
 	}
 	defer e.Close()
 	var rows [][]types.Datum
+	mem := memAcc{t: ctx.Mem}
 	for {
 		r, err := e.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if r == nil {
-			return rows, nil
+			return rows, mem.flush()
 		}
 		rows = append(rows, append([]types.Datum(nil), r...))
+		if err := mem.add(rowMem(r)); err != nil {
+			return nil, err
+		}
 	}
 }
 

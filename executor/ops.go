@@ -2,6 +2,7 @@ package executor
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
@@ -168,13 +169,19 @@ type distinctExec struct {
 	child Executor
 	seen  map[string]struct{}
 	buf   []byte
+	mem   memAcc
 }
 
 func (e *distinctExec) Open(ctx *Ctx) error {
 	e.seen = map[string]struct{}{}
+	e.mem.release()
+	e.mem.t = ctx.Mem
 	return e.child.Open(ctx)
 }
-func (e *distinctExec) Close() error { return e.child.Close() }
+func (e *distinctExec) Close() error {
+	e.mem.release()
+	return e.child.Close()
+}
 func (e *distinctExec) Next(ctx *Ctx) ([]types.Datum, error) {
 	for {
 		row, err := e.child.Next(ctx)
@@ -186,6 +193,9 @@ func (e *distinctExec) Next(ctx *Ctx) ([]types.Datum, error) {
 			continue
 		}
 		e.seen[string(e.buf)] = struct{}{}
+		if err := e.mem.add(int64(len(e.buf)) + mapEntrySize); err != nil {
+			return nil, err
+		}
 		return row, nil
 	}
 }
@@ -195,13 +205,20 @@ type sortExec struct {
 	items []planner.SortItem
 	rows  [][]types.Datum
 	pos   int
+	mem   memAcc
 }
+
+// sortRowOverhead is what sorting adds to each buffered row: its index
+// and its place in the sorted slice.
+const sortRowOverhead = 8 + 24
 
 func (e *sortExec) Open(ctx *Ctx) error {
 	if err := e.child.Open(ctx); err != nil {
 		return err
 	}
 	e.rows, e.pos = nil, 0
+	e.mem.release()
+	e.mem.t = ctx.Mem
 	// Sort keys that are columns of the row are compared in place; others
 	// are evaluated once per row.
 	cols := make([]int, len(e.items))
@@ -226,6 +243,7 @@ func (e *sortExec) Open(ctx *Ctx) error {
 		// a shallow copy keeps them past the child's next row.
 		r := append([]types.Datum(nil), row...)
 		e.rows = append(e.rows, r)
+		size := rowMem(r) + sortRowOverhead
 		if computed {
 			k := make([]types.Datum, len(e.items))
 			for i, it := range e.items {
@@ -236,7 +254,14 @@ func (e *sortExec) Open(ctx *Ctx) error {
 				}
 			}
 			keys = append(keys, k)
+			size += rowMem(k)
 		}
+		if err := e.mem.add(size); err != nil {
+			return err
+		}
+	}
+	if err := e.mem.flush(); err != nil {
+		return err
 	}
 	key := func(row, i int) types.Datum {
 		if cols[i] >= 0 {
@@ -264,10 +289,15 @@ func (e *sortExec) Open(ctx *Ctx) error {
 		sorted[i] = e.rows[j]
 	}
 	e.rows = sorted
-	return nil
+	// Sorting itself does not stop for KILL QUERY; a cancelled statement
+	// stops here rather than return rows.
+	return ctx.Context.Err()
 }
 
-func (e *sortExec) Close() error { return e.child.Close() }
+func (e *sortExec) Close() error {
+	e.mem.release()
+	return e.child.Close()
+}
 func (e *sortExec) Next(*Ctx) ([]types.Datum, error) {
 	if e.pos >= len(e.rows) {
 		return nil, nil
@@ -291,6 +321,7 @@ type aggExec struct {
 	p     *planner.Aggregation
 	out   [][]types.Datum
 	pos   int
+	mem   memAcc
 }
 
 type aggState struct {
@@ -310,6 +341,8 @@ func (e *aggExec) Open(ctx *Ctx) error {
 		return err
 	}
 	e.out, e.pos = nil, 0
+	e.mem.release()
+	e.mem.t = ctx.Mem
 	type group struct {
 		keys   []types.Datum
 		states []*aggState
@@ -329,6 +362,11 @@ func (e *aggExec) Open(ctx *Ctx) error {
 		return g
 	}
 	gvals := make([]types.Datum, len(e.p.GroupBy))
+	// A group holds its key twice (map key, datums), its states and, in
+	// the end, its output row.
+	nAggs := int64(len(e.p.Aggs))
+	groupSize := mapEntrySize + 2*sliceHeader + nAggs*(8+int64(unsafe.Sizeof(aggState{}))) +
+		rowMem(nil) + datumSize*(int64(len(e.p.GroupBy))+nAggs)
 	for {
 		row, err := e.child.Next(ctx)
 		if err != nil {
@@ -347,12 +385,18 @@ func (e *aggExec) Open(ctx *Ctx) error {
 		if g == nil {
 			g = newGroup(cloneRow(gvals))
 			groups[string(kbuf)] = g
-		}
-		for i, a := range e.p.Aggs {
-			if err := update(ctx, a, g.states[i], row); err != nil {
+			if err := e.mem.add(groupSize + 2*int64(len(kbuf))); err != nil {
 				return err
 			}
 		}
+		for i, a := range e.p.Aggs {
+			if err := update(ctx, a, g.states[i], row, &e.mem); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.mem.flush(); err != nil {
+		return err
 	}
 	if len(order) == 0 && len(e.p.GroupBy) == 0 {
 		newGroup(nil)
@@ -368,7 +412,9 @@ func (e *aggExec) Open(ctx *Ctx) error {
 	return nil
 }
 
-func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum) error {
+// update adds row to an aggregate's state, counting the memory a DISTINCT
+// set or GROUP_CONCAT grows by in mem.
+func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *memAcc) error {
 	if a.Star {
 		st.count++
 		return nil
@@ -390,6 +436,9 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum) error
 			return nil
 		}
 		st.distinct[k] = struct{}{}
+		if err := mem.add(int64(len(k)) + mapEntrySize); err != nil {
+			return err
+		}
 	}
 	v := args[0]
 	switch a.Name {
@@ -428,6 +477,7 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum) error
 			st.val, st.has = v.Clone(), true
 		}
 	case "group_concat":
+		n := len(st.concat)
 		if st.has {
 			st.concat = append(st.concat, a.Separator...)
 		}
@@ -435,6 +485,7 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum) error
 		for _, x := range args {
 			st.concat = append(st.concat, types.ToText(x)...)
 		}
+		return mem.add(int64(len(st.concat) - n))
 	case "bit_and", "bit_or", "bit_xor":
 		u, _, _, _ := types.ToUint(v)
 		if v.Kind() == types.KindInt {
@@ -504,7 +555,10 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 	return types.Null
 }
 
-func (e *aggExec) Close() error { return e.child.Close() }
+func (e *aggExec) Close() error {
+	e.mem.release()
+	return e.child.Close()
+}
 func (e *aggExec) Next(*Ctx) ([]types.Datum, error) {
 	if e.pos >= len(e.out) {
 		return nil, nil

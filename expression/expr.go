@@ -8,6 +8,7 @@
 package expression
 
 import (
+	"context"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -38,6 +39,10 @@ type Session interface {
 
 // Ctx is the state one statement's evaluation reads.
 type Ctx struct {
+	// Context is the statement's: functions that wait (SLEEP) stop when it
+	// is cancelled (KILL QUERY) or expires (max_execution_time). nil
+	// means never.
+	Context context.Context
 	Params  []types.Datum
 	Now     time.Time
 	Session Session

@@ -176,11 +176,30 @@ func init() {
 				}
 				return v[0], nil
 			}},
-		"sleep": {minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			f, _ := types.ToFloat(v[0])
-			time.Sleep(time.Duration(f * float64(time.Second)))
-			return types.NewInt(0), nil
-		}},
+		"sleep": {minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: sleep},
+	}
+}
+
+// sleep is SLEEP(seconds): it waits, and returns 0. Cancelled (KILL QUERY)
+// or out of time (max_execution_time), it fails with the context's error,
+// which the statement then fails with, as in MariaDB.
+func sleep(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+	f, _ := types.ToFloat(v[0])
+	d := time.Duration(f * float64(time.Second))
+	if d <= 0 {
+		return types.NewInt(0), nil
+	}
+	if ctx.Context == nil {
+		time.Sleep(d)
+		return types.NewInt(0), nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return types.NewInt(0), nil
+	case <-ctx.Context.Done():
+		return types.Null, ctx.Context.Err()
 	}
 }
 

@@ -110,6 +110,9 @@ type Txn interface {
 	Delete(key []byte) error
 	// Len is the number of keys buffered for writing.
 	Len() int
+	// Size is the number of bytes of the keys and values buffered for
+	// writing (the memory they hold, less the buffer's own overhead).
+	Size() int
 	// Savepoint marks the buffered writes, so that a failed statement can
 	// undo its own writes with RollbackTo; ReleaseSavepoint keeps them.
 	// Savepoints nest; closing one closes every later one.

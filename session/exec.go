@@ -101,8 +101,8 @@ func (s *Session) planContext() *planner.Context {
 	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
 }
 
-func (s *Session) evalCtx(params []types.Datum) *expression.Ctx {
-	return &expression.Ctx{Params: params, Now: time.Now(), Session: s, Strict: s.strict(),
+func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression.Ctx {
+	return &expression.Ctx{Context: ctx, Params: params, Now: time.Now(), Session: s, Strict: s.strict(),
 		LastInsertIDSet: func(v uint64) { s.lastInsertID = v }}
 }
 
@@ -185,7 +185,7 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		}
 		return server.Result{}, s.d.srv.Kill(uint32(x.ConnectionID), x.Query)
 	case *ast.DoStmt:
-		ec := s.evalCtx(params)
+		ec := s.evalCtx(ctx, params)
 		for _, e := range x.Exprs {
 			b := &expression.Builder{Clause: "field list"}
 			ex, err := b.Build(e)
@@ -288,23 +288,33 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	if err != nil {
 		return server.Result{}, err
 	}
+	ctx, cancel := s.selectContext(ctx, sel)
 	if forUpdate && s.txn != nil && s.txn.Mode() == kv.Pessimistic {
+		if cancel != nil {
+			defer cancel()
+		}
 		return s.selectForUpdate(ctx, q, params, is.Version, ts)
 	}
-	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(params), Reader: reader, ForUpdateTS: ts,
-		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows}
+	ex, err := executor.Build(q.Plan)
+	if err != nil {
+		if cancel != nil {
+			cancel()
+		}
+		return server.Result{}, err
+	}
+	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(ctx, params), Reader: reader, ForUpdateTS: ts,
+		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Mem: s.stmtMem(nil)}
 	if forUpdate && s.txn != nil {
 		ec.Txn, ec.SelectForUpdate = s.txn, true
 	}
 	executor.BindSubqueries(ec)
-	ex, err := executor.Build(q.Plan)
-	if err != nil {
-		return server.Result{}, err
-	}
 	s.d.enter(is.Version)
 	if err := ex.Open(ec); err != nil {
 		ex.Close()
 		s.d.exit(is.Version)
+		if cancel != nil {
+			cancel()
+		}
 		return server.Result{}, err
 	}
 	cols := make([]server.Column, len(q.Fields))
@@ -318,6 +328,9 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		s.foundRows = *found
 		s.d.exit(is.Version)
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
+		if cancel != nil {
+			cancel()
+		}
 	}}}, nil
 }
 
@@ -333,7 +346,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 	s.d.enter(version)
 	defer s.d.exit(version)
 	txn := s.txn
-	eval := s.evalCtx(params)
+	eval := s.evalCtx(ctx, params)
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			var err error
@@ -342,7 +355,8 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 			}
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn.ReaderAt(ts), ForUpdateTS: ts,
-			LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Txn: txn, SelectForUpdate: true}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Txn: txn, SelectForUpdate: true,
+			Mem: s.stmtMem(nil)}
 		executor.BindSubqueries(ec)
 		data, err := drain(ec, q.Plan)
 		if err == nil {
@@ -386,6 +400,11 @@ func drain(ec *executor.Ctx, plan planner.Plan) ([][]types.Datum, error) {
 			c[i] = row[i].Clone()
 		}
 		data = append(data, c)
+		if len(data)%256 == 0 {
+			if err := ec.Mem.Consume(executor.RowsMem(data[len(data)-256:])); err != nil {
+				return nil, err
+			}
+		}
 	}
 }
 
@@ -450,7 +469,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	s.d.enter(is.Version)
 	defer s.d.exit(is.Version)
-	eval := s.evalCtx(params)
+	eval := s.evalCtx(ctx, params)
 	var res executor.DMLResult
 	var err error
 	if s.txn != nil {
@@ -487,7 +506,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	txn := s.txn
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn)}
 		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
@@ -523,7 +542,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 			return executor.DMLResult{}, err
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn)}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		if err == nil {
@@ -546,7 +565,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 }
 
 func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
-	ec := s.evalCtx(nil)
+	ec := s.evalCtx(ctx, nil)
 	for _, v := range x.Variables {
 		name := strings.ToLower(v.Name)
 		if name == ast.SetNames || name == ast.SetCharset {

@@ -41,12 +41,15 @@ type Session struct {
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).
 	subject *privilege.Subject
+
+	limits // max_execution_time, tidb_mem_quota_query, wait_timeout (limits.go)
 }
 
 func newSession(d *Driver, info server.ConnInfo) *Session {
 	p := parser.New()
 	s := &Session{d: d, info: info, db: info.DB, parser: p, vars: map[string]types.Datum{},
 		userVars: map[string]types.Datum{}, stmts: map[*stmt]struct{}{}}
+	s.initLimits()
 	return s
 }
 
@@ -97,6 +100,7 @@ func (s *Session) Reset(context.Context) error {
 	s.vars = map[string]types.Datum{}
 	s.userVars = map[string]types.Datum{}
 	s.warnings = nil
+	s.initLimits()
 	return nil
 }
 

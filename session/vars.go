@@ -85,7 +85,7 @@ var sysVars = map[string]sysVarDef{
 	"default_storage_engine":              strVar("InnoDB"),
 	"default_tmp_storage_engine":          strVar("InnoDB"),
 	"storage_engine":                      strVar("InnoDB"),
-	"max_connections":                     intVar(0),
+	"max_connections":                     {def: types.NewInt(0), globalOnly: true},
 	"port":                                roVar(types.NewInt(4000)),
 	"socket":                              roVar(types.NewString("")),
 	"hostname":                            roVar(types.NewString("localhost")),
@@ -159,6 +159,9 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 			return types.NewString("YES"), nil
 		}
 	}
+	if v, ok := s.serverVar(name, global); ok {
+		return v, nil
+	}
 	def, ok := sysVars[name]
 	if !ok {
 		return types.Null, errno.New(errno.ErUnknownSystemVariable, "Unknown system variable '%s'", name)
@@ -218,13 +221,18 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 			return errno.New(errno.ErWrongValueForVar, "Variable '%s' can't be set to the value of '%s'", name, v.Str())
 		}
 	}
+	v, err := s.checkLimit(name, v, global)
+	if err != nil {
+		return err
+	}
 	if global {
 		s.d.mu.Lock()
 		s.d.globals[name] = v
 		s.d.mu.Unlock()
-		return nil
+	} else {
+		s.vars[name] = v
 	}
-	s.vars[name] = v
+	s.setLimit(name, v, global)
 	return nil
 }
 

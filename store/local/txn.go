@@ -40,6 +40,7 @@ func newTxn(s *Store, startTS uint64, mode kv.Mode) *txn {
 func (t *txn) StartTS() uint64 { return t.startTS }
 func (t *txn) Mode() kv.Mode   { return t.mode }
 func (t *txn) Len() int        { return t.buf.Len() }
+func (t *txn) Size() int       { return t.buf.Size() }
 
 func (t *txn) Savepoint() int          { return t.buf.Savepoint() }
 func (t *txn) RollbackTo(sp int)       { t.buf.RollbackTo(sp) }

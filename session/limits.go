@@ -1,0 +1,186 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// The system variables that protect the server from its clients:
+//
+//	max_connections       global: connections served at once (0: no limit);
+//	                      the server's, changed at once by SET GLOBAL
+//	max_allowed_packet    the largest packet a client may send; SET GLOBAL
+//	                      changes it for new connections, the session value
+//	                      is the connection's own and read-only
+//	max_execution_time    ms a SELECT may run (0: no limit); a
+//	                      /*+ MAX_EXECUTION_TIME(n) */ hint overrides it
+//	tidb_mem_quota_query  bytes one statement may hold (<= 0: no limit)
+//	wait_timeout          seconds an idle connection is kept;
+//	interactive_timeout   its value for CLIENT_INTERACTIVE clients
+//
+// As in MySQL, a session takes the global values of the last four when it
+// opens (wait_timeout from interactive_timeout for interactive clients), so
+// SET GLOBAL changes them for new sessions only. The session keeps them
+// decoded in limits, so that statements read them without a lookup.
+
+// limits is a session's decoded limit variables and its statements'
+// memory tracker.
+type limits struct {
+	maxExecTime time.Duration // max_execution_time
+	memQuota    int64         // tidb_mem_quota_query
+	idleTimeout time.Duration // wait_timeout
+	maxPacket   int64         // max_allowed_packet when the connection opened
+
+	// mem tracks the running statement. Statements run one at a time, and
+	// a SELECT's rows are read to the end before the next one starts.
+	mem executor.MemTracker
+}
+
+// limitRange is the range of values a limit variable takes; SET clamps to
+// it with a warning, as MySQL does.
+type limitRange struct{ min, max int64 }
+
+var limitRanges = map[string]limitRange{
+	"max_connections":      {0, 100000},
+	"max_allowed_packet":   {1024, 1 << 30},
+	"max_execution_time":   {0, 1<<32 - 1},
+	"tidb_mem_quota_query": {-1, 1<<63 - 1},
+	"wait_timeout":         {1, 31536000},
+	"interactive_timeout":  {1, 31536000},
+}
+
+// initLimits gives a new (or reset) session the global values of its limit
+// variables.
+func (s *Session) initLimits() {
+	global := func(name string) types.Datum {
+		v, _ := s.sysVar(name, true)
+		return v
+	}
+	wait := global("wait_timeout")
+	if s.info.Capabilities&server.ClientInteractive != 0 {
+		wait = global("interactive_timeout")
+	}
+	for name, v := range map[string]types.Datum{
+		"wait_timeout":         wait,
+		"max_execution_time":   global("max_execution_time"),
+		"tidb_mem_quota_query": global("tidb_mem_quota_query"),
+	} {
+		s.vars[name] = v
+		s.applyLimit(name, v)
+	}
+	if s.d.srv != nil {
+		s.maxPacket = int64(s.d.srv.MaxAllowedPacket())
+	} else {
+		s.maxPacket = sysVars["max_allowed_packet"].def.Int()
+	}
+}
+
+// serverVar reads the limit variables the server holds.
+func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
+	switch name {
+	case "max_connections":
+		if s.d.srv != nil {
+			return types.NewInt(int64(s.d.srv.MaxConnections())), true
+		}
+	case "max_allowed_packet":
+		if !global {
+			return types.NewInt(s.maxPacket), true
+		}
+		if s.d.srv != nil {
+			return types.NewInt(int64(s.d.srv.MaxAllowedPacket())), true
+		}
+	}
+	return types.Datum{}, false
+}
+
+// checkLimit vets a SET of a limit variable: it refuses the scopes MySQL
+// refuses, and clamps v to the variable's range with a warning.
+func (s *Session) checkLimit(name string, v types.Datum, global bool) (types.Datum, error) {
+	r, ok := limitRanges[name]
+	if !ok {
+		return v, nil
+	}
+	if name == "max_allowed_packet" && !global {
+		return v, errno.New(1621, "SESSION variable 'max_allowed_packet' is read-only. Use SET GLOBAL to assign the value")
+	}
+	n := v.Int()
+	c := min(max(n, r.min), r.max)
+	if name == "max_allowed_packet" {
+		c &^= 1023 // MySQL keeps whole KiB
+	}
+	if c != n {
+		s.warnings = append(s.warnings, errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect %s value: '%d'", name, n))
+	}
+	return types.NewInt(c), nil
+}
+
+// setLimit applies a SET of a limit variable that checkLimit let through
+// and the variable map now holds.
+func (s *Session) setLimit(name string, v types.Datum, global bool) {
+	if !global {
+		s.applyLimit(name, v)
+		return
+	}
+	if s.d.srv == nil {
+		return
+	}
+	switch name {
+	case "max_connections":
+		s.d.srv.SetMaxConnections(int(v.Int()))
+	case "max_allowed_packet":
+		s.d.srv.SetMaxAllowedPacket(int(v.Int()))
+	}
+}
+
+// applyLimit decodes a session value of a limit variable.
+func (s *Session) applyLimit(name string, v types.Datum) {
+	n, _, _ := types.ToInt(v)
+	switch name {
+	case "max_execution_time":
+		s.maxExecTime = time.Duration(n) * time.Millisecond
+	case "tidb_mem_quota_query":
+		s.memQuota = n
+	case "wait_timeout":
+		s.idleTimeout = time.Duration(n) * time.Second
+	}
+}
+
+// IdleTimeout implements server.IdleTimeouter: wait_timeout.
+func (s *Session) IdleTimeout() time.Duration { return s.idleTimeout }
+
+// selectContext bounds a query by max_execution_time, or by the
+// MAX_EXECUTION_TIME(n) hint of sel (nil for a UNION and the like; 0 there
+// lifts the bound). It returns ctx itself and a nil cancel when there is
+// no bound; otherwise the caller calls cancel when the statement ends.
+func (s *Session) selectContext(ctx context.Context, sel *ast.SelectStmt) (context.Context, context.CancelFunc) {
+	d := s.maxExecTime
+	var hints []*ast.TableOptimizerHint
+	if sel != nil {
+		hints = sel.TableHints
+	}
+	for _, h := range hints {
+		if h.HintName.L == "max_execution_time" {
+			if ms, ok := h.HintData.(uint64); ok {
+				d = time.Duration(min(ms, 1<<32-1)) * time.Millisecond
+			}
+		}
+	}
+	if d <= 0 {
+		return ctx, nil
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// stmtMem readies the memory tracker for a statement (or one attempt of
+// it) that writes to txn (nil for none).
+func (s *Session) stmtMem(txn kv.Txn) *executor.MemTracker {
+	s.mem.Reset(s.memQuota, txn)
+	return &s.mem
+}
