@@ -40,10 +40,8 @@ type conn struct {
 	host      string     // client IP, or "localhost"
 	addr      string     // client host:port
 	sess      Session    // nil until authenticated
-	// idle is sess as an IdleTimeouter, if it is one; idleArmed says a
-	// read deadline from it is set.
-	idle      IdleTimeouter
-	idleArmed bool
+
+	idle IdleTimeouter // sess, if it has an idle timeout (wait_timeout)
 
 	multiStmts bool // CLIENT_MULTI_STATEMENTS, as switched by COM_SET_OPTION
 	quit       bool // set by a command handler: close after this command
@@ -63,6 +61,10 @@ type conn struct {
 	command byte      // the command running, or comSleep
 	info    string    // its statement text
 	since   time.Time // when the command (or the idleness) began
+	// idleTimeout is the session's idle timeout as the wait for a command
+	// began (0: none); timedOut says the idle reaper has ended that wait.
+	idleTimeout time.Duration
+	timedOut    bool
 	// ctx is the context of the running command. KILL QUERY cancels it;
 	// the next command then starts with a fresh one. Replacing it only after
 	// a cancel keeps the hot path free of allocations. Only the connection's
@@ -117,7 +119,6 @@ func (c *conn) serve() {
 		if !c.setIdle() {
 			return
 		}
-		c.armIdleTimeout()
 		data, err := c.pio.readPacket()
 		if err != nil {
 			c.readFailed(err)
@@ -320,32 +321,19 @@ func (c *conn) lingeringClose() {
 	io.Copy(io.Discard, c.pio.r)
 }
 
-// armIdleTimeout bounds the wait for the next command by the session's
-// idle timeout (wait_timeout), if it has one; the read then fails with
-// os.ErrDeadlineExceeded. The deadline stays set while the command runs,
-// which only the rare reads inside a command (COM_CHANGE_USER's exchange)
-// could meet; the next wait sets a new one.
-func (c *conn) armIdleTimeout() {
-	if c.idle == nil {
-		return
-	}
-	if d := c.idle.IdleTimeout(); d > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(d))
-		c.idleArmed = true
-	} else if c.idleArmed {
-		c.nc.SetReadDeadline(time.Time{})
-		c.idleArmed = false
-	}
-}
-
 // setIdle marks the end of a command. It reports false if the connection
 // is to close instead of reading another.
 func (c *conn) setIdle() bool {
+	var idle time.Duration
+	if c.idle != nil {
+		idle = c.idle.IdleTimeout()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
 		return false
 	}
+	c.idleTimeout = idle
 	c.state = stateIdle
 	c.command = comSleep
 	c.info = ""
@@ -364,6 +352,12 @@ func (c *conn) setBusy(cmd byte) bool {
 	c.state = stateBusy
 	c.command = cmd
 	c.since = time.Now()
+	if c.timedOut {
+		// The reaper ended the wait just as this command arrived whole:
+		// run it, and take back the deadline that woke the read.
+		c.timedOut = false
+		c.nc.SetReadDeadline(time.Time{})
+	}
 	if c.ctx.Err() != nil {
 		c.ctx, c.cancel = context.WithCancel(c.srv.baseCtx)
 	}
@@ -400,6 +394,20 @@ func (c *conn) kill(queryOnly bool) {
 	c.closing = true
 	c.cancel()
 	c.nc.Close()
+}
+
+// expireIfIdle ends the wait for a command of a connection that has waited
+// longer than its idle timeout: an expired read deadline wakes the read,
+// which fails with os.ErrDeadlineExceeded, and the connection's goroutine
+// says why and closes (readFailed). Safe to call from any goroutine.
+func (c *conn) expireIfIdle(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateIdle || c.idleTimeout <= 0 || c.timedOut || now.Sub(c.since) < c.idleTimeout {
+		return
+	}
+	c.timedOut = true
+	c.nc.SetReadDeadline(now)
 }
 
 // closeWhenIdle closes the connection now if it waits for a command, and

@@ -132,9 +132,10 @@ type Session interface {
 // IdleTimeouter is implemented by a Session whose connection is to be
 // closed when it waits longer than IdleTimeout for the next command
 // (wait_timeout, or interactive_timeout for CLIENT_INTERACTIVE clients).
-// The server asks before every wait, so a change takes effect at the next
-// one; zero or less means no limit. The client is sent
-// ER_CLIENT_INTERACTION_TIMEOUT (4031) and the connection closed.
+// The server asks after every command, so a change takes effect at the
+// next wait; zero or less means no limit. The client is sent
+// ER_CLIENT_INTERACTION_TIMEOUT (4031) and the connection closed, up to a
+// second late (the server checks idle connections once a second).
 type IdleTimeouter interface {
 	IdleTimeout() time.Duration
 }

@@ -12,9 +12,12 @@ import (
 )
 
 // A session's idle timeout closes its connection after that long without a
-// command, with ER_CLIENT_INTERACTION_TIMEOUT first (as MySQL 8.0.24+
-// sends it: sequence id 0, unasked). Commands reset the clock.
+// command (and at most idleCheckInterval more), with
+// ER_CLIENT_INTERACTION_TIMEOUT first (as MySQL 8.0.24+ sends it: sequence
+// id 0, unasked). Commands reset the clock.
 func TestIdleTimeout(t *testing.T) {
+	defer func(d time.Duration) { idleCheckInterval = d }(idleCheckInterval)
+	idleCheckInterval = 20 * time.Millisecond
 	ts := startServer(t, Config{})
 	c, err := dialRaw(ts.addr, "root", "", "", 0)
 	if err != nil {

@@ -127,6 +127,8 @@ type Server struct {
 	// last left them.
 	maxConns, maxPacket atomic.Int64
 
+	reaper sync.Once // starts reapIdle
+
 	// baseCtx is the parent of every statement's context; Close cancels it.
 	baseCtx    context.Context
 	baseCancel context.CancelFunc
@@ -213,6 +215,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.listeners[l] = struct{}{}
 	s.mu.Unlock()
+	s.reaper.Do(func() { go s.reapIdle() })
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
@@ -245,6 +248,35 @@ func (s *Server) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// idleCheckInterval is how often the server looks for connections idle
+// past their idle timeout; they are closed that much late at most.
+var idleCheckInterval = time.Second
+
+// reapIdle closes, every idleCheckInterval until the server closes, the
+// connections that have waited longer than their session's idle timeout
+// (wait_timeout) for a command. Doing this from one goroutine keeps the
+// command loop free of per-command timer work.
+func (s *Server) reapIdle() {
+	t := time.NewTicker(idleCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.baseCtx.Done():
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			conns := make([]*conn, 0, len(s.conns))
+			for _, c := range s.conns {
+				conns = append(conns, c)
+			}
+			s.mu.Unlock()
+			for _, c := range conns {
+				c.expireIfIdle(now)
+			}
+		}
+	}
 }
 
 // accept registers a new connection under a fresh id and starts serving it.

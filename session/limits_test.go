@@ -269,15 +269,23 @@ func TestWaitTimeout(t *testing.T) {
 	a, id := ls.conn(t)
 	b, _ := ls.conn(t)
 	exec(t, a, "SET SESSION wait_timeout = 1")
-	time.Sleep(2500 * time.Millisecond)
+	start := time.Now()
+	for alive := true; alive; {
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("connection %d outlived its wait_timeout of 1s by far", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+		alive = false
+		for _, p := range ls.srv.ProcessList() {
+			alive = alive || p.ID == id
+		}
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Fatalf("connection closed after %v idle, before its wait_timeout of 1s", waited)
+	}
 	err := a.PingContext(context.Background())
 	if errCode(err) != 4031 && !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, mysql.ErrInvalidConn) {
 		t.Fatalf("ping after wait_timeout: got %v, want 4031 or a bad connection", err)
-	}
-	for _, p := range ls.srv.ProcessList() {
-		if p.ID == id {
-			t.Fatalf("connection %d outlived its wait_timeout", id)
-		}
 	}
 	// b, idle as long under the default wait_timeout, lives.
 	if err := b.PingContext(context.Background()); err != nil {
