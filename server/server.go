@@ -127,7 +127,8 @@ type Server struct {
 	// last left them.
 	maxConns, maxPacket atomic.Int64
 
-	reaper sync.Once // starts reapIdle
+	reaper    sync.Once     // starts reapIdle
+	idleCheck time.Duration // idleCheckInterval when the server was made
 
 	// baseCtx is the parent of every statement's context; Close cancels it.
 	baseCtx    context.Context
@@ -168,6 +169,7 @@ func New(cfg Config, drv Driver) (*Server, error) {
 		listeners:  make(map[net.Listener]struct{}),
 		conns:      make(map[uint32]*conn),
 	}
+	s.idleCheck = idleCheckInterval
 	s.maxConns.Store(int64(cfg.MaxConnections))
 	s.maxPacket.Store(int64(cfg.MaxAllowedPacket))
 	return s, nil
@@ -259,7 +261,7 @@ var idleCheckInterval = time.Second
 // (wait_timeout) for a command. Doing this from one goroutine keeps the
 // command loop free of per-command timer work.
 func (s *Server) reapIdle() {
-	t := time.NewTicker(idleCheckInterval)
+	t := time.NewTicker(s.idleCheck)
 	defer t.Stop()
 	for {
 		select {

@@ -36,7 +36,7 @@ type limits struct {
 	maxExecTime time.Duration // max_execution_time
 	memQuota    int64         // tidb_mem_quota_query
 	idleTimeout time.Duration // wait_timeout
-	maxPacket   int64         // max_allowed_packet when the connection opened
+	maxPacket   int64         // max_allowed_packet when the session opened
 
 	// mem tracks the running statement. Statements run one at a time, and
 	// a SELECT's rows are read to the end before the next one starts.
@@ -57,7 +57,8 @@ var limitRanges = map[string]limitRange{
 }
 
 // initLimits gives a new (or reset) session the global values of its limit
-// variables.
+// variables. max_allowed_packet is the connection's for its whole life,
+// and is taken once, by newSession.
 func (s *Session) initLimits() {
 	global := func(name string) types.Datum {
 		v, _ := s.sysVar(name, true)
@@ -75,11 +76,15 @@ func (s *Session) initLimits() {
 		s.vars[name] = v
 		s.applyLimit(name, v)
 	}
-	if s.d.srv != nil {
-		s.maxPacket = int64(s.d.srv.MaxAllowedPacket())
-	} else {
-		s.maxPacket = sysVars["max_allowed_packet"].def.Int()
+}
+
+// connMaxPacket is max_allowed_packet for a connection opening now: what
+// the server holds it to.
+func (d *Driver) connMaxPacket() int64 {
+	if d.srv != nil {
+		return int64(d.srv.MaxAllowedPacket())
 	}
+	return sysVars["max_allowed_packet"].def.Int()
 }
 
 // serverVar reads the limit variables the server holds.

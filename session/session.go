@@ -49,6 +49,7 @@ func newSession(d *Driver, info server.ConnInfo) *Session {
 	p := parser.New()
 	s := &Session{d: d, info: info, db: info.DB, parser: p, vars: map[string]types.Datum{},
 		userVars: map[string]types.Datum{}, stmts: map[*stmt]struct{}{}}
+	s.maxPacket = d.connMaxPacket()
 	s.initLimits()
 	return s
 }
