@@ -60,7 +60,7 @@ func TestLimits(t *testing.T) {
 	if code(err) != 1040 || !strings.Contains(err.Error(), "Too many connections") {
 		t.Fatalf("third connection: got %v, want 1040", err)
 	}
-	out, err := mariadbCLI(t, srv, "SELECT 1")
+	out, err := mariadbStdin(t, srv, "SELECT 1")
 	if err == nil || !strings.Contains(out, "ERROR 1040") || !strings.Contains(out, "Too many connections") {
 		t.Fatalf("mariadb client past max-connections: %v\n%s", err, out)
 	}
@@ -84,11 +84,11 @@ func TestLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	out, err = mariadbCLI(t, srv, "SELECT @@global.max_connections AS m")
+	out, err = mariadbStdin(t, srv, "SELECT @@global.max_connections AS m")
 	if err != nil || !strings.Contains(out, "\n3\n") {
 		t.Fatalf("mariadb client after SET GLOBAL max_connections = 3: %v\n%s", err, out)
 	}
-	if out, err := mariadbCLI(t, srv, big); err == nil || !strings.Contains(out, "ERROR 1153") {
+	if out, err := mariadbStdin(t, srv, big); err == nil || !strings.Contains(out, "ERROR 1153") {
 		t.Fatalf("mariadb client sending 100 KiB: %v\n%.300s", err, out)
 	}
 }
@@ -109,10 +109,10 @@ func waitConnect(t *testing.T, db *sql.DB) {
 	}
 }
 
-// mariadbCLI runs one statement through the mariadb client in batch mode
+// mariadbStdin runs one statement through the mariadb client in batch mode
 // (from standard input, where an error makes it exit non-zero), returning
 // its combined output.
-func mariadbCLI(t *testing.T, srv *testkit.Server, stmt string) (string, error) {
+func mariadbStdin(t *testing.T, srv *testkit.Server, stmt string) (string, error) {
 	t.Helper()
 	client, err := exec.LookPath("mariadb")
 	if err != nil {
