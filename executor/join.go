@@ -25,6 +25,7 @@ type joinExec struct {
 	table   map[string][]int // hash join: key → inner rows
 	kbuf    []byte
 	keys    []types.Datum
+	mem     memAcc // the inner rows and the hash table
 
 	// the current outer row's candidates
 	active  bool
@@ -71,6 +72,8 @@ func (e *joinExec) evalKeys(ctx *Ctx, keys []expression.Expr, row []types.Datum)
 
 func (e *joinExec) Open(ctx *Ctx) error {
 	e.active, e.rows, e.table = false, nil, nil
+	e.mem.release()
+	e.mem.t = ctx.Mem
 	for i := range e.out {
 		e.out[i] = types.Null
 	}
@@ -93,8 +96,9 @@ func (e *joinExec) Open(ctx *Ctx) error {
 			return err
 		}
 		if row == nil {
-			return nil
+			return e.mem.flush()
 		}
+		size := rowMem(row)
 		if e.table != nil {
 			place(&e.p.Inner, row, e.scratch)
 			ok, err := e.evalKeys(ctx, e.p.InnerKeys, e.scratch)
@@ -106,8 +110,12 @@ func (e *joinExec) Open(ctx *Ctx) error {
 			}
 			e.kbuf = rowKey(e.kbuf[:0], e.keys)
 			e.table[string(e.kbuf)] = append(e.table[string(e.kbuf)], len(e.rows))
+			size += int64(len(e.kbuf)) + mapEntrySize + 8
 		}
 		e.rows = append(e.rows, append([]types.Datum(nil), row...))
+		if err := e.mem.add(size); err != nil {
+			return err
+		}
 	}
 }
 
@@ -206,6 +214,7 @@ func (e *joinExec) Next(ctx *Ctx) ([]types.Datum, error) {
 
 func (e *joinExec) Close() error {
 	e.rows, e.table, e.cands = nil, nil, nil
+	e.mem.release()
 	err := e.outer.Close()
 	if ierr := e.inner.Close(); err == nil {
 		err = ierr

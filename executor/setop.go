@@ -7,7 +7,8 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// drainCopies runs e and returns copies of its rows.
+// drainCopies runs e and returns copies of its rows, which count against
+// the statement's memory quota until it ends.
 func drainCopies(ctx *Ctx, e Executor) ([][]types.Datum, error) {
 	if err := e.Open(ctx); err != nil {
 		e.Close()
@@ -15,12 +16,19 @@ func drainCopies(ctx *Ctx, e Executor) ([][]types.Datum, error) {
 	}
 	defer e.Close()
 	var rows [][]types.Datum
+	mem := memAcc{t: ctx.Mem}
 	for {
 		r, err := e.Next(ctx)
-		if err != nil || r == nil {
+		if err != nil {
 			return rows, err
 		}
+		if r == nil {
+			return rows, mem.flush()
+		}
 		rows = append(rows, append([]types.Datum(nil), r...))
+		if err := mem.add(rowMem(r)); err != nil {
+			return nil, err
+		}
 	}
 }
 

@@ -110,6 +110,23 @@ func (ls *limitsServer) waitBusy(t *testing.T, id uint32, text string) {
 	t.Fatalf("connection %d never ran %q", id, text)
 }
 
+// waitGone waits until connection id has left the process list.
+func (ls *limitsServer) waitGone(t *testing.T, id uint32) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		alive := false
+		for _, p := range ls.srv.ProcessList() {
+			alive = alive || p.ID == id
+		}
+		if !alive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connection %d is still in the process list", id)
+		}
+	}
+}
+
 // fillTable makes test.m with 2^doublings rows of about 250 bytes.
 func fillTable(t *testing.T, db *sql.DB, doublings int) {
 	t.Helper()
@@ -201,11 +218,7 @@ func TestKillConnection(t *testing.T) {
 	if err := ls.db.QueryRow("SELECT COUNT(*) FROM test.k").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("rows after the killed transaction: %d, %v; want 0", n, err)
 	}
-	for _, p := range ls.srv.ProcessList() {
-		if p.ID == id {
-			t.Fatalf("connection %d is still in the process list", id)
-		}
-	}
+	ls.waitGone(t, id)
 	if _, err := ls.db.Exec("KILL 999999"); errCode(err) != 1094 {
 		t.Fatalf("KILL of no connection: got %v, want 1094", err)
 	}
@@ -270,16 +283,7 @@ func TestWaitTimeout(t *testing.T) {
 	b, _ := ls.conn(t)
 	exec(t, a, "SET SESSION wait_timeout = 1")
 	start := time.Now()
-	for alive := true; alive; {
-		if time.Since(start) > 15*time.Second {
-			t.Fatalf("connection %d outlived its wait_timeout of 1s by far", id)
-		}
-		time.Sleep(20 * time.Millisecond)
-		alive = false
-		for _, p := range ls.srv.ProcessList() {
-			alive = alive || p.ID == id
-		}
-	}
+	ls.waitGone(t, id)
 	if waited := time.Since(start); waited < time.Second {
 		t.Fatalf("connection closed after %v idle, before its wait_timeout of 1s", waited)
 	}
