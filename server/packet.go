@@ -93,9 +93,14 @@ func (p *packetIO) resetSeq() {
 // spans. The slice is valid until the next call.
 func (p *packetIO) readPacket() ([]byte, error) {
 	p.rbuf = p.rbuf[:0]
-	for {
+	for first := true; ; first = false {
 		hdr := p.hdr[:]
 		if _, err := io.ReadFull(p.r, hdr); err != nil {
+			// The stream may end between packets, not inside one: a
+			// continuation chunk that never comes is a cut-off packet.
+			if err == io.EOF && !first {
+				err = io.ErrUnexpectedEOF
+			}
 			return nil, err
 		}
 		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
