@@ -123,12 +123,15 @@ func growTo(dst []byte, n int) []byte {
 }
 
 // EncodeFloat appends f as 8 bytes that order as the floats do (-0 as 0).
+// The sign bit decides, not f >= 0, so that a NaN also round-trips (a
+// positive one after +Inf, a negative one before -Inf): for every other
+// value the two agree.
 func EncodeFloat(dst []byte, f float64) []byte {
 	if f == 0 {
 		f = 0
 	}
 	u := math.Float64bits(f)
-	if f >= 0 {
+	if u&(1<<63) == 0 {
 		u |= 1 << 63
 	} else {
 		u = ^u

@@ -91,6 +91,9 @@ func DecodeKeyDatum(b []byte) (rest []byte, d types.Datum, err error) {
 			return nil, d, ErrBadKey
 		}
 		tt, fsp := types.TimeType(b[0]), int(b[1])
+		if !validTime(tt, fsp) {
+			return nil, d, ErrBadKey
+		}
 		rest, v, err := codec.DecodeUint(b[2:])
 		return rest, types.NewTime(types.Time(v), tt, fsp), err
 	}
@@ -127,6 +130,11 @@ func encodeDecimal(dst []byte, v *apd.Decimal) []byte {
 	return append(dst, 0x0B)
 }
 
+// maxKeyDecimalExponent bounds the exponent a stored key's decimal may
+// have: far beyond any DECIMAL column's (65 digits), and small enough that
+// printing the value stays cheap.
+const maxKeyDecimalExponent = 1 << 16
+
 func decodeDecimal(b []byte) ([]byte, *apd.Decimal, error) {
 	if len(b) == 0 {
 		return nil, nil, ErrBadKey
@@ -142,6 +150,9 @@ func decodeDecimal(b []byte) ([]byte, *apd.Decimal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if e < -maxKeyDecimalExponent || e > maxKeyDecimalExponent {
+		return nil, nil, ErrBadKey
+	}
 	var sb strings.Builder
 	i := 0
 	for ; i < len(rest); i++ {
@@ -149,14 +160,17 @@ func decodeDecimal(b []byte) ([]byte, *apd.Decimal, error) {
 		if (sign == 0x03 && c == 0x00) || (sign == 0x01 && c == 0x0B) {
 			break
 		}
+		if c < 1 || c > 10 {
+			return nil, nil, ErrBadKey // not an encoded digit
+		}
 		if sign == 0x03 {
 			sb.WriteByte('0' + c - 1)
 		} else {
 			sb.WriteByte('0' + 10 - c)
 		}
 	}
-	if i == len(rest) {
-		return nil, nil, ErrBadKey
+	if i == len(rest) || i == 0 {
+		return nil, nil, ErrBadKey // no terminator, or no digits
 	}
 	digits := sb.String()
 	if sign == 0x01 {

@@ -111,6 +111,9 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 			if kind == types.KindString {
 				d = types.NewBytes(append([]byte(nil), raw...))
 			} else {
+				if !plainDecimal(raw) {
+					return ErrBadRow // apd would also take NaN, Inf and exponents
+				}
 				dec, _, err := apd.NewFromString(string(raw))
 				if err != nil {
 					return ErrBadRow
@@ -123,7 +126,7 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 			}
 			tt, fsp := types.TimeType(b[0]), int(b[1])
 			v, n := binary.Uvarint(b[2:])
-			if n <= 0 {
+			if n <= 0 || !validTime(tt, fsp) {
 				return ErrBadRow
 			}
 			d, b = types.NewTime(types.Time(v), tt, fsp), b[2+n:]
@@ -133,7 +136,7 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 			}
 			fsp := int(b[0])
 			v, n := binary.Varint(b[1:])
-			if n <= 0 {
+			if n <= 0 || fsp > maxFsp {
 				return ErrBadRow
 			}
 			d, b = types.NewDuration(v, fsp), b[1+n:]
@@ -152,3 +155,40 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 	}
 	return nil
 }
+
+// plainDecimal reports whether b is decimal text as EncodeRow writes it
+// (apd's Text('f')): an optional minus sign, digits, and optionally a point
+// and more digits.
+func plainDecimal(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	digits := func() int {
+		n := 0
+		for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+			n++
+		}
+		b = b[n:]
+		return n
+	}
+	if digits() == 0 {
+		return false
+	}
+	if len(b) > 0 && b[0] == '.' {
+		b = b[1:]
+		if digits() == 0 {
+			return false
+		}
+	}
+	return len(b) == 0
+}
+
+// validTime reports whether tt and fsp are a time type and a precision
+// that a column can have: anything else in a stored value is corruption,
+// and would make the datum unprintable.
+func validTime(tt types.TimeType, fsp int) bool {
+	return tt <= types.TimeTimestamp && fsp >= 0 && fsp <= maxFsp
+}
+
+// maxFsp is the most fractional-second digits a time or duration has.
+const maxFsp = 6
