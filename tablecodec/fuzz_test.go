@@ -167,9 +167,9 @@ func FuzzDecodeRow(f *testing.F) {
 	ids := []int64{1, 2, 3, 4, 5, 6, 7, 8, 300}
 	f.Add([]byte{})
 	f.Add([]byte{rowVersion})
-	f.Add([]byte{rowVersion, 1, byte(types.KindTime), 0, 9, 1})     // precision 9
-	f.Add([]byte{rowVersion, 1, byte(types.KindTime), 7, 0, 1})     // type 7
-	f.Add([]byte{rowVersion, 1, byte(types.KindDuration), 200, 1})  // precision 200
+	f.Add([]byte{rowVersion, 1, byte(types.KindTime), 0, 9, 1})    // precision 9
+	f.Add([]byte{rowVersion, 1, byte(types.KindTime), 7, 0, 1})    // type 7
+	f.Add([]byte{rowVersion, 1, byte(types.KindDuration), 200, 1}) // precision 200
 	f.Add([]byte{rowVersion, 2, byte(types.KindDecimal), 3, 'N', 'a', 'N'})
 	f.Add([]byte{rowVersion, 2, byte(types.KindDecimal), 4, '1', 'E', '9', '9'})
 	f.Add(EncodeRow(nil, ids, []types.Datum{types.NewInt(1), types.NewString("ab"), types.NewFloat(2), types.Null,
