@@ -85,6 +85,7 @@ const (
 	ErIncorrectValue               = 1231
 	ErDerivedMustHaveAlias         = 1248
 	ErWrongNumberOfColumnsInSelect = 1222
+	ErNoTablesUsed                 = 1096
 )
 
 var states = map[uint16]string{

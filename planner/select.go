@@ -275,6 +275,9 @@ func expandFields(fs []*ast.SelectField, schema *expression.Schema, star []int) 
 			if tbl != "" && n == 0 {
 				return nil, errno.New(errno.ErBadTable, "Unknown table '%s'", tbl)
 			}
+			if n == 0 {
+				return nil, errno.New(errno.ErNoTablesUsed, "No tables used") // SELECT * without FROM
+			}
 			continue
 		}
 		fd := &field{expr: f.Expr, alias: f.AsName.O, text: exprText(f)}

@@ -133,7 +133,7 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 		}
 		st := &catalog.TableStats{IndexNDV: map[int64]int64{}, ColumnNDV: map[int64]int64{}, Version: ts}
 		p := tablecodec.RowPrefix(t.ID)
-		if st.RowCount, err = countKeys(snap, p, catalog.PrefixEnd(p), 0); err != nil {
+		if st.RowCount, err = countKeys(snap, p, catalog.PrefixEnd(p), 0, false); err != nil {
 			return server.Result{}, err
 		}
 		for _, ix := range t.Indexes {
@@ -142,7 +142,7 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 				continue
 			}
 			p := tablecodec.IndexPrefix(t.ID, ix.ID)
-			if st.IndexNDV[ix.ID], err = countKeys(snap, p, catalog.PrefixEnd(p), len(ix.Columns)); err != nil {
+			if st.IndexNDV[ix.ID], err = countKeys(snap, p, catalog.PrefixEnd(p), len(ix.Columns), t.CommonHandle); err != nil {
 				return server.Result{}, err
 			}
 		}
@@ -154,8 +154,10 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 }
 
 // countKeys counts the keys in [start, end), or with nCols > 0 the
-// distinct values of an index's first nCols columns.
-func countKeys(snap kv.Snapshot, start, end []byte, nCols int) (int64, error) {
+// distinct values of an index's first nCols columns; common says whether
+// the table's handles (the suffix of non-unique index keys) are clustered
+// primary-key datums.
+func countKeys(snap kv.Snapshot, start, end []byte, nCols int, common bool) (int64, error) {
 	it, err := snap.Iter(start, end)
 	if err != nil {
 		return 0, err
@@ -167,7 +169,7 @@ func countKeys(snap kv.Snapshot, start, end []byte, nCols int) (int64, error) {
 		if nCols == 0 {
 			n++
 		} else {
-			vals, _, _, err := tablecodec.DecodeIndexKey(it.Key(), nCols, false)
+			vals, _, _, err := tablecodec.DecodeIndexKey(it.Key(), nCols, common)
 			if err != nil {
 				return 0, err
 			}
