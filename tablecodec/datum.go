@@ -90,7 +90,7 @@ func DecodeKeyDatum(b []byte) (rest []byte, d types.Datum, err error) {
 		if len(b) < 2 {
 			return nil, d, ErrBadKey
 		}
-		tt, fsp := types.TimeType(b[0]), int(b[1])
+		tt, fsp := types.TimeType(b[0]), int(int8(b[1]))
 		if !validTime(tt, fsp) {
 			return nil, d, ErrBadKey
 		}

@@ -33,9 +33,9 @@ func fuzzDatum(k uint8, b []byte, meta uint8) types.Datum {
 	case 5:
 		return types.NewBytes(b)
 	case 6:
-		return types.NewTime(types.Time(x), types.TimeType(meta%3), int(meta>>2)%7)
+		return types.NewTime(types.Time(x), types.TimeType(meta%3), int(meta>>2)%8-1)
 	case 7:
-		return types.NewDuration(int64(x), int(meta>>2)%7)
+		return types.NewDuration(int64(x), int(meta>>2)%8-1)
 	}
 	return types.Null
 }
@@ -68,11 +68,11 @@ func validDatum(t *testing.T, what string, d types.Datum) {
 	switch d.Kind() {
 	case types.KindTime:
 		_, tt, fsp := d.Time()
-		if tt > types.TimeTimestamp || fsp < 0 || fsp > 6 {
+		if tt > types.TimeTimestamp || fsp < -1 || fsp > 6 {
 			t.Fatalf("%s: time of type %d, precision %d", what, tt, fsp)
 		}
 	case types.KindDuration:
-		if fsp := d.Fsp(); fsp < 0 || fsp > 6 {
+		if fsp := d.Fsp(); fsp < -1 || fsp > 6 {
 			t.Fatalf("%s: duration of precision %d", what, fsp)
 		}
 	case types.KindDecimal:

@@ -124,7 +124,7 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 			if len(b) < 3 {
 				return ErrBadRow
 			}
-			tt, fsp := types.TimeType(b[0]), int(b[1])
+			tt, fsp := types.TimeType(b[0]), int(int8(b[1]))
 			v, n := binary.Uvarint(b[2:])
 			if n <= 0 || !validTime(tt, fsp) {
 				return ErrBadRow
@@ -134,9 +134,9 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 			if len(b) < 2 {
 				return ErrBadRow
 			}
-			fsp := int(b[0])
+			fsp := int(int8(b[0]))
 			v, n := binary.Varint(b[1:])
-			if n <= 0 || fsp > maxFsp {
+			if n <= 0 || !validFsp(fsp) {
 				return ErrBadRow
 			}
 			d, b = types.NewDuration(v, fsp), b[1+n:]
@@ -187,8 +187,12 @@ func plainDecimal(b []byte) bool {
 // that a column can have: anything else in a stored value is corruption,
 // and would make the datum unprintable.
 func validTime(tt types.TimeType, fsp int) bool {
-	return tt <= types.TimeTimestamp && fsp >= 0 && fsp <= maxFsp
+	return tt <= types.TimeTimestamp && validFsp(fsp)
 }
+
+// validFsp reports whether fsp is a precision a column can have: 0 to 6,
+// or -1, which columns declared without one store (the byte 0xFF).
+func validFsp(fsp int) bool { return fsp >= -1 && fsp <= maxFsp }
 
 // maxFsp is the most fractional-second digits a time or duration has.
 const maxFsp = 6
