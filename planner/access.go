@@ -67,16 +67,7 @@ func rangesOf(e expression.Expr) (col int, rs []Range, points []expression.Expr,
 		return c.Idx, rs, x.List, true
 	case *expression.Func:
 		if x.Name == "or" && x.Lazy != nil {
-			lc, lr, lp, lok := rangesOf(x.Args[0])
-			rc, rr, rp, rok := rangesOf(x.Args[1])
-			if !lok || !rok || lc != rc {
-				return 0, nil, nil, false
-			}
-			var pts []expression.Expr
-			if lp != nil && rp != nil {
-				pts = append(append(pts, lp...), rp...)
-			}
-			return lc, append(lr, rr...), pts, true
+			return orRanges(x)
 		}
 		if x.Name == "and" && x.Lazy != nil {
 			// BETWEEN: a >= lo AND a <= hi on one column.
@@ -115,6 +106,41 @@ func rangesOf(e expression.Expr) (col int, rs []Range, points []expression.Expr,
 		}
 	}
 	return 0, nil, nil, false
+}
+
+// orRanges is rangesOf for a tree of ORs: the union of its operands'
+// ranges, in order, if every operand restricts the same column; and their
+// points if every operand is made of points. The tree is walked with a
+// stack and the results gathered once, so that a chain of n ORs — a
+// statement may hold tens of thousands — costs O(n), not O(n^2).
+func orRanges(or *expression.Func) (col int, rs []Range, points []expression.Expr, ok bool) {
+	allPoints := true
+	first := true
+	stack := []expression.Expr{or}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f, isOr := e.(*expression.Func); isOr && f.Name == "or" && f.Lazy != nil {
+			stack = append(stack, f.Args[1], f.Args[0]) // left first
+			continue
+		}
+		c, r, p, ok := rangesOf(e)
+		if !ok || (!first && c != col) {
+			return 0, nil, nil, false
+		}
+		col, first = c, false
+		rs = append(rs, r...)
+		if p == nil {
+			allPoints = false
+		}
+		if allPoints {
+			points = append(points, p...)
+		}
+	}
+	if !allPoints {
+		points = nil
+	}
+	return col, rs, points, true
 }
 
 func flip(op string) string {
