@@ -86,6 +86,7 @@ const (
 	ErDerivedMustHaveAlias         = 1248
 	ErWrongNumberOfColumnsInSelect = 1222
 	ErNoTablesUsed                 = 1096
+	ErStackOverrunNeedMore         = 1436
 )
 
 var states = map[uint16]string{

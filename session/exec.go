@@ -20,6 +20,9 @@ import (
 
 // ExecuteQuery implements server.Session.
 func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w server.ResultWriter) error {
+	if err := checkNesting(sql); err != nil {
+		return err
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return parseError(err)

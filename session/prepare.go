@@ -58,6 +58,9 @@ func numberParams(st ast.StmtNode) int {
 
 // Prepare implements server.Session.
 func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) {
+	if err := checkNesting(sql); err != nil {
+		return nil, err
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, parseError(err)
