@@ -255,7 +255,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		if err != nil || !changed {
 			return 0, err
 		}
-		if err := w.updateRecord(ctx, old, src[:len(w.t.Columns)], oldH); err != nil {
+		if err := rewriteRow(ctx, w, old, src[:len(w.t.Columns)], oldH); err != nil {
 			return 0, err
 		}
 		return 2, nil
@@ -370,7 +370,6 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		return res, err
 	}
 	w := newWriter(t)
-	pkChanges := t.PKIsHandle || t.CommonHandle
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
@@ -385,44 +384,51 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		if !changed {
 			continue
 		}
-		newRow := r[:len(t.Columns)]
-		newH := h
-		if pkChanges {
-			if newH, err = handleFor(ctx, t, newRow); err != nil {
-				return res, err
-			}
-		}
-		if string(newH.Encoded()) != string(h.Encoded()) {
-			if err := w.removeRecord(ctx, old, h); err != nil {
-				return res, err
-			}
-			nk, err := w.uniqueKeys(newRow, newH)
-			if err != nil {
-				return res, err
-			}
-			if err := ctx.lock(nk...); err != nil {
-				return res, err
-			}
-			if err := w.addRecord(ctx, newRow, newH); err != nil {
-				return res, err
-			}
-		} else {
-			if ctx.pessimistic() {
-				nk, err := w.uniqueKeys(newRow, h)
-				if err != nil {
-					return res, err
-				}
-				if err := ctx.lock(nk[1:]...); err != nil {
-					return res, err
-				}
-			}
-			if err := w.updateRecord(ctx, old, newRow, h); err != nil {
-				return res, err
-			}
+		if err := rewriteRow(ctx, w, old, r[:len(t.Columns)], h); err != nil {
+			return res, err
 		}
 		res.Affected++
 	}
 	return res, nil
+}
+
+// rewriteRow replaces the row old at handle h with newRow, for UPDATE and
+// ON DUPLICATE KEY UPDATE. When the new values change the handle (an
+// integer or clustered primary key was assigned), the old row and its
+// index entries are removed and the new row is added at its own handle,
+// which fails with a duplicate if that handle is taken; otherwise the row
+// is rewritten in place.
+func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Handle) error {
+	newH := h
+	if w.t.PKIsHandle || w.t.CommonHandle {
+		var err error
+		if newH, err = handleFor(ctx, w.t, newRow); err != nil {
+			return err
+		}
+	}
+	if string(newH.Encoded()) != string(h.Encoded()) {
+		if err := w.removeRecord(ctx, old, h); err != nil {
+			return err
+		}
+		nk, err := w.uniqueKeys(newRow, newH)
+		if err != nil {
+			return err
+		}
+		if err := ctx.lock(nk...); err != nil {
+			return err
+		}
+		return w.addRecord(ctx, newRow, newH)
+	}
+	if ctx.pessimistic() {
+		nk, err := w.uniqueKeys(newRow, h)
+		if err != nil {
+			return err
+		}
+		if err := ctx.lock(nk[1:]...); err != nil {
+			return err
+		}
+	}
+	return w.updateRecord(ctx, old, newRow, h)
 }
 
 // ExecDelete runs a single-table DELETE.
