@@ -491,7 +491,9 @@ func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 
 // unifyTypes picks the result type of expressions that may each be the
 // result (CASE, IF, COALESCE): a string if any is, else a double, else a
-// decimal, else an integer.
+// decimal, else an integer — unsigned if all are, and a DECIMAL(20,0) if
+// signed and unsigned integers mix, as MySQL has it, since no BIGINT
+// holds both -1 and 2^64-1.
 func unifyTypes(es ...Expr) catalog.FieldType {
 	var tps []catalog.FieldType
 	for _, e := range es {
@@ -504,7 +506,10 @@ func unifyTypes(es ...Expr) catalog.FieldType {
 	}
 	out := tps[0]
 	for _, t := range tps[1:] {
+		mixedSign := out.IsInteger() && t.IsInteger() && out.Unsigned() != t.Unsigned()
 		switch {
+		case mixedSign:
+			out = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 20, Flag: mysql.BinaryFlag}
 		case out.Tp == t.Tp:
 			out.Flen = max(out.Flen, t.Flen)
 			out.Decimal = max(out.Decimal, t.Decimal)
@@ -515,7 +520,11 @@ func unifyTypes(es ...Expr) catalog.FieldType {
 		case out.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeNewDecimal:
 			out = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(out.Decimal, t.Decimal), Flag: mysql.BinaryFlag}
 		case out.IsInteger() && t.IsInteger():
+			unsigned := out.Unsigned()
 			out = typeInt
+			if unsigned {
+				out.Flag |= mysql.UnsignedFlag
+			}
 		default:
 			out = typeString
 		}
