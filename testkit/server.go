@@ -199,6 +199,9 @@ func (s *Server) waitReady() error {
 	}
 }
 
+// Output returns the server's stdout and stderr so far (the last MiB).
+func (s *Server) Output() string { return s.log.String() }
+
 // PID is the process id of the running server, or 0 when it is stopped.
 func (s *Server) PID() int {
 	if s.proc == nil {
