@@ -193,7 +193,7 @@ func staticArithType(a, b catalog.FieldType, op string) catalog.FieldType {
 		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 	}
 	t := typeInt
-	if a.Unsigned() || b.Unsigned() {
+	if a.Unsigned() || b.Unsigned() && op != "%" {
 		t.Flag |= mysql.UnsignedFlag
 	}
 	return t
@@ -262,8 +262,15 @@ func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
 			return types.NewUint(x - y), nil
 		}
 		if xneg || yneg {
-			// Mixed signs: compute in decimal and convert back.
-			return arithDecimalOp(ctx, op, a, b, true)
+			// Mixed signs: compute in decimal and convert back. As in
+			// MySQL the result is unsigned when an operand is (but for %,
+			// which takes the dividend's sign), so a negative one is out
+			// of range rather than a negative value in an unsigned column.
+			r, err := arithDecimalOp(ctx, op, a, b, true)
+			if err == nil && op != "%" && r.Kind() == types.KindInt && r.Int() < 0 {
+				return types.Null, errOutOfRange("BIGINT UNSIGNED", "")
+			}
+			return r, err
 		}
 		switch op {
 		case "+":
