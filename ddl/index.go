@@ -94,9 +94,15 @@ func findIndexByID(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
 	return nil
 }
 
-// abandonIndex removes an index whose build failed, and its entries.
+// abandonIndex removes an index whose build failed, and its entries once
+// the statements and transactions that may still write them (those under
+// an older schema, which maintained the write-only index) have ended, as
+// DropIndex does: deleting the range under a live transaction took away
+// its pessimistic locks, and its commit failed with 'lock not found'.
 func (d *DDL) abandonIndex(ctx context.Context, dbName string, tableID, indexID int64, cause error) error {
+	var version int64
 	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		version = is.Version
 		t := is.TableByID(tableID).Clone()
 		for i, ix := range t.Indexes {
 			if ix.ID == indexID {
@@ -107,6 +113,9 @@ func (d *DDL) abandonIndex(ctx context.Context, dbName string, tableID, indexID 
 		is.PutTable(is.DB(dbName), t)
 		return m.PutTable(t)
 	})
+	if err == nil {
+		err = d.Wait(ctx, version)
+	}
 	if err == nil {
 		prefix := tablecodec.IndexPrefix(tableID, indexID)
 		err = d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))

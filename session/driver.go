@@ -90,6 +90,22 @@ func (d *Driver) SetServer(s *server.Server) { d.srv = s }
 // Catalog returns the driver's catalog.
 func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }
 
+// enterSchema returns the current schema and records a statement or
+// transaction running under its version, in one step under d.mu. A schema
+// change publishes its new version and then waits (waitVersion) for what
+// runs under older ones; taking both steps under d.mu means a statement
+// either is registered before that wait looks, or reads the new schema.
+// Reading the schema first and registering later let a statement plan with
+// an index that DROP INDEX then deleted, or without one that CREATE INDEX
+// had already backfilled: dangling and missing index entries.
+func (d *Driver) enterSchema() *catalog.InfoSchema {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	is := d.catalog.InfoSchema()
+	d.active[is.Version]++
+	return is
+}
+
 // enter records a statement or transaction running under schema version v.
 func (d *Driver) enter(v int64) {
 	d.mu.Lock()

@@ -272,7 +272,15 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 }
 
 func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
-	is := s.d.catalog.InfoSchema()
+	// Registered from the moment the schema is read until the rows are
+	// done (see enterSchema), or until an early return.
+	is := s.d.enterSchema()
+	registered := true
+	defer func() {
+		if registered {
+			s.d.exit(is.Version)
+		}
+	}()
 	var q *planner.Query
 	if cached != nil && cached.query != nil && cached.version == is.Version {
 		q = cached.query
@@ -311,10 +319,8 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		ec.Txn, ec.SelectForUpdate = s.txn, true
 	}
 	executor.BindSubqueries(ec)
-	s.d.enter(is.Version)
 	if err := ex.Open(ec); err != nil {
 		ex.Close()
-		s.d.exit(is.Version)
 		if cancel != nil {
 			cancel()
 		}
@@ -327,6 +333,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	// FOUND_ROWS() answers for the previous SELECT until this one ends (the
 	// statement may be SELECT FOUND_ROWS() itself).
 	found := new(uint64)
+	registered = false // the rows' done exits
 	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: found, done: func() {
 		s.foundRows = *found
 		s.d.exit(is.Version)
@@ -448,7 +455,8 @@ func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
 const maxStmtRetries = 100
 
 func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
-	is := s.d.catalog.InfoSchema()
+	is := s.d.enterSchema()
+	defer s.d.exit(is.Version)
 	var p *dmlPlan
 	if cached != nil && cached.dml != nil && cached.version == is.Version {
 		p = cached.dml
@@ -470,8 +478,6 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 			return server.Result{}, err
 		}
 	}
-	s.d.enter(is.Version)
-	defer s.d.exit(is.Version)
 	eval := s.evalCtx(ctx, params)
 	var res executor.DMLResult
 	var err error

@@ -168,8 +168,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 		return mapError(err, nil)
 	}
 	s.txn, s.explicit = txn, explicit
-	s.txnVersion = s.d.catalog.InfoSchema().Version
-	s.d.enter(s.txnVersion)
+	s.txnVersion = s.d.enterSchema().Version
 	return nil
 }
 
