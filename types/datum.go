@@ -143,6 +143,9 @@ func (d Datum) AppendText(buf []byte) []byte {
 	case KindFloat:
 		return AppendFloat(buf, d.Float(), 64)
 	case KindDecimal:
+		if d.d.IsZero() && d.d.Exponent > 0 {
+			return append(buf, '0') // apd writes 0E+7 as "00000000"
+		}
 		return append(buf, d.d.Text('f')...)
 	case KindString:
 		return append(buf, d.b...)
