@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -171,15 +172,20 @@ const statementTimeout = 2 * time.Minute
 // or made the server panic, with the statements that led to it.
 func runRandomSQL(db *sql.DB, worker int, g *sqlGen, deadline time.Time, stats *randStats) error {
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
+	var conn *sql.Conn
+	connect := func() error {
+		var err error
+		if conn, err = db.Conn(ctx); err != nil {
+			return err
+		}
+		// Keep lock waits between the two connections short.
+		_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1")
+		return err
+	}
+	if err := connect(); err != nil {
 		return err
 	}
 	defer func() { conn.Close() }()
-	// Keep lock waits between the two connections short.
-	if _, err := conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
-		return err
-	}
 	var recent []string // the last statements, for the report
 	var trace io.Writer
 	if path := os.Getenv("BASALT_RANDSQL_TRACE"); path != "" {
@@ -221,6 +227,17 @@ func runRandomSQL(db *sql.DB, worker int, g *sqlGen, deadline time.Time, stats *
 				stats.run, err, strings.Join(recent, "\n"))
 		}
 		stats.codes[me.Number]++
+		if me.Number == 1153 {
+			// A statement over max_allowed_packet: the server answers
+			// 1153 and closes the connection, as MySQL does (MariaDB's
+			// default limit is 16 MiB, Basalt's 64 MiB).
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+			conn.Close()
+			if err := connect(); err != nil {
+				return err
+			}
+			continue
+		}
 		if me.Number == 1105 {
 			stats.notes = append(stats.notes, fmt.Sprintf("%s: %v", st.describe(), err))
 		}
@@ -233,7 +250,7 @@ func runRandomSQL(db *sql.DB, worker int, g *sqlGen, deadline time.Time, stats *
 				err, strings.Join(recent, "\n"))
 		}
 	}
-	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	_, err := conn.ExecContext(ctx, "ROLLBACK")
 	return err
 }
 
@@ -686,6 +703,7 @@ func (g *sqlGen) malformed() randStatement {
 		case 4:
 			sql = "SELECT " + strings.Repeat("1 + ", n) + "1"
 		default:
+			n = min(n, 1<<19) // 9 MiB: under MariaDB's 16 MiB max_allowed_packet too
 			sql = "SELECT * FROM " + strings.Repeat("(SELECT * FROM ", n) + g.table() + strings.Repeat(") x", n)
 		}
 		return randStatement{sql: sql, query: true}
