@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"math"
 	"slices"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // interval is a range of one column's values with concrete bounds.
@@ -214,6 +216,30 @@ func handleKeyRanges(tableID int64, ivs []interval) []keyRange {
 		}
 		out = append(out, kr)
 	}
+	return mergeKeyRanges(out)
+}
+
+// mergeKeyRanges sorts key ranges by start and merges those that overlap
+// or touch, so that no key is read twice. Intervals are merged before
+// they become key ranges, but converting bounds to the column's type (an
+// integer column rounds, a bound of another kind widens to unbounded) can
+// make disjoint intervals overlap again.
+func mergeKeyRanges(rs []keyRange) []keyRange {
+	if len(rs) < 2 {
+		return rs
+	}
+	slices.SortFunc(rs, func(a, b keyRange) int { return bytes.Compare(a.start, b.start) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if last.end == nil || bytes.Compare(r.start, last.end) <= 0 {
+			if last.end != nil && (r.end == nil || bytes.Compare(r.end, last.end) > 0) {
+				last.end = r.end
+			}
+			continue
+		}
+		out = append(out, r)
+	}
 	return out
 }
 
@@ -239,6 +265,17 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 				iv.loInf = false
 			} else {
 				iv.lo, iv.hi = types.NewInt(lo), types.NewInt(hi)
+			}
+		} else if isFloatCol(col) {
+			// The index holds doubles, and MySQL compares a float column
+			// with any number or string as doubles: convert the bounds.
+			// They become inclusive, in case the condition rounds the
+			// other way; the condition is checked on every row anyway.
+			if !iv.loInf {
+				iv.lo, iv.loExcl = floatBound(iv.lo)
+			}
+			if !iv.hiInf {
+				iv.hi, iv.hiExcl = floatBound(iv.hi)
 			}
 		} else {
 			if !iv.loInf && !sameKind(iv.lo, col) {
@@ -276,7 +313,21 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 		}
 		out = append(out, kr)
 	}
-	return out, nil
+	return mergeKeyRanges(out), nil
+}
+
+func isFloatCol(col *catalog.ColumnInfo) bool {
+	return col.Type.Tp == mysql.TypeFloat || col.Type.Tp == mysql.TypeDouble
+}
+
+// floatBound is an inclusive bound on a float column's index for a
+// condition's bound d.
+func floatBound(d types.Datum) (types.Datum, bool) {
+	if d.Kind() == types.KindFloat {
+		return d, false
+	}
+	f, _ := types.ToFloat(d)
+	return types.NewFloat(f), false
 }
 
 // sameKind reports whether a bound is already of the kind the column
