@@ -52,6 +52,16 @@ func (is *InfoSchema) clone(version int64) *InfoSchema {
 // DB returns the database named name, or nil.
 func (is *InfoSchema) DB(name string) *DBInfo { return is.dbs[strings.ToLower(name)] }
 
+// DBByID returns the database with id, or nil.
+func (is *InfoSchema) DBByID(id int64) *DBInfo {
+	for _, db := range is.dbs {
+		if db.ID == id {
+			return db
+		}
+	}
+	return nil
+}
+
 // Table returns the table db.name, or nil.
 func (is *InfoSchema) Table(db, name string) *TableInfo {
 	return is.tables[strings.ToLower(db)][strings.ToLower(name)]

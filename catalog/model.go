@@ -23,6 +23,19 @@ const (
 	StateDeleteOnly
 )
 
+// String names a state as TiDB's ADMIN SHOW DDL does.
+func (s SchemaState) String() string {
+	switch s {
+	case StatePublic:
+		return "public"
+	case StateWriteOnly:
+		return "write only"
+	case StateDeleteOnly:
+		return "delete only"
+	}
+	return "none"
+}
+
 // DBInfo describes a database.
 type DBInfo struct {
 	ID      int64  `json:"id"`
@@ -87,6 +100,11 @@ type ColumnInfo struct {
 	AutoIncrement bool        `json:"auto_increment,omitempty"`
 	Comment       string      `json:"comment,omitempty"`
 	State         SchemaState `json:"state"`
+	// OriginDefault is the value, as text, of this column in rows written
+	// before it was added (ADD COLUMN does not rewrite rows); nil means
+	// NULL. Rows written since hold the column, a NULL as an explicit
+	// marker when OriginDefault is set (tablecodec/row.go).
+	OriginDefault *string `json:"origin_default,omitempty"`
 }
 
 // IndexColumn is one column of an index.
@@ -114,6 +132,11 @@ type TableInfo struct {
 	DBID    int64         `json:"db_id"`
 	Columns []*ColumnInfo `json:"columns"`
 	Indexes []*IndexInfo  `json:"indexes"`
+	// Hidden are columns in the middle of an online ADD or DROP COLUMN:
+	// no statement reads them; writers give write-only ones a value (a new
+	// row its default, an updated row the value it had) and leave
+	// delete-only ones out. Their Offset is meaningless.
+	Hidden []*ColumnInfo `json:"hidden_columns,omitempty"`
 	// PKIsHandle says the primary key is one integer column whose value is
 	// the row's handle. CommonHandle says the primary key is clustered on
 	// other columns: its encoded values are the handle. Without either, rows
@@ -197,6 +220,32 @@ func (t *TableInfo) ColumnIDs() []int64 {
 	return ids
 }
 
+// WriteOnlyColumns returns the hidden columns that writers must fill.
+func (t *TableInfo) WriteOnlyColumns() []*ColumnInfo {
+	var out []*ColumnInfo
+	for _, c := range t.Hidden {
+		if c.State == StateWriteOnly {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FixOffsets renumbers the columns' offsets after columns were added,
+// dropped or moved, and points index columns at them by name.
+func (t *TableInfo) FixOffsets() {
+	for i, c := range t.Columns {
+		c.Offset = i
+	}
+	for _, ix := range t.Indexes {
+		for i := range ix.Columns {
+			if c := t.FindColumn(ix.Columns[i].Name); c != nil {
+				ix.Columns[i].Offset = c.Offset
+			}
+		}
+	}
+}
+
 // WritableIndexes returns the indexes DML must maintain (public and
 // write-only), except a clustered primary key, which is the row key.
 func (t *TableInfo) WritableIndexes() []*IndexInfo {
@@ -220,6 +269,12 @@ func (t *TableInfo) Clone() *TableInfo {
 		cc := *col
 		cc.Type.Elems = append([]string(nil), col.Type.Elems...)
 		c.Columns[i] = &cc
+	}
+	c.Hidden = nil
+	for _, col := range t.Hidden {
+		cc := *col
+		cc.Type.Elems = append([]string(nil), col.Type.Elems...)
+		c.Hidden = append(c.Hidden, &cc)
 	}
 	c.Indexes = make([]*IndexInfo, len(t.Indexes))
 	for i, ix := range t.Indexes {

@@ -407,6 +407,11 @@ func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Han
 		}
 	}
 	if string(newH.Encoded()) != string(h.Encoded()) {
+		// The row moves with the values of the hidden columns it had.
+		hidden, err := w.oldHidden(ctx, h)
+		if err != nil {
+			return err
+		}
 		if err := w.removeRecord(ctx, old, h); err != nil {
 			return err
 		}
@@ -417,7 +422,7 @@ func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Han
 		if err := ctx.lock(nk...); err != nil {
 			return err
 		}
-		return w.addRecord(ctx, newRow, newH)
+		return w.addRecordHidden(ctx, newRow, hidden, newH)
 	}
 	if ctx.pessimistic() {
 		nk, err := w.uniqueKeys(newRow, h)

@@ -25,16 +25,22 @@ func newRowDecoder(t *catalog.TableInfo) *rowDecoder {
 	if hc := t.HandleColumn(); hc != nil {
 		d.handleAt = hc.Offset
 	}
-	d.defaults = make([]types.Datum, len(t.Columns))
-	for i, c := range t.Columns {
-		if c.HasDefault && !c.DefaultNull && !c.DefaultNow {
-			v, err := ConvertForColumn(nil, types.NewString(c.Default), c)
-			if err == nil {
-				d.defaults[i] = v
+	d.defaults = originDefaults(t.Columns)
+	return d
+}
+
+// originDefaults are the values columns have in rows written before the
+// columns were added (NULL for columns the table was created with).
+func originDefaults(cols []*catalog.ColumnInfo) []types.Datum {
+	out := make([]types.Datum, len(cols))
+	for i, c := range cols {
+		if c.OriginDefault != nil {
+			if v, err := ConvertForColumn(nil, types.NewString(*c.OriginDefault), c); err == nil {
+				out[i] = v
 			}
 		}
 	}
-	return d
+	return out
 }
 
 // decode fills row (len(columns)+1) from a handle and a row value.

@@ -15,11 +15,25 @@ import (
 // writer turns row changes of one table into KV writes: the row and one
 // entry per writable index. Rows are in table column order (the handle is
 // passed separately).
+//
+// While an online ADD or DROP COLUMN runs, the table has write-only hidden
+// columns (catalog.TableInfo.Hidden) that readers do not see but writers
+// keep: a new row gets their default, an updated row keeps the values it
+// had (read back from the stored row, so that writers under the next
+// schema version, which see the column, lose nothing).
 type writer struct {
 	t       *catalog.TableInfo
 	ids     []int64
 	skip    int // column not stored in the value (the integer handle), or -1
 	indexes []*catalog.IndexInfo
+	// nullMark lists the offsets of columns whose NULL must be stored
+	// explicitly: columns added later with a default, which a missing
+	// value would read as.
+	nullMark []int
+	hidden   []*catalog.ColumnInfo // write-only hidden columns
+	// hiddenIDs and hiddenOrigin describe hidden.
+	hiddenIDs    []int64
+	hiddenOrigin []types.Datum
 }
 
 func newWriter(t *catalog.TableInfo) *writer {
@@ -27,18 +41,91 @@ func newWriter(t *catalog.TableInfo) *writer {
 	if hc := t.HandleColumn(); hc != nil {
 		w.skip = hc.Offset
 	}
+	for i, c := range t.Columns {
+		if c.OriginDefault != nil {
+			w.nullMark = append(w.nullMark, i)
+		}
+	}
+	if w.hidden = t.WriteOnlyColumns(); len(w.hidden) > 0 {
+		for _, c := range w.hidden {
+			w.hiddenIDs = append(w.hiddenIDs, c.ID)
+		}
+		w.hiddenOrigin = originDefaults(w.hidden)
+	}
 	return w
 }
 
-func (w *writer) rowValue(row []types.Datum) []byte {
+// rowValue encodes a row, with the values of the hidden columns (nil when
+// there are none).
+func (w *writer) rowValue(row, hidden []types.Datum) []byte {
+	var v []byte
 	if w.skip < 0 {
-		return tablecodec.EncodeRow(nil, w.ids, row)
+		v = tablecodec.EncodeRow(nil, w.ids, row)
+	} else {
+		saved := row[w.skip]
+		row[w.skip] = types.Null
+		v = tablecodec.EncodeRow(nil, w.ids, row)
+		row[w.skip] = saved
 	}
-	saved := row[w.skip]
-	row[w.skip] = types.Null
-	v := tablecodec.EncodeRow(nil, w.ids, row)
-	row[w.skip] = saved
+	for _, i := range w.nullMark {
+		if row[i].IsNull() {
+			v = tablecodec.AppendNull(v, w.ids[i])
+		}
+	}
+	if len(hidden) > 0 {
+		// EncodeRow starts with the version byte; the rest appends.
+		v = append(v, tablecodec.EncodeRow(nil, w.hiddenIDs, hidden)[1:]...)
+		for i, c := range w.hidden {
+			if c.OriginDefault != nil && hidden[i].IsNull() {
+				v = tablecodec.AppendNull(v, c.ID)
+			}
+		}
+	}
 	return v
+}
+
+// newHidden returns the hidden columns' values for a new row: their
+// defaults (nil when there are no hidden columns).
+func (w *writer) newHidden(ctx *Ctx) []types.Datum {
+	if len(w.hidden) == 0 {
+		return nil
+	}
+	out := make([]types.Datum, len(w.hidden))
+	for i, c := range w.hidden {
+		v, err := defaultValue(ctx, c)
+		if err != nil || (v.IsNull() && c.Type.NotNull()) {
+			v = zeroValue(c)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// oldHidden returns the hidden columns' values of a stored row, read back
+// from the store (nil when there are no hidden columns). The row is
+// locked or its write will be checked for conflicts.
+func (w *writer) oldHidden(ctx *Ctx, h tablecodec.Handle) ([]types.Datum, error) {
+	if len(w.hidden) == 0 {
+		return nil, nil
+	}
+	out := make([]types.Datum, len(w.hidden))
+	present := make([]bool, len(w.hidden))
+	raw, err := ctx.Reader.Get(ctx.Context, tablecodec.RowKey(w.t.ID, h))
+	if errors.Is(err, kv.ErrNotFound) {
+		return w.newHidden(ctx), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := tablecodec.DecodeRow(raw, w.hiddenIDs, out, present); err != nil {
+		return nil, err
+	}
+	for i, ok := range present {
+		if !ok {
+			out[i] = w.hiddenOrigin[i]
+		}
+	}
+	return out, nil
 }
 
 // indexEntry is one index entry of a row.
@@ -127,6 +214,11 @@ func exists(ctx *Ctx, key []byte) (bool, error) {
 // its handle or a unique key is taken. The keys must already be locked in
 // a pessimistic transaction.
 func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) error {
+	return w.addRecordHidden(ctx, row, w.newHidden(ctx), h)
+}
+
+// addRecordHidden is addRecord with the hidden columns' values.
+func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
 	rk := tablecodec.RowKey(w.t.ID, h)
 	if ok, err := exists(ctx, rk); err != nil {
 		return err
@@ -149,9 +241,9 @@ func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) err
 	}
 	insert := ctx.Txn.Mode() == kv.Optimistic
 	if insert {
-		err = ctx.Txn.Insert(rk, w.rowValue(row))
+		err = ctx.Txn.Insert(rk, w.rowValue(row, hidden))
 	} else {
-		err = ctx.Txn.Set(rk, w.rowValue(row))
+		err = ctx.Txn.Set(rk, w.rowValue(row, hidden))
 	}
 	if err != nil {
 		return mapBufferErr(w.t, err, row, h)
@@ -228,7 +320,11 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 			return err
 		}
 	}
-	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new))
+	hidden, err := w.oldHidden(ctx, h)
+	if err != nil {
+		return err
+	}
+	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))
 }
 
 // uniqueKeys returns the row key and the unique index keys of a row: what

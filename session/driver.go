@@ -90,31 +90,25 @@ func (d *Driver) SetServer(s *server.Server) { d.srv = s }
 // Catalog returns the driver's catalog.
 func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }
 
-// enterSchema returns the current schema and records a statement or
-// transaction running under its version, in one step under d.mu. A schema
-// change publishes its new version and then waits (waitVersion) for what
-// runs under older ones; taking both steps under d.mu means a statement
-// either is registered before that wait looks, or reads the new schema.
-// Reading the schema first and registering later let a statement plan with
-// an index that DROP INDEX then deleted, or without one that CREATE INDEX
-// had already backfilled: dangling and missing index entries.
-func (d *Driver) enterSchema() *catalog.InfoSchema {
+// pinSchema returns the current schema and records a statement or
+// transaction running under it until unpin. Reading the schema and
+// recording it happen under one lock (d.mu, which waitVersion takes too),
+// so a schema change that publishes a version and then waits either sees
+// this pin or was published before it was read: at most two versions are
+// ever in use. (Reading first and registering later let a statement plan
+// with an index that DROP INDEX then deleted, or without one that CREATE
+// INDEX had already backfilled.)
+func (d *Driver) pinSchema() *catalog.InfoSchema {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	is := d.catalog.InfoSchema()
 	d.active[is.Version]++
+	d.mu.Unlock()
 	return is
 }
 
-// enter records a statement or transaction running under schema version v.
-func (d *Driver) enter(v int64) {
+func (d *Driver) unpin(is *catalog.InfoSchema) {
 	d.mu.Lock()
-	d.active[v]++
-	d.mu.Unlock()
-}
-
-func (d *Driver) exit(v int64) {
-	d.mu.Lock()
+	v := is.Version
 	d.active[v]--
 	if d.active[v] <= 0 {
 		delete(d.active, v)

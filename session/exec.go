@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
@@ -101,7 +102,42 @@ func stmtType(st ast.StmtNode) metrics.StmtType {
 }
 
 func (s *Session) planContext() *planner.Context {
-	return &planner.Context{IS: s.d.catalog.InfoSchema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
+	return &planner.Context{IS: s.schema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
+}
+
+// schema is the schema statements are planned with: the running
+// statement's, else the open transaction's (a transaction keeps the schema
+// it started with, as its snapshot keeps the data), else the newest.
+func (s *Session) schema() *catalog.InfoSchema {
+	switch {
+	case s.stmtIS != nil:
+		return s.stmtIS
+	case s.txn != nil:
+		return s.txnIS
+	}
+	return s.d.catalog.InfoSchema()
+}
+
+// pinStmt pins the schema a statement is planned and run with, until
+// release: its transaction's, or the newest for a statement outside one.
+func (s *Session) pinStmt() (is *catalog.InfoSchema, release func()) {
+	if s.txn == nil && !s.autocommit() {
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		if err := s.begin(true, mode); err != nil {
+			// Run outside a transaction; the error comes back when
+			// the statement tries to begin one.
+			is = s.d.pinSchema()
+			return is, func() { s.d.unpin(is) }
+		}
+	}
+	if s.txn != nil {
+		return s.txnIS, func() {}
+	}
+	is = s.d.pinSchema()
+	return is, func() { s.d.unpin(is) }
 }
 
 func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression.Ctx {
@@ -272,13 +308,13 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 }
 
 func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
-	// Registered from the moment the schema is read until the rows are
-	// done (see enterSchema), or until an early return.
-	is := s.d.enterSchema()
+	// Pinned from the moment the schema is read until the rows are done
+	// (see pinSchema), or until an early return.
+	is, release := s.pinStmt()
 	registered := true
 	defer func() {
 		if registered {
-			s.d.exit(is.Version)
+			release()
 		}
 	}()
 	var q *planner.Query
@@ -286,7 +322,10 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		q = cached.query
 	} else {
 		var err error
-		if q, err = planner.BuildQuery(s.planContext(), node); err != nil {
+		s.stmtIS = is
+		q, err = planner.BuildQuery(s.planContext(), node)
+		s.stmtIS = nil
+		if err != nil {
 			return server.Result{}, err
 		}
 		if cached != nil {
@@ -336,7 +375,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	registered = false // the rows' done exits
 	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: found, done: func() {
 		s.foundRows = *found
-		s.d.exit(is.Version)
+		release()
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
 		if cancel != nil {
 			cancel()
@@ -353,8 +392,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 // transaction, as in MySQL, which releases the locks the other side waits
 // for.
 func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params []types.Datum, version int64, ts uint64) (server.Result, error) {
-	s.d.enter(version)
-	defer s.d.exit(version)
+	// The caller pinned the schema (version) for the whole statement.
 	txn := s.txn
 	eval := s.evalCtx(ctx, params)
 	for attempt := 0; ; attempt++ {
@@ -455,20 +493,8 @@ func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
 const maxStmtRetries = 100
 
 func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
-	is := s.d.enterSchema()
-	defer s.d.exit(is.Version)
-	var p *dmlPlan
-	if cached != nil && cached.dml != nil && cached.version == is.Version {
-		p = cached.dml
-	} else {
-		var err error
-		if p, err = s.planDML(st); err != nil {
-			return server.Result{}, err
-		}
-		if cached != nil {
-			cached.dml, cached.version = p, is.Version
-		}
-	}
+	is, release := s.pinStmt()
+	defer release()
 	if s.txn == nil && !s.autocommit() {
 		mode := kv.Optimistic
 		if s.pessimistic() {
@@ -476,6 +502,21 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		}
 		if err := s.begin(true, mode); err != nil {
 			return server.Result{}, err
+		}
+	}
+	var p *dmlPlan
+	if cached != nil && cached.dml != nil && cached.version == is.Version {
+		p = cached.dml
+	} else {
+		var err error
+		s.stmtIS = is
+		p, err = s.planDML(st)
+		s.stmtIS = nil
+		if err != nil {
+			return server.Result{}, err
+		}
+		if cached != nil {
+			cached.dml, cached.version = p, is.Version
 		}
 	}
 	eval := s.evalCtx(ctx, params)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
@@ -31,7 +32,8 @@ type Session struct {
 	// autocommit=0) opened it, so it lasts past the statement.
 	txn          kv.Txn
 	explicit     bool
-	txnVersion   int64 // schema version the transaction registered under
+	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
+	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
 	foundRows    uint64
 	rowCount     int64
@@ -163,21 +165,24 @@ func (s *Session) lockWait() time.Duration {
 
 // begin opens a transaction.
 func (s *Session) begin(explicit bool, mode kv.Mode) error {
+	// Pin the schema before the start timestamp: a schema version is
+	// published after the data it needs (a backfilled index) committed.
+	is := s.d.pinSchema()
 	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode})
 	if err != nil {
+		s.d.unpin(is)
 		return mapError(err, nil)
 	}
-	s.txn, s.explicit = txn, explicit
-	s.txnVersion = s.d.enterSchema().Version
+	s.txn, s.explicit, s.txnIS = txn, explicit, is
 	return nil
 }
 
 // endTxn forgets the transaction after commit or rollback.
 func (s *Session) endTxn() {
 	if s.txn != nil {
-		s.d.exit(s.txnVersion)
+		s.d.unpin(s.txnIS)
 	}
-	s.txn, s.explicit = nil, false
+	s.txn, s.explicit, s.txnIS = nil, false, nil
 }
 
 // commit commits the open transaction, if any.

@@ -11,8 +11,10 @@ import (
 
 // Row values. A row stores its non-NULL columns by column id, so that
 // columns can be added and dropped without rewriting rows: a column missing
-// from a row reads as NULL (or, after ADD COLUMN, as the column's default,
-// which the caller supplies).
+// from a row reads as NULL, or, for a column added later with a default,
+// as that default (catalog.ColumnInfo.OriginDefault, which the caller
+// supplies). A NULL in such a column is stored as an explicit marker
+// (kind KindNull, no payload), which DecodeRow reports as present.
 //
 //	0x80 | ( colID (uvarint) | kind (1) | payload )*
 //
@@ -60,6 +62,12 @@ func EncodeRow(dst []byte, ids []int64, values []types.Datum) []byte {
 	return dst
 }
 
+// AppendNull appends an explicit NULL for column id to an encoded row.
+func AppendNull(dst []byte, id int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(id))
+	return append(dst, byte(types.KindNull))
+}
+
 // DecodeRow decodes a row value into out: out[i] receives the column whose
 // id is ids[i], or NULL if the row does not hold it. Strings are copied, so
 // the row value may be reused afterwards. present, if not nil, records
@@ -84,6 +92,7 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 		b = b[n+1:]
 		var d types.Datum
 		switch kind {
+		case types.KindNull:
 		case types.KindInt:
 			v, n := binary.Varint(b)
 			if n <= 0 {

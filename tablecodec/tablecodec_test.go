@@ -79,6 +79,26 @@ func TestRowRoundTrip(t *testing.T) {
 	}
 }
 
+// An explicit NULL marker decodes as a present NULL; a column the row
+// lacks is absent.
+func TestRowNullMarker(t *testing.T) {
+	b := AppendNull(EncodeRow(nil, []int64{1, 2}, []types.Datum{types.NewInt(7), types.Null}), 2)
+	out := make([]types.Datum, 3)
+	present := make([]bool, 3)
+	if err := DecodeRow(b, []int64{1, 2, 3}, out, present); err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Int() != 7 || !present[0] {
+		t.Fatalf("column 1: %v %v", out[0], present[0])
+	}
+	if !out[1].IsNull() || !present[1] {
+		t.Fatalf("column 2 should be a present NULL: %v %v", out[1], present[1])
+	}
+	if !out[2].IsNull() || present[2] {
+		t.Fatalf("column 3 should be absent: %v %v", out[2], present[2])
+	}
+}
+
 func TestKeys(t *testing.T) {
 	k := RowKey(42, IntHandle(-7))
 	tid, h, err := DecodeRowKey(k, false)
