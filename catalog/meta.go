@@ -116,6 +116,12 @@ func (m *Meta) DeleteTable(dbID, tableID int64) error {
 	return m.txn.Delete(metaKey("Tbl", dbID, tableID))
 }
 
+// DeleteTableRecord deletes a table's record alone (a table moving to
+// another database keeps its counters and statistics).
+func (m *Meta) DeleteTableRecord(dbID, tableID int64) error {
+	return m.txn.Delete(metaKey("Tbl", dbID, tableID))
+}
+
 // AutoID returns the end of a table's last auto-increment batch.
 func (m *Meta) AutoID(tableID int64) (int64, error) { return m.getInt(metaKey("AutoID", tableID)) }
 

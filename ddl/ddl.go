@@ -32,6 +32,7 @@ type DDL struct {
 	Store   kv.Storage
 	Catalog *catalog.Catalog
 	Wait    Waiter
+	Values  Values
 }
 
 // CreateDatabase runs CREATE DATABASE.

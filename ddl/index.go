@@ -3,6 +3,7 @@ package ddl
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -29,21 +30,21 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 	}
 	unlock := d.Catalog.LockDDL()
 	defer unlock()
-	var tableID, indexID int64
-	var version int64
-	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
-		db := is.DB(dbName)
-		if db == nil {
-			return errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
-		}
-		t := is.Table(dbName, tn.Name.O)
-		if t == nil {
-			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
-		}
-		if t.View != nil {
-			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
-		}
-		nt := t.Clone()
+	_, t, err := d.table(dbName, tn.Name.O)
+	if err != nil {
+		return err
+	}
+	_, err = d.createIndexLocked(ctx, t.ID, name, unique, parts, ifNotExists, build)
+	return err
+}
+
+// createIndexLocked builds an index on table tableID (see CreateIndex) and
+// returns its id (0 if ifNotExists found one of that name). The caller
+// holds the schema-change lock.
+func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string, unique bool,
+	parts []*ast.IndexPartSpecification, ifNotExists bool, build IndexBuilder) (int64, error) {
+	var indexID int64
+	err := d.change(ctx, tableID, func(nt *catalog.TableInfo) error {
 		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateWriteOnly}
 		if err := fillIndexColumns(nt, ix, parts); err != nil {
 			return err
@@ -51,37 +52,35 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 		if ix.Name == "" {
 			ix.Name = uniqueIndexName(nt, ix.Columns[0].Name)
 		}
-		if nt.FindIndex(ix.Name) != nil {
+		if nt.FindIndex(ix.Name) != nil || strings.EqualFold(ix.Name, "PRIMARY") {
 			if ifNotExists {
-				return nil
+				return errSkip
 			}
 			return errno.New(errno.ErDupKeyName, "Duplicate key name '%s'", ix.Name)
 		}
 		nt.MaxIndexID++
 		ix.ID = nt.MaxIndexID
 		nt.Indexes = append(nt.Indexes, ix)
-		tableID, indexID, version = nt.ID, ix.ID, is.Version
-		is.PutTable(db, nt)
-		return m.PutTable(nt)
+		indexID = ix.ID
+		return nil
 	})
-	if err != nil || indexID == 0 {
-		return err
+	if errors.Is(err, errSkip) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
 	}
 	// From here on, writers maintain the index. Rows written by
-	// transactions that started earlier are waited out, then backfilled.
-	if err := d.Wait(ctx, version); err != nil {
-		return d.abandonIndex(ctx, dbName, tableID, indexID, err)
-	}
+	// transactions that started earlier were waited out (change); now
+	// they are backfilled.
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	ix := findIndexByID(t, indexID)
 	if err := d.backfill(ctx, t, ix, build); err != nil {
-		return d.abandonIndex(ctx, dbName, tableID, indexID, err)
+		return 0, d.abandonIndex(ctx, tableID, indexID, err)
 	}
-	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
-		t := is.TableByID(tableID).Clone()
+	return indexID, d.publish(ctx, tableID, func(t *catalog.TableInfo) error {
 		findIndexByID(t, indexID).State = catalog.StatePublic
-		is.PutTable(is.DB(dbName), t)
-		return m.PutTable(t)
+		return nil
 	})
 }
 
@@ -96,26 +95,20 @@ func findIndexByID(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
 
 // abandonIndex removes an index whose build failed, and its entries once
 // the statements and transactions that may still write them (those under
-// an older schema, which maintained the write-only index) have ended, as
-// DropIndex does: deleting the range under a live transaction took away
-// its pessimistic locks, and its commit failed with 'lock not found'.
-func (d *DDL) abandonIndex(ctx context.Context, dbName string, tableID, indexID int64, cause error) error {
-	var version int64
-	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
-		version = is.Version
-		t := is.TableByID(tableID).Clone()
+// an older schema, which maintained the write-only index) have ended
+// (change waits), as DropIndex does: deleting the range under a live
+// transaction took away its pessimistic locks, and its commit failed with
+// 'lock not found'.
+func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause error) error {
+	err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
 		for i, ix := range t.Indexes {
 			if ix.ID == indexID {
 				t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
 				break
 			}
 		}
-		is.PutTable(is.DB(dbName), t)
-		return m.PutTable(t)
+		return nil
 	})
-	if err == nil {
-		err = d.Wait(ctx, version)
-	}
 	if err == nil {
 		prefix := tablecodec.IndexPrefix(tableID, indexID)
 		err = d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
@@ -211,8 +204,10 @@ func dupIndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, vals []types.Dat
 	return errno.New(errno.ErDupEntry, "Duplicate entry '%s' for key '%s.%s'", s, t.Name, ix.Name)
 }
 
-// DropIndex runs DROP INDEX: the index disappears from the schema, older
-// transactions are waited out, and its entries are deleted.
+// DropIndex runs DROP INDEX (and ALTER TABLE DROP INDEX): the index stops
+// being read (write-only), then stops being written (delete-only), then
+// leaves the schema, a schema version each with older transactions waited
+// out in between; then its entries are deleted.
 func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName, name string, ifExists bool) error {
 	dbName := tn.Schema.O
 	if dbName == "" {
@@ -220,40 +215,46 @@ func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName
 	}
 	unlock := d.Catalog.LockDDL()
 	defer unlock()
-	var tableID, indexID, version int64
-	err := d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
-		db := is.DB(dbName)
-		if db == nil {
-			return errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
-		}
-		t := is.Table(dbName, tn.Name.O)
-		if t == nil {
-			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, tn.Name.O)
-		}
-		if t.View != nil {
-			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
-		}
-		nt := t.Clone()
-		for i, ix := range nt.Indexes {
-			if ix.Name != "" && equalFold(ix.Name, name) {
-				if ix.Primary && (nt.PKIsHandle || nt.CommonHandle) {
-					return errno.New(errno.ErNotSupportedYet, "dropping a clustered primary key is not supported")
-				}
-				tableID, indexID, version = nt.ID, ix.ID, is.Version
-				nt.Indexes = append(nt.Indexes[:i], nt.Indexes[i+1:]...)
-				is.PutTable(db, nt)
-				return m.PutTable(nt)
-			}
-		}
+	_, t, err := d.table(dbName, tn.Name.O)
+	if err != nil {
+		return err
+	}
+	ix := t.FindIndex(name)
+	if ix == nil || ix.State != catalog.StatePublic {
 		if ifExists {
 			return nil
 		}
 		return errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
-	})
-	if err != nil || indexID == 0 {
-		return err
 	}
-	if err := d.Wait(ctx, version); err != nil {
+	return d.dropIndexLocked(ctx, t, ix)
+}
+
+// dropIndexLocked drops index ix of t; the caller holds the schema-change
+// lock.
+func (d *DDL) dropIndexLocked(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
+	if ix.Primary && (t.PKIsHandle || t.CommonHandle) {
+		return errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support 'dropping a clustered primary key'")
+	}
+	tableID, indexID := t.ID, ix.ID
+	for _, st := range []catalog.SchemaState{catalog.StateWriteOnly, catalog.StateDeleteOnly} {
+		err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
+			findIndexByID(t, indexID).State = st
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
+		for i, x := range t.Indexes {
+			if x.ID == indexID {
+				t.Indexes = append(t.Indexes[:i], t.Indexes[i+1:]...)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	prefix := tablecodec.IndexPrefix(tableID, indexID)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/ddl"
+	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/server"
@@ -77,7 +78,7 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	if cfg.RequireSecureTransport {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
-	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
+	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion, Values: executor.DDLValues{}}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
 	}

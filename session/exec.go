@@ -209,7 +209,9 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 	case *ast.DropIndexStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
 	case *ast.AlterTableStmt:
-		return s.ddl(ctx, func() error { return s.alterTable(ctx, x) })
+		return s.ddl(ctx, func() error { return s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry) })
+	case *ast.RenameTableStmt:
+		return s.ddl(ctx, func() error { return s.d.ddl.RenameTable(ctx, s.db, x) })
 	case *ast.ShowStmt:
 		return s.execShow(ctx, x)
 	case *ast.ExplainStmt:
@@ -248,34 +250,6 @@ func (s *Session) ddl(ctx context.Context, fn func() error) (server.Result, erro
 		return server.Result{}, err
 	}
 	return server.Result{}, fn()
-}
-
-func (s *Session) alterTable(ctx context.Context, x *ast.AlterTableStmt) error {
-	for _, spec := range x.Specs {
-		switch spec.Tp {
-		case ast.AlterTableAddConstraint:
-			c := spec.Constraint
-			unique := false
-			switch c.Tp {
-			case ast.ConstraintKey, ast.ConstraintIndex:
-			case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
-				unique = true
-			default:
-				return errno.New(errno.ErNotSupportedYet, "this ALTER TABLE is not supported yet")
-			}
-			if err := s.d.ddl.CreateIndex(ctx, s.db, x.Table, c.Name, unique, c.Keys, c.IfNotExists, executor.IndexEntry); err != nil {
-				return err
-			}
-		case ast.AlterTableDropIndex:
-			if err := s.d.ddl.DropIndex(ctx, s.db, x.Table, spec.Name, spec.IfExists); err != nil {
-				return err
-			}
-		case ast.AlterTableOption:
-		default:
-			return errno.New(errno.ErNotSupportedYet, "this ALTER TABLE is not supported yet")
-		}
-	}
-	return nil
 }
 
 // readView returns where a query reads: the open transaction, or a fresh

@@ -1,0 +1,308 @@
+package ddl
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Online schema changes follow F1's protocol, as TiDB does: a change
+// that needs it goes through intermediate states (delete-only,
+// write-only), one schema version each, and before publishing the next
+// version the change waits until nothing runs under a version older than
+// the one it just published (Waiter). Sessions pin a version per
+// transaction (or statement), so at most two consecutive versions are in
+// use at any time, and each state is chosen so that writers of two
+// consecutive versions keep the data consistent for readers of both.
+
+// errSkip ends a change that has nothing to do (IF [NOT] EXISTS).
+var errSkip = errors.New("ddl: nothing to do")
+
+// Values lends schema changes the executor's knowledge of values.
+type Values interface {
+	// Convert converts v to col's type as a strict INSERT would.
+	Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, error)
+	// OriginDefault is the value, as text, that a column being added
+	// takes in the rows that exist (nil for NULL); an invalid default
+	// fails with 1067.
+	OriginDefault(col *catalog.ColumnInfo) (*string, error)
+}
+
+// table returns a base table of the current schema by name, with MySQL's
+// errors.
+func (d *DDL) table(dbName, name string) (*catalog.DBInfo, *catalog.TableInfo, error) {
+	if dbName == "" {
+		return nil, nil, errno.New(errno.ErNoDB, "No database selected")
+	}
+	is := d.Catalog.InfoSchema()
+	db := is.DB(dbName)
+	if db == nil {
+		return nil, nil, errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
+	}
+	t := is.Table(dbName, name)
+	if t == nil {
+		return nil, nil, errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", dbName, name)
+	}
+	if t.View != nil {
+		return nil, nil, errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
+	}
+	return db, t, nil
+}
+
+// publish applies fn to a copy of table tableID and publishes the result
+// as a new schema version. The caller holds the schema-change lock.
+func (d *DDL) publish(ctx context.Context, tableID int64, fn func(t *catalog.TableInfo) error) error {
+	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		t := is.TableByID(tableID)
+		if t == nil {
+			return errno.New(errno.ErNoSuchTable, "Table doesn't exist")
+		}
+		nt := t.Clone()
+		if err := fn(nt); err != nil {
+			return err
+		}
+		is.PutTable(is.DBByID(nt.DBID), nt)
+		return m.PutTable(nt)
+	})
+}
+
+// change publishes like publish, then waits until nothing runs under an
+// older schema version: afterwards only the new version and the one
+// before it are in use.
+func (d *DDL) change(ctx context.Context, tableID int64, fn func(t *catalog.TableInfo) error) error {
+	if err := d.publish(ctx, tableID, fn); err != nil {
+		return err
+	}
+	return d.Wait(ctx, d.Catalog.InfoSchema().Version)
+}
+
+// AlterTable runs ALTER TABLE: its specifications one after another, each
+// an online change of its own. Specifications of kinds Basalt does not
+// support fail the statement before any runs.
+func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder) error {
+	dbName := s.Table.Schema.O
+	if dbName == "" {
+		dbName = currentDB
+	}
+	for _, spec := range s.Specs {
+		if err := supported(spec); err != nil {
+			return err
+		}
+	}
+	unlock := d.Catalog.LockDDL()
+	defer unlock()
+	name := s.Table.Name.O
+	if err := checkDropsAll(d, dbName, name, s.Specs); err != nil {
+		return err
+	}
+	for _, spec := range s.Specs {
+		_, t, err := d.table(dbName, name)
+		if err != nil {
+			return err
+		}
+		switch spec.Tp {
+		case ast.AlterTableAddColumns:
+			for _, cd := range spec.NewColumns {
+				if err := d.addColumn(ctx, t.ID, cd, spec.Position, spec.IfNotExists, build); err != nil {
+					return err
+				}
+			}
+			for _, c := range spec.NewConstraints {
+				if err := d.addConstraint(ctx, t.ID, c, build); err != nil {
+					return err
+				}
+			}
+		case ast.AlterTableDropColumn:
+			err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
+		case ast.AlterTableModifyColumn:
+			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position)
+		case ast.AlterTableChangeColumn:
+			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position)
+		case ast.AlterTableRenameColumn:
+			err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
+		case ast.AlterTableAlterColumn:
+			err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
+		case ast.AlterTableAddConstraint:
+			err = d.addConstraint(ctx, t.ID, spec.Constraint, build)
+		case ast.AlterTableDropIndex:
+			ix := t.FindIndex(spec.Name)
+			if ix == nil || ix.State != catalog.StatePublic {
+				if !spec.IfExists {
+					err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
+				}
+				break
+			}
+			err = d.dropIndexLocked(ctx, t, ix)
+		case ast.AlterTableDropPrimaryKey:
+			ix := t.PrimaryKey()
+			if ix == nil {
+				err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP 'PRIMARY'; check that column/key exists")
+				break
+			}
+			err = d.dropIndexLocked(ctx, t, ix)
+		case ast.AlterTableRenameIndex:
+			err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
+		case ast.AlterTableRenameTable:
+			newDB := spec.NewTable.Schema.O
+			if newDB == "" {
+				newDB = dbName
+			}
+			if err = d.renameTableLocked(ctx, dbName, t.Name, newDB, spec.NewTable.Name.O); err == nil {
+				dbName, name = newDB, spec.NewTable.Name.O
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkDropsAll refuses, as MySQL does before changing anything, an ALTER
+// that would drop every column.
+func checkDropsAll(d *DDL, dbName, name string, specs []*ast.AlterTableSpec) error {
+	_, t, err := d.table(dbName, name)
+	if err != nil {
+		return err
+	}
+	dropped := map[int64]bool{}
+	for _, spec := range specs {
+		switch spec.Tp {
+		case ast.AlterTableDropColumn:
+			if c := t.FindColumn(spec.OldColumnName.Name.O); c != nil {
+				dropped[c.ID] = true
+			}
+		case ast.AlterTableAddColumns:
+			return nil
+		}
+	}
+	if len(dropped) > 0 && len(dropped) == len(t.Columns) {
+		return errno.New(errno.ErCantRemoveAllFields, "You can't delete all columns with ALTER TABLE; use DROP TABLE instead")
+	}
+	return nil
+}
+
+// supported refuses the ALTER TABLE specifications Basalt cannot run.
+// Table options, ALGORITHM and LOCK are accepted and ignored (every change
+// here is online).
+func supported(spec *ast.AlterTableSpec) error {
+	switch spec.Tp {
+	case ast.AlterTableAddColumns, ast.AlterTableDropColumn, ast.AlterTableModifyColumn,
+		ast.AlterTableChangeColumn, ast.AlterTableRenameColumn, ast.AlterTableAlterColumn,
+		ast.AlterTableDropIndex, ast.AlterTableDropPrimaryKey, ast.AlterTableRenameIndex,
+		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+		return nil
+	case ast.AlterTableAddConstraint:
+		switch spec.Constraint.Tp {
+		case ast.ConstraintKey, ast.ConstraintIndex, ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex,
+			ast.ConstraintForeignKey, ast.ConstraintCheck:
+			return nil
+		case ast.ConstraintPrimaryKey:
+			return notSupported("adding a PRIMARY KEY to an existing table")
+		}
+	}
+	return errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this ALTER TABLE")
+}
+
+func notSupported(what string) error {
+	return errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support '%s'", what)
+}
+
+// addConstraint runs ADD INDEX / ADD UNIQUE; foreign keys and checks are
+// accepted and not enforced, as in CREATE TABLE.
+func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint, build IndexBuilder) error {
+	unique := false
+	switch c.Tp {
+	case ast.ConstraintKey, ast.ConstraintIndex:
+	case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
+		unique = true
+	case ast.ConstraintPrimaryKey:
+		return notSupported("adding a PRIMARY KEY to an existing table")
+	default:
+		return nil
+	}
+	_, err := d.createIndexLocked(ctx, tableID, c.Name, unique, c.Keys, c.IfNotExists, build)
+	return err
+}
+
+// renameIndex runs RENAME INDEX: a change of the schema alone.
+func (d *DDL) renameIndex(ctx context.Context, tableID int64, from, to string) error {
+	return d.publish(ctx, tableID, func(t *catalog.TableInfo) error {
+		ix := t.FindIndex(from)
+		if ix == nil || ix.State != catalog.StatePublic {
+			return errno.New(errno.ErKeyDoesNotExist, "Key '%s' doesn't exist in table '%s'", from, t.Name)
+		}
+		if ix.Primary || strings.EqualFold(to, "PRIMARY") {
+			return errno.New(1280, "Incorrect index name '%s'", to)
+		}
+		if other := t.FindIndex(to); other != nil && other != ix {
+			return errno.New(errno.ErDupKeyName, "Duplicate key name '%s'", to)
+		}
+		ix.Name = to
+		return nil
+	})
+}
+
+// RenameTable runs RENAME TABLE a TO b[, c TO d ...], in order. A table
+// keeps its id, so statements still running under the old name read and
+// write the same rows.
+func (d *DDL) RenameTable(ctx context.Context, currentDB string, s *ast.RenameTableStmt) error {
+	unlock := d.Catalog.LockDDL()
+	defer unlock()
+	for _, tt := range s.TableToTables {
+		oldDB, newDB := tt.OldTable.Schema.O, tt.NewTable.Schema.O
+		if oldDB == "" {
+			oldDB = currentDB
+		}
+		if newDB == "" {
+			newDB = currentDB
+		}
+		if err := d.renameTableLocked(ctx, oldDB, tt.OldTable.Name.O, newDB, tt.NewTable.Name.O); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *DDL) renameTableLocked(ctx context.Context, oldDB, oldName, newDB, newName string) error {
+	if oldDB == "" || newDB == "" {
+		return errno.New(errno.ErNoDB, "No database selected")
+	}
+	if err := checkName(newName, errno.ErWrongTableName, "Incorrect table name '%s'"); err != nil {
+		return err
+	}
+	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		db := is.DB(oldDB)
+		var t *catalog.TableInfo
+		if db != nil {
+			t = is.Table(oldDB, oldName)
+		}
+		if t == nil {
+			return errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", oldDB, oldName)
+		}
+		ndb := is.DB(newDB)
+		if ndb == nil {
+			return errno.New(errno.ErBadDB, "Unknown database '%s'", newDB)
+		}
+		if other := is.Table(newDB, newName); other != nil {
+			if other.ID != t.ID || t.Name == newName {
+				return errno.New(errno.ErTableExists, "Table '%s' already exists", newName)
+			}
+		}
+		nt := t.Clone()
+		nt.Name, nt.DBID = newName, ndb.ID
+		is.DropTable(db, t)
+		is.PutTable(ndb, nt)
+		if ndb.ID != db.ID {
+			if err := m.DeleteTableRecord(db.ID, t.ID); err != nil {
+				return err
+			}
+		}
+		return m.PutTable(nt)
+	})
+}
