@@ -250,7 +250,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
 			return 0, err
 		}
-		src := append(append([]types.Datum(nil), old...), handleDatum(oldH))
+		src := append(append(append([]types.Datum(nil), old...), handleDatum(oldH)), row...)
 		changed, err := applyAssignments(ctx, w.t, src, p.OnDup)
 		if err != nil || !changed {
 			return 0, err
@@ -300,10 +300,17 @@ func findConflict(ctx *Ctx, w *writer, keys [][]byte) ([]types.Datum, tablecodec
 // the table source layout, updated in place) and reports whether any
 // column changed. ON UPDATE CURRENT_TIMESTAMP columns follow a change.
 func applyAssignments(ctx *Ctx, t *catalog.TableInfo, row []types.Datum, set []planner.Assignment) (bool, error) {
+	return applyAssignmentsOn(ctx, t, row, row, set)
+}
+
+// applyAssignmentsOn is applyAssignments with the expressions reading
+// src, of which row (the changed table's columns) is a part, so that a
+// later assignment reads what an earlier one set.
+func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, set []planner.Assignment) (bool, error) {
 	changed := false
 	assigned := make([]bool, len(t.Columns))
 	for _, a := range set {
-		v, err := a.Expr.Eval(ctx.Eval, row)
+		v, err := a.Expr.Eval(ctx.Eval, src)
 		if err != nil {
 			return false, err
 		}

@@ -17,8 +17,33 @@ type Insert struct {
 	Replace bool
 	Ignore  bool
 	// OnDup holds ON DUPLICATE KEY UPDATE assignments, over the table's
-	// row layout (the existing row).
+	// row layout (the existing row, its handle) followed by the columns
+	// of the row the INSERT tried to add (VALUES()).
 	OnDup []Assignment
+}
+
+// valuesTable names, in ON DUPLICATE KEY UPDATE, the row the INSERT
+// tried to add; no SQL name can spell it.
+const valuesTable = "\x00values"
+
+// valuesRewriter turns VALUES(col) into a reference to col of the row the
+// INSERT tried to add.
+type valuesRewriter struct{}
+
+func (valuesRewriter) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.ValuesExpr); ok {
+		return n, true
+	}
+	return n, false
+}
+
+func (valuesRewriter) Leave(n ast.Node) (ast.Node, bool) {
+	if v, ok := n.(*ast.ValuesExpr); ok && v.Column != nil {
+		name := *v.Column.Name
+		name.Schema, name.Table = ast.NewCIStr(""), ast.NewCIStr(valuesTable)
+		return &ast.ColumnNameExpr{Name: &name}, true
+	}
+	return n, true
 }
 
 // Assignment sets a column.
@@ -108,14 +133,21 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 		}
 	}
 	if len(s.OnDuplicate) > 0 {
+		// The assignments read the existing row (its columns, then its
+		// handle) followed by the row the INSERT tried to add, which
+		// VALUES(col) names.
 		schema := SourceSchema(db, t, "")
+		for _, c := range t.Columns {
+			schema.Cols = append(schema.Cols, expression.SchemaCol{Table: valuesTable, Name: c.Name, Tp: c.Type, Hidden: true, Merged: true})
+		}
 		eb := &expression.Builder{Schema: schema, Clause: "field list"}
 		for _, a := range s.OnDuplicate {
 			col := t.FindColumn(a.Column.Name.O)
 			if col == nil {
 				return nil, errno.New(errno.ErBadField, "Unknown column '%s' in 'field list'", a.Column.Name.O)
 			}
-			e, err := eb.Build(a.Expr)
+			rewritten, _ := a.Expr.Accept(valuesRewriter{})
+			e, err := eb.Build(rewritten.(ast.ExprNode))
 			if err != nil {
 				return nil, err
 			}

@@ -113,21 +113,36 @@ type fromBuilder struct {
 // whose rows have the join layout (its schema), and the positions * expands
 // to.
 func (c *Context) buildFrom(sel *ast.SelectStmt, lock bool) (Plan, []int, error) {
+	p, star, _, err := c.buildFromLeaves(sel, lock)
+	return p, star, err
+}
+
+// buildFromLeaves is buildFrom that also returns the FROM clause's leaves
+// (nil without a FROM clause), for multi-table UPDATE and DELETE.
+func (c *Context) buildFromLeaves(sel *ast.SelectStmt, lock bool) (Plan, []int, []*fromLeaf, error) {
+	p, star, fb, err := c.fromClause(sel, lock)
+	if fb == nil {
+		return p, star, nil, err
+	}
+	return p, star, fb.leaves, err
+}
+
+func (c *Context) fromClause(sel *ast.SelectStmt, lock bool) (Plan, []int, *fromBuilder, error) {
 	if sel.From == nil {
 		var src Plan = &Dual{base: base{schema: &expression.Schema{}}}
 		if sel.Where != nil {
 			cond, err := c.builder(src.Schema(), "where clause").Build(sel.Where)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			src = &Selection{base: base{schema: src.Schema()}, Child: src, Cond: cond}
 		}
-		return src, nil, nil
+		return src, nil, nil, nil
 	}
 	fb := &fromBuilder{c: c, schema: &expression.Schema{}, names: map[string]bool{}, lock: lock}
 	root, err := fb.node(sel.From.TableRefs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var where []*conj
 	if sel.Where != nil {
@@ -135,9 +150,9 @@ func (c *Context) buildFrom(sel *ast.SelectStmt, lock bool) (Plan, []int, error)
 	}
 	side, err := fb.plan(root, where)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return side.Plan, root.star, nil
+	return side.Plan, root.star, fb, nil
 }
 
 // node turns a FROM clause item into a fromNode, adding its leaves.

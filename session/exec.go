@@ -432,9 +432,11 @@ func drain(ec *executor.Ctx, plan planner.Plan) ([][]types.Datum, error) {
 
 // dmlPlan is a planned INSERT, UPDATE or DELETE.
 type dmlPlan struct {
-	insert *planner.Insert
-	update *planner.Update
-	del    *planner.Delete
+	insert      *planner.Insert
+	update      *planner.Update
+	del         *planner.Delete
+	multiUpdate *planner.MultiUpdate
+	multiDelete *planner.MultiDelete
 }
 
 func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
@@ -445,9 +447,17 @@ func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
 	case *ast.InsertStmt:
 		p.insert, err = planner.BuildInsert(pc, x)
 	case *ast.UpdateStmt:
-		p.update, err = planner.BuildUpdate(pc, x)
+		if planner.IsMultiUpdate(x) {
+			p.multiUpdate, err = planner.BuildMultiUpdate(pc, x)
+		} else {
+			p.update, err = planner.BuildUpdate(pc, x)
+		}
 	case *ast.DeleteStmt:
-		p.del, err = planner.BuildDelete(pc, x)
+		if x.IsMultiTable {
+			p.multiDelete, err = planner.BuildMultiDelete(pc, x)
+		} else {
+			p.del, err = planner.BuildDelete(pc, x)
+		}
 	}
 	return &p, err
 }
@@ -458,6 +468,10 @@ func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
 		return executor.ExecInsert(ec, p.insert)
 	case p.update != nil:
 		return executor.ExecUpdate(ec, p.update)
+	case p.multiUpdate != nil:
+		return executor.ExecMultiUpdate(ec, p.multiUpdate)
+	case p.multiDelete != nil:
+		return executor.ExecMultiDelete(ec, p.multiDelete)
 	}
 	return executor.ExecDelete(ec, p.del)
 }
@@ -503,6 +517,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	s.warnings = append(s.warnings, eval.Warnings...)
 	if err != nil {
+		s.rowCount = -1 // ROW_COUNT() after a failed statement
 		return server.Result{}, err
 	}
 	if res.LastInsertID != 0 {
@@ -513,7 +528,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	if p.insert != nil && (len(p.insert.Rows) > 1 || p.insert.Select != nil) {
 		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
 	}
-	if p.update != nil {
+	if p.update != nil || p.multiUpdate != nil {
 		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
 		if s.info.Capabilities&server.ClientFoundRows != 0 {
 			out.AffectedRows = res.Matched
