@@ -141,4 +141,3 @@ func BuildMultiDelete(c *Context, s *ast.DeleteStmt) (*MultiDelete, error) {
 	}
 	return p, nil
 }
-
