@@ -186,6 +186,12 @@ type TableStats struct {
 	ColumnNDV map[int64]int64 `json:"column_ndv"`
 	// Version is the timestamp of the ANALYZE.
 	Version uint64 `json:"version"`
+	// Columns and Indexes hold histograms, NDV and NULL counts, by column
+	// id and index id (stats.go).
+	Columns map[int64]*ColumnStats `json:"columns,omitempty"`
+	Indexes map[int64]*ColumnStats `json:"indexes,omitempty"`
+	// Sampled is how many rows the column statistics were built from.
+	Sampled int64 `json:"sampled,omitempty"`
 }
 
 // PrefixEnd returns the first key after every key that starts with prefix,

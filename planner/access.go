@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"math"
+
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 )
@@ -215,16 +217,17 @@ func accessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) P
 				}
 				return &BatchPointGet{TableSource: *src, Handles: cr.points, Lock: lock}
 			}
-			return &TableScan{TableSource: *src, Ranges: intersectPlan(cr.unions), Lock: lock}
+			return withEst(&TableScan{TableSource: *src, Ranges: intersectPlan(cr.unions), Lock: lock},
+				rangeRows(c, t, hc, cr.unions))
 		}
 	}
 
-	// Unique indexes fully fixed by equalities, then any index whose first
-	// column is constrained. Among indexes, prefer unique ones, then the
-	// one with more distinct values per the statistics.
+	// Unique indexes fully fixed by equalities, then the index whose first
+	// column's ranges select the fewest rows (statistics estimate them;
+	// without statistics, unique indexes first, then any).
 	var best *catalog.IndexInfo
 	var bestRanges []Range
-	bestScore := int64(-1)
+	bestEst := math.Inf(1)
 	for _, ix := range t.Indexes {
 		if ix.State != catalog.StatePublic {
 			continue
@@ -255,22 +258,30 @@ func accessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) P
 		if cr == nil || ix.Columns[0].Length > 0 {
 			continue
 		}
-		score := int64(0)
-		if ix.Unique {
-			score = 1 << 40
-		} else if c.Stats != nil {
-			if st := c.Stats(t.ID); st != nil {
-				score = st.IndexNDV[ix.ID]
-			}
+		est := rangeRows(c, t, t.Columns[ix.Columns[0].Offset], cr.unions)
+		if ix.Unique && !hasStats(c, t) {
+			est /= 2
 		}
-		if score > bestScore {
-			best, bestRanges, bestScore = ix, intersectPlan(cr.unions), score
+		if est < bestEst {
+			best, bestRanges, bestEst = ix, intersectPlan(cr.unions), est
 		}
 	}
-	if best != nil {
-		return &IndexScan{TableSource: *src, Index: best, Ranges: bestRanges, Lock: lock}
+	rows := tableRows(c, t)
+	// With statistics, a read (not a locking one, which would lock every
+	// row it scans) that would look up a large part of the table scans it
+	// instead.
+	if best != nil && !(hasStats(c, t) && !lock && bestEst*lookupCostRate > rows) {
+		return withEst(&IndexScan{TableSource: *src, Index: best, Ranges: bestRanges, Lock: lock}, bestEst)
 	}
-	return &TableScan{TableSource: *src, Lock: lock}
+	return withEst(&TableScan{TableSource: *src, Lock: lock}, rows)
+}
+
+func hasStats(c *Context, t *catalog.TableInfo) bool {
+	if c.Stats == nil {
+		return false
+	}
+	st := c.Stats(t.ID)
+	return st != nil && st.Columns != nil
 }
 
 func hasPrefixLen(ix *catalog.IndexInfo) bool {

@@ -133,20 +133,33 @@ func (fb *fromBuilder) planLeaf(l *fromLeaf, conds []*conj, extra []expression.E
 		return side, nil
 	}
 	if cond == nil {
-		side.Plan = &TableScan{TableSource: *l.ts, Lock: fb.lock}
+		side.Plan = withEst(&TableScan{TableSource: *l.ts, Lock: fb.lock}, side.est)
 		return side, nil
 	}
 	path, rest := chooseAccessPath(fb.c, l.ts, cond, fb.lock)
 	side.Plan = path
 	if rest != nil {
-		side.Plan = &Selection{base: base{schema: l.schema}, Child: path, Cond: rest}
+		side.Plan = &Selection{base: base{schema: l.schema, est: min(side.est, EstRows(path))}, Child: path, Cond: rest}
 	}
 	return side, nil
 }
 
-// estimate guesses how many rows a leaf returns under conds.
+// estimate guesses how many rows a leaf returns under conds: from the
+// statistics of an analyzed table (estimate.go), else by rules of thumb.
 func (fb *fromBuilder) estimate(l *fromLeaf, conds []*conj) float64 {
 	est := l.est
+	if l.ts != nil && hasStats(fb.c, l.ts.Table) {
+		var es []expression.Expr
+		for _, cj := range conds {
+			e, err := fb.c.builder(l.schema, cj.clause).Build(cj.node)
+			if err != nil {
+				est *= pseudoSelect
+				continue
+			}
+			es = append(es, e)
+		}
+		return max(est*condSelectivity(fb.c, l.ts.Table, expression.And(es...)), 1)
+	}
 	for _, cj := range conds {
 		if cj.eqL != nil && (cj.eqLLeaves.empty() || cj.eqRLeaves.empty()) {
 			col := cj.eqL
@@ -378,6 +391,7 @@ func (fb *fromBuilder) indexJoin(outer JoinSide, outerLeaves lset, inner *fromNo
 	l := inner.leaf
 	frame := -1
 	var keys, extra []expression.Expr
+	var innerCol expression.Expr // the inner column of the first key
 	var rest []*conj
 	for _, cj := range conds {
 		var outerSide ast.ExprNode
@@ -396,6 +410,9 @@ func (fb *fromBuilder) indexJoin(outer JoinSide, outerLeaves lset, inner *fromNo
 		col, err := fb.c.builder(l.schema, cj.clause).Build(cn)
 		if err != nil {
 			return JoinSide{}, false, err
+		}
+		if innerCol == nil {
+			innerCol = col
 		}
 		key, err := fb.c.builder(fb.schema, cj.clause).Build(outerSide)
 		if err != nil {
@@ -422,9 +439,13 @@ func (fb *fromBuilder) indexJoin(outer JoinSide, outerLeaves lset, inner *fromNo
 	if err != nil {
 		return in, false, err
 	}
-	j := &Join{base: base{schema: fb.schema}, Type: tp, Method: IndexJoin, Outer: outer, Inner: in,
+	est := fb.joinRows(outer.est, in.est, keys, nil)
+	if ndv := fb.leafNDV(l, innerCol); ndv > 0 {
+		est = min(est, max(outer.est*in.est/ndv, 1))
+	}
+	j := &Join{base: base{schema: fb.schema, est: est}, Type: tp, Method: IndexJoin, Outer: outer, Inner: in,
 		OuterKeys: keys, Other: other, Frame: frame}
-	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(inner.leaves)), Global: true, est: max(outer.est, in.est)}, true, nil
+	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(inner.leaves)), Global: true, est: est}, true, nil
 }
 
 // usesCorr reports whether a table's access path reads its keys from a
@@ -508,6 +529,7 @@ func (fb *fromBuilder) joinSides(outer JoinSide, outerLeaves lset, inner JoinSid
 	}
 	est := max(outer.est, inner.est)
 	if len(j.OuterKeys) > 0 {
+		est = fb.joinRows(outer.est, inner.est, j.OuterKeys, j.InnerKeys)
 		j.Method = HashJoin
 		// An inner join builds its hash table on the smaller side.
 		if tp == InnerJoin && inner.est > outer.est {
@@ -521,7 +543,57 @@ func (fb *fromBuilder) joinSides(outer JoinSide, outerLeaves lset, inner JoinSid
 	if j.Other, err = fb.buildAll(rest); err != nil {
 		return JoinSide{}, err
 	}
+	j.est = est
 	return JoinSide{Plan: j, Pos: fb.positions(outerLeaves.union(innerLeaves)), Global: true, est: est}, nil
+}
+
+// joinRows estimates an equi-join's rows: |R|·|S| / max(NDV(R.a), NDV(S.b))
+// over the first key pair, where analyzed tables give the NDVs; else the
+// larger side, as before statistics.
+func (fb *fromBuilder) joinRows(outer, inner float64, outerKeys, innerKeys []expression.Expr) float64 {
+	ndv := 0.0
+	for _, keys := range [][]expression.Expr{outerKeys, innerKeys} {
+		if len(keys) > 0 {
+			ndv = max(ndv, fb.keyNDV(keys[0]))
+		}
+	}
+	if ndv == 0 || len(innerKeys) == 0 && len(outerKeys) == 0 {
+		return max(outer, inner)
+	}
+	return max(outer*inner/ndv, 1)
+}
+
+// leafNDV is the number of distinct values of column e (over the leaf's
+// own layout) of an analyzed table, or 0.
+func (fb *fromBuilder) leafNDV(l *fromLeaf, e expression.Expr) float64 {
+	col, ok := e.(*expression.Column)
+	if !ok || l.ts == nil || col.Idx >= len(l.ts.Table.Columns) {
+		return 0
+	}
+	if _, cs := columnStats(fb.c, l.ts.Table, l.ts.Table.Columns[col.Idx]); cs != nil {
+		return float64(cs.NDV)
+	}
+	return 0
+}
+
+// keyNDV is the number of distinct values of the column a join key reads,
+// from the statistics of its table, or 0.
+func (fb *fromBuilder) keyNDV(e expression.Expr) float64 {
+	col, ok := e.(*expression.Column)
+	if !ok {
+		return 0
+	}
+	for _, l := range fb.leaves {
+		if l.ts == nil || col.Idx < l.off || col.Idx >= l.off+len(l.ts.Table.Columns) {
+			continue
+		}
+		st, cs := columnStats(fb.c, l.ts.Table, l.ts.Table.Columns[col.Idx-l.off])
+		if st == nil || cs == nil {
+			return 0
+		}
+		return float64(cs.NDV)
+	}
+	return 0
 }
 
 func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bool, error) {

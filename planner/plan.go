@@ -23,9 +23,14 @@ type Plan interface {
 
 type base struct {
 	schema *expression.Schema
+	// est is the estimated number of rows, where planning recorded one
+	// (estimate.go); 0 means derive it.
+	est float64
 }
 
 func (b *base) Schema() *expression.Schema { return b.schema }
+func (b *base) estRows() float64           { return b.est }
+func (b *base) setEst(n float64)           { b.est = n }
 
 // TableSource is a plan that reads one table. Its rows are the table's
 // columns followed by the row handle (an integer, or for a clustered

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -10,6 +11,7 @@ import (
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/tablecodec"
@@ -126,64 +128,33 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 		return server.Result{}, err
 	}
 	snap := s.d.store.Snapshot(ts)
+	buckets := executor.DefaultBuckets
+	for _, o := range x.AnalyzeOpts {
+		if o.Type == ast.AnalyzeOptNumBuckets {
+			n, _, _ := types.ToInt(o.Value.(*parserdriver.ValueExpr).Datum)
+			if n < 1 || n > 1024 {
+				return server.Result{}, errno.New(errno.ErWrongArguments, "Value of analyze option BUCKETS should be positive and not larger than 1024")
+			}
+			buckets = int(n)
+		}
+	}
 	for _, tn := range x.TableNames {
 		_, t, err := s.planContext().TableRef(tn)
 		if err != nil {
 			return server.Result{}, err
 		}
-		st := &catalog.TableStats{IndexNDV: map[int64]int64{}, ColumnNDV: map[int64]int64{}, Version: ts}
-		p := tablecodec.RowPrefix(t.ID)
-		if st.RowCount, err = countKeys(snap, p, catalog.PrefixEnd(p), 0, false); err != nil {
-			return server.Result{}, err
+		if t.View != nil {
+			return server.Result{}, errno.New(1347, "'%s.%s' is not BASE TABLE", s.db, t.Name)
 		}
-		for _, ix := range t.Indexes {
-			if ix.Primary && (t.PKIsHandle || t.CommonHandle) {
-				st.IndexNDV[ix.ID] = st.RowCount
-				continue
-			}
-			p := tablecodec.IndexPrefix(t.ID, ix.ID)
-			if st.IndexNDV[ix.ID], err = countKeys(snap, p, catalog.PrefixEnd(p), len(ix.Columns), t.CommonHandle); err != nil {
-				return server.Result{}, err
-			}
+		st, err := executor.Analyze(ctx, snap, t, ts, buckets)
+		if err != nil {
+			return server.Result{}, err
 		}
 		if err := s.d.catalog.SetStats(ctx, t.ID, st); err != nil {
 			return server.Result{}, err
 		}
 	}
 	return server.Result{}, nil
-}
-
-// countKeys counts the keys in [start, end), or with nCols > 0 the
-// distinct values of an index's first nCols columns; common says whether
-// the table's handles (the suffix of non-unique index keys) are clustered
-// primary-key datums.
-func countKeys(snap kv.Snapshot, start, end []byte, nCols int, common bool) (int64, error) {
-	it, err := snap.Iter(start, end)
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	var n int64
-	var last string
-	for it.Valid() {
-		if nCols == 0 {
-			n++
-		} else {
-			vals, _, _, err := tablecodec.DecodeIndexKey(it.Key(), nCols, common)
-			if err != nil {
-				return 0, err
-			}
-			k := datumsText(vals)
-			if k != last {
-				n++
-				last = k
-			}
-		}
-		if err := it.Next(); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
 }
 
 // execExplain shows the plan tree of a statement.
@@ -215,13 +186,14 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.R
 	var walk func(p planner.Plan, depth int)
 	walk = func(p planner.Plan, depth int) {
 		name, info := describe(p)
-		data = append(data, []types.Datum{str(strings.Repeat("  ", depth) + name), str(info)})
+		est := str(strconv.FormatFloat(planner.EstRows(p), 'f', 2, 64))
+		data = append(data, []types.Datum{str(strings.Repeat("  ", depth) + name), est, str(info)})
 		for _, c := range p.Children() {
 			walk(c, depth+1)
 		}
 	}
 	walk(p, 0)
-	return server.Result{Rows: &staticRows{cols: textColumns("id", "operator info"), data: data}}, nil
+	return server.Result{Rows: &staticRows{cols: textColumns("id", "estRows", "operator info"), data: data}}, nil
 }
 
 func describe(p planner.Plan) (string, string) {

@@ -291,6 +291,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 				str("0"), str("0"), str("0"), str("0"), str("0"), types.Null, types.Null, types.Null, types.Null,
 				str(t.Collate), types.Null, str(""), str(t.Comment)})
 		}
+	case ast.ShowStatsMeta, ast.ShowStatsHistograms, ast.ShowStatsBuckets:
+		return s.showStats(x)
 	default:
 		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}
