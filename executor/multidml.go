@@ -37,7 +37,10 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 	for i, t := range p.Targets {
 		writers[i], seen[i] = newWriter(t.Table), map[string]bool{}
 	}
-	for _, r := range rows {
+	for n, r := range rows {
+		if err := ctx.checkpoint(n); err != nil {
+			return res, err
+		}
 		for i, t := range p.Targets {
 			sub, ok := targetRow(t, r)
 			if !ok {
@@ -84,7 +87,10 @@ func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 	for i, t := range p.Targets {
 		writers[i], seen[i] = newWriter(t.Table), map[string]bool{}
 	}
-	for _, r := range rows {
+	for n, r := range rows {
+		if err := ctx.checkpoint(n); err != nil {
+			return res, err
+		}
 		for i, t := range p.Targets {
 			sub, ok := targetRow(t, r)
 			if !ok {

@@ -292,7 +292,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 				str(t.Collate), types.Null, str(""), str(t.Comment)})
 		}
 	case ast.ShowStatsMeta, ast.ShowStatsHistograms, ast.ShowStatsBuckets:
-		return s.showStats(x)
+		return s.showStats(ctx, x)
 	default:
 		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}

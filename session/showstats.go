@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // session may see. LIKE matches the table name; WHERE reads the columns
 // by name.
 
-func (s *Session) showStats(x *ast.ShowStmt) (server.Result, error) {
+func (s *Session) showStats(ctx context.Context, x *ast.ShowStmt) (server.Result, error) {
 	is := s.d.catalog.InfoSchema()
 	var names []string
 	var data [][]types.Datum
@@ -60,7 +61,7 @@ func (s *Session) showStats(x *ast.ShowStmt) (server.Result, error) {
 			}
 		}
 	}
-	data, err := filterRows(names, data, x.Where, s.evalCtx(nil))
+	data, err := filterRows(names, data, x.Where, s.evalCtx(ctx, nil))
 	if err != nil {
 		return server.Result{}, err
 	}
