@@ -168,12 +168,28 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.R
 		}
 		p = q.Plan
 	case *ast.UpdateStmt:
+		if planner.IsMultiUpdate(st) {
+			u, err := planner.BuildMultiUpdate(s.planContext(), st)
+			if err != nil {
+				return server.Result{}, err
+			}
+			p = u.Source
+			break
+		}
 		u, err := planner.BuildUpdate(s.planContext(), st)
 		if err != nil {
 			return server.Result{}, err
 		}
 		p = u.Source
 	case *ast.DeleteStmt:
+		if st.IsMultiTable {
+			d, err := planner.BuildMultiDelete(s.planContext(), st)
+			if err != nil {
+				return server.Result{}, err
+			}
+			p = d.Source
+			break
+		}
 		d, err := planner.BuildDelete(s.planContext(), st)
 		if err != nil {
 			return server.Result{}, err
