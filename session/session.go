@@ -177,12 +177,16 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	return nil
 }
 
-// endTxn forgets the transaction after commit or rollback.
-func (s *Session) endTxn() {
-	if s.txn != nil {
-		s.d.unpin(s.txnIS)
-	}
+// endTxn forgets the transaction after commit or rollback, and returns
+// the schema it had pinned, for the caller to unpin once the commit or
+// rollback is done: until then the transaction still writes (or removes)
+// its locks, under that schema, and a schema change must wait for it (a
+// dropped index's keys deleted under a committing transaction took its
+// pessimistic locks away: 'pessimistic lock not found').
+func (s *Session) endTxn() *catalog.InfoSchema {
+	is := s.txnIS
 	s.txn, s.explicit, s.txnIS = nil, false, nil
+	return is
 }
 
 // commit commits the open transaction, if any.
@@ -191,7 +195,8 @@ func (s *Session) commit(ctx context.Context) error {
 		return nil
 	}
 	txn := s.txn
-	s.endTxn()
+	is := s.endTxn()
+	defer s.d.unpin(is)
 	if err := txn.Commit(ctx); err != nil {
 		metrics.TxnRolledBack()
 		return mapError(err, s.d.catalog.InfoSchema())
@@ -206,7 +211,8 @@ func (s *Session) rollback() {
 		return
 	}
 	txn := s.txn
-	s.endTxn()
+	is := s.endTxn()
+	defer s.d.unpin(is)
 	txn.Rollback()
 	metrics.TxnRolledBack()
 }
