@@ -261,6 +261,22 @@ func (t *TableInfo) WritableIndexes() []*IndexInfo {
 	return out
 }
 
+// MaintainedIndexes returns the indexes whose entries DML touches: the
+// writable ones and the delete-only ones, whose entries are deleted with
+// their rows but never added (see IndexInfo.State).
+func (t *TableInfo) MaintainedIndexes() []*IndexInfo {
+	var out []*IndexInfo
+	for _, ix := range t.Indexes {
+		if ix.Primary && (t.PKIsHandle || t.CommonHandle) {
+			continue
+		}
+		if ix.State == StatePublic || ix.State == StateWriteOnly || ix.State == StateDeleteOnly {
+			out = append(out, ix)
+		}
+	}
+	return out
+}
+
 // Clone returns a deep copy, for DDL to modify.
 func (t *TableInfo) Clone() *TableInfo {
 	c := *t

@@ -18,8 +18,10 @@ import (
 type IndexBuilder func(t *catalog.TableInfo, ix *catalog.IndexInfo, handle tablecodec.Handle, rowValue []byte) (key, value []byte, err error)
 
 // CreateIndex runs CREATE [UNIQUE] INDEX (and ALTER TABLE ADD INDEX): the
-// index is published write-only, older transactions are waited out, the
-// existing rows are backfilled in batches, and the index becomes public.
+// index is published delete-only, then write-only, older transactions
+// being waited out after each step (so that at most two adjacent states
+// are live at once, as in F1's online schema change), the existing rows
+// are backfilled in batches, and the index becomes public.
 // A unique index that finds duplicates is removed again and the statement
 // fails with 1062.
 func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableName, name string, unique bool,
@@ -45,7 +47,7 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	parts []*ast.IndexPartSpecification, ifNotExists bool, build IndexBuilder) (int64, error) {
 	var indexID int64
 	err := d.change(ctx, tableID, func(nt *catalog.TableInfo) error {
-		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateWriteOnly}
+		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateDeleteOnly}
 		if err := fillIndexColumns(nt, ix, parts); err != nil {
 			return err
 		}
@@ -69,6 +71,16 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	}
 	if err != nil {
 		return 0, err
+	}
+	// Delete-only first: while statements that predate the index still
+	// run (they neither add nor delete its entries), nobody adds entries
+	// they could leave dangling by deleting or changing a row. Once they
+	// have drained, writers add entries too (write-only).
+	if err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
+		findIndexByID(t, indexID).State = catalog.StateWriteOnly
+		return nil
+	}); err != nil {
+		return 0, d.abandonIndex(ctx, tableID, indexID, err)
 	}
 	// From here on, writers maintain the index. Rows written by
 	// transactions that started earlier were waited out (change); now

@@ -24,8 +24,8 @@ import (
 type writer struct {
 	t       *catalog.TableInfo
 	ids     []int64
-	skip    int // column not stored in the value (the integer handle), or -1
-	indexes []*catalog.IndexInfo
+	skip    int                  // column not stored in the value (the integer handle), or -1
+	indexes []*catalog.IndexInfo // catalog.TableInfo.MaintainedIndexes
 	// nullMark lists the offsets of columns whose NULL must be stored
 	// explicitly: columns added later with a default, which a missing
 	// value would read as.
@@ -37,7 +37,7 @@ type writer struct {
 }
 
 func newWriter(t *catalog.TableInfo) *writer {
-	w := &writer{t: t, ids: t.ColumnIDs(), skip: -1, indexes: t.WritableIndexes()}
+	w := &writer{t: t, ids: t.ColumnIDs(), skip: -1, indexes: t.MaintainedIndexes()}
 	if hc := t.HandleColumn(); hc != nil {
 		w.skip = hc.Offset
 	}
@@ -134,7 +134,11 @@ type indexEntry struct {
 	key    []byte
 	value  []byte
 	unique bool // the key identifies the entry without the handle
-	vals   []types.Datum
+	// deleteOnly entries belong to an index being created or dropped that
+	// writers must not add to: they are deleted with their row, never
+	// written or checked for duplicates.
+	deleteOnly bool
+	vals       []types.Datum
 }
 
 func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
@@ -157,7 +161,7 @@ func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 	if err != nil {
 		return indexEntry{}, err
 	}
-	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals}
+	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
 	if unique {
 		e.value = h.Encoded()
 	}
@@ -230,7 +234,7 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 		return err
 	}
 	for _, e := range ents {
-		if !e.unique {
+		if !e.unique || e.deleteOnly {
 			continue
 		}
 		if ok, err := exists(ctx, e.key); err != nil {
@@ -249,6 +253,9 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 		return mapBufferErr(w.t, err, row, h)
 	}
 	for _, e := range ents {
+		if e.deleteOnly {
+			continue
+		}
 		if e.unique && insert {
 			err = ctx.Txn.Insert(e.key, e.value)
 		} else {
@@ -309,6 +316,9 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 		if err := ctx.Txn.Delete(o.key); err != nil {
 			return err
 		}
+		if n.deleteOnly {
+			continue
+		}
 		if n.unique {
 			if ok, err := exists(ctx, n.key); err != nil {
 				return err
@@ -332,7 +342,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 func (w *writer) uniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, error) {
 	keys := [][]byte{tablecodec.RowKey(w.t.ID, h)}
 	for _, ix := range w.indexes {
-		if !ix.Unique {
+		if !ix.Unique || ix.State == catalog.StateDeleteOnly {
 			continue
 		}
 		e, err := w.entry(ix, row, h)
