@@ -52,7 +52,7 @@ func Open(store kv.Storage) (*Catalog, error) {
 			if err != nil {
 				return err
 			}
-			db := &DBInfo{ID: id, Name: DefaultDB, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+			db := &DBInfo{ID: id, Name: DefaultDB, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}
 			is.AddDB(db)
 			return m.PutDB(db)
 		})

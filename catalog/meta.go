@@ -174,7 +174,11 @@ func (m *Meta) DBs() ([]*DBInfo, error) {
 
 // Tables lists every table of a database.
 func (m *Meta) Tables(dbID int64) ([]*TableInfo, error) {
-	return scanJSON[TableInfo](m.txn, metaKey("Tbl", dbID))
+	ts, err := scanJSON[TableInfo](m.txn, metaKey("Tbl", dbID))
+	for _, t := range ts {
+		upgradeCollations(t)
+	}
+	return ts, err
 }
 
 // TableStats are what ANALYZE TABLE records for the planner.

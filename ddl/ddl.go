@@ -52,15 +52,11 @@ func (d *DDL) CreateDatabase(ctx context.Context, s *ast.CreateDatabaseStmt) err
 		if err != nil {
 			return err
 		}
-		db := &catalog.DBInfo{ID: id, Name: name, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
-		for _, o := range s.Options {
-			switch o.Tp {
-			case ast.DatabaseOptionCharset:
-				db.Charset = o.Value
-			case ast.DatabaseOptionCollate:
-				db.Collate = o.Value
-			}
+		cs, coll, err := databaseCollation(s)
+		if err != nil {
+			return err
 		}
+		db := &catalog.DBInfo{ID: id, Name: name, Charset: cs, Collate: coll}
 		is.AddDB(db)
 		return m.PutDB(db)
 	})
@@ -135,6 +131,9 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 			}
 			return errno.New(errno.ErTableExists, "Table '%s' already exists", t.Name)
 		}
+		if err := applyTableCollation(t, s, db); err != nil {
+			return err
+		}
 		n := 1 + len(t.Indexes)
 		first, err := m.NewIDs(n)
 		if err != nil {
@@ -153,13 +152,9 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 // buildTableInfo turns CREATE TABLE's definitions into a TableInfo (ids
 // left to the caller).
 func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
-	t := &catalog.TableInfo{Name: s.Table.Name.O, Charset: "utf8mb4", Collate: "utf8mb4_bin"}
+	t := &catalog.TableInfo{Name: s.Table.Name.O, Charset: defaultCharset, Collate: defaultCollation}
 	for _, o := range s.Options {
 		switch o.Tp {
-		case ast.TableOptionCharset:
-			t.Charset = o.StrValue
-		case ast.TableOptionCollate:
-			t.Collate = o.StrValue
 		case ast.TableOptionComment:
 			t.Comment = o.StrValue
 		case ast.TableOptionAutoIncrement:
@@ -325,9 +320,10 @@ func buildColumn(cd *ast.ColumnDef, offset int) (*catalog.ColumnInfo, []*ast.Con
 		case ast.ColumnOptionOnUpdate:
 			col.OnUpdateNow = true
 			col.Type.Flag |= mysql.OnUpdateNowFlag
-		case ast.ColumnOptionCollate:
-			col.Type.Collate = o.StrValue
 		}
+	}
+	if err := setColumnCollation(col, cd, defaultCharset, defaultCollation); err != nil {
+		return nil, nil, err
 	}
 	return col, cs, nil
 }
@@ -371,13 +367,8 @@ func normalizeType(col *catalog.ColumnInfo) error {
 			ft.Flen = 4294967295
 		}
 	}
-	if ft.IsString() {
-		if ft.Charset == "" {
-			ft.Charset = "utf8mb4"
-		}
-		if ft.Charset == "binary" {
-			ft.Flag |= mysql.BinaryFlag
-		}
+	if ft.IsString() && ft.Charset == "binary" {
+		ft.Flag |= mysql.BinaryFlag
 	}
 	return nil
 }

@@ -186,7 +186,7 @@ func ConvertForColumn(ctx *expression.Ctx, d types.Datum, col *catalog.ColumnInf
 			// CHAR drops trailing spaces on read; store it trimmed.
 			b = []byte(strings.TrimRight(string(b), " "))
 		}
-		return types.NewBytes(b), nil
+		return types.NewCollatedBytes(b, ft.Collation()), nil
 	case ft.Tp == mysql.TypeDate || ft.Tp == mysql.TypeDatetime || ft.Tp == mysql.TypeTimestamp:
 		tt := types.TimeDatetime
 		switch ft.Tp {

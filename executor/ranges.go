@@ -20,14 +20,16 @@ type interval struct {
 }
 
 // evalRanges evaluates planned ranges into sorted, disjoint intervals. A
-// bound that is NULL matches nothing, so its range is dropped.
-func evalRanges(ctx *Ctx, rs []planner.Range) ([]interval, error) {
-	out, err := evalUnion(ctx, rs)
+// bound that is NULL matches nothing, so its range is dropped. String
+// bounds take the collation of the column they bound (coll), so that they
+// order and merge as the column's values do.
+func evalRanges(ctx *Ctx, rs []planner.Range, coll types.Collation) ([]interval, error) {
+	out, err := evalUnion(ctx, rs, coll)
 	if err != nil || len(rs) == 0 || len(rs[0].And) == 0 {
 		return out, err
 	}
 	for _, u := range rs[0].And {
-		other, err := evalUnion(ctx, u)
+		other, err := evalUnion(ctx, u, coll)
 		if err != nil {
 			return nil, err
 		}
@@ -36,7 +38,7 @@ func evalRanges(ctx *Ctx, rs []planner.Range) ([]interval, error) {
 	return out, nil
 }
 
-func evalUnion(ctx *Ctx, rs []planner.Range) ([]interval, error) {
+func evalUnion(ctx *Ctx, rs []planner.Range, coll types.Collation) ([]interval, error) {
 	var ivs []interval
 	for _, r := range rs {
 		iv := interval{loInf: r.Low == nil, hiInf: r.High == nil, loExcl: r.LowExcl, hiExcl: r.HighExcl}
@@ -48,6 +50,7 @@ func evalUnion(ctx *Ctx, rs []planner.Range) ([]interval, error) {
 			if iv.lo.IsNull() {
 				continue
 			}
+			iv.lo = iv.lo.WithCollation(coll)
 		}
 		if r.High != nil {
 			if iv.hi, err = r.High.Eval(ctx.Eval, nil); err != nil {
@@ -56,6 +59,7 @@ func evalUnion(ctx *Ctx, rs []planner.Range) ([]interval, error) {
 			if iv.hi.IsNull() {
 				continue
 			}
+			iv.hi = iv.hi.WithCollation(coll)
 		}
 		if !iv.loInf && !iv.hiInf {
 			c := types.Compare(iv.lo, iv.hi)

@@ -18,12 +18,20 @@ type rowDecoder struct {
 	present  []bool
 	handleAt int // offset of the integer primary key column, or -1
 	defaults []types.Datum
+	// typed are the columns whose stored datums need their column's
+	// type attached: a collation other than the default, ENUM, SET.
+	typed []*catalog.ColumnInfo
 }
 
 func newRowDecoder(t *catalog.TableInfo) *rowDecoder {
 	d := &rowDecoder{t: t, ids: t.ColumnIDs(), present: make([]bool, len(t.Columns)), handleAt: -1}
 	if hc := t.HandleColumn(); hc != nil {
 		d.handleAt = hc.Offset
+	}
+	for _, c := range t.Columns {
+		if needsTyping(&c.Type) {
+			d.typed = append(d.typed, c)
+		}
 	}
 	d.defaults = originDefaults(t.Columns)
 	return d
@@ -48,6 +56,9 @@ func (d *rowDecoder) decode(h tablecodec.Handle, value []byte, row []types.Datum
 	cols := row[:len(d.t.Columns)]
 	if err := tablecodec.DecodeRow(value, d.ids, cols, d.present); err != nil {
 		return err
+	}
+	for _, c := range d.typed {
+		cols[c.Offset] = typeStored(cols[c.Offset], c)
 	}
 	for i, ok := range d.present {
 		if !ok && i != d.handleAt && !d.defaults[i].IsNull() {
@@ -363,7 +374,7 @@ func (e *tableScanExec) Open(ctx *Ctx) error {
 	if e.p.Ranges == nil {
 		e.ranges = []keyRange{{start: tablecodec.RowPrefix(t.ID), end: catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))}}
 	} else {
-		ivs, err := evalRanges(ctx, e.p.Ranges)
+		ivs, err := evalRanges(ctx, e.p.Ranges, types.CollationGeneralCI)
 		if err != nil {
 			return err
 		}
@@ -450,7 +461,8 @@ func (e *indexScanExec) Open(ctx *Ctx) error {
 	ivs := []interval{{loInf: true, hiInf: true}}
 	if e.p.Ranges != nil {
 		var err error
-		if ivs, err = evalRanges(ctx, e.p.Ranges); err != nil {
+		col := t.Columns[e.p.Index.Columns[0].Offset]
+		if ivs, err = evalRanges(ctx, e.p.Ranges, col.Type.Collation()); err != nil {
 			return err
 		}
 	}

@@ -85,11 +85,18 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 	case *parserdriver.ParamMarkerExpr:
 		return &Param{Order: x.Order}, nil
 	case *parserdriver.ValueExpr:
-		tp := TypeOf(x.Datum)
+		d := x.Datum
+		if x.IsBinaryLiteral || x.Type.GetCharset() == "binary" {
+			// x'..', b'..' and _binary'..' are binary strings.
+			d = d.WithCollation(types.CollationBinary)
+		}
+		tp := TypeOf(d)
 		if x.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
 			tp = typeBool
 		}
-		return &Constant{Value: x.Datum, Tp: tp}, nil
+		return &Constant{Value: d, Tp: tp}, nil
+	case *ast.SetCollationExpr:
+		return b.collate(x)
 	case *ast.ColumnNameExpr:
 		return b.column(x.Name)
 	case *ast.ParenthesesExpr:
@@ -373,60 +380,27 @@ func (b *Builder) like(x *ast.PatternLikeOrIlikeExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	escape := x.Escape
+	escape := rune(x.Escape)
 	not := x.Not
-	ci := !x.IsLike // ILIKE
+	ilike := !x.IsLike
+	forcedColl, forced := explicitCollation(e, p)
 	return &Func{Name: "like", Args: []Expr{e, p}, Tp: typeBool, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-		s, pat := string(types.ToText(v[0])), string(types.ToText(v[1]))
-		if ci {
-			s, pat = strings.ToLower(s), strings.ToLower(pat)
+		c := likeCollation(v[0], v[1])
+		if forced {
+			c = forcedColl
 		}
-		return types.NewBool(MatchLike(s, pat, escape) != not), nil
+		if ilike {
+			c = types.CollationGeneralCI
+		}
+		return types.NewBool(MatchLikeCollated(types.ToText(v[0]), types.ToText(v[1]), escape, c) != not), nil
 	}}, nil
 }
 
 // MatchLike reports whether s matches the LIKE pattern (% any run, _ one
-// character, escape quoting the next character).
+// character, escape quoting the next character), comparing characters
+// exactly.
 func MatchLike(s, pattern string, escape byte) bool {
-	sr, pr := []rune(s), []rune(pattern)
-	var match func(i, j int) bool
-	match = func(i, j int) bool {
-		for j < len(pr) {
-			c := pr[j]
-			switch {
-			case c == rune(escape) && j+1 < len(pr):
-				if i >= len(sr) || sr[i] != pr[j+1] {
-					return false
-				}
-				i, j = i+1, j+2
-			case c == '%':
-				for j < len(pr) && pr[j] == '%' {
-					j++
-				}
-				if j == len(pr) {
-					return true
-				}
-				for k := i; k <= len(sr); k++ {
-					if match(k, j) {
-						return true
-					}
-				}
-				return false
-			case c == '_':
-				if i >= len(sr) {
-					return false
-				}
-				i, j = i+1, j+1
-			default:
-				if i >= len(sr) || sr[i] != c {
-					return false
-				}
-				i, j = i+1, j+1
-			}
-		}
-		return i == len(sr)
-	}
-	return match(0, 0)
+	return MatchLikeCollated([]byte(s), []byte(pattern), rune(escape), types.CollationNoPadBin)
 }
 
 func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {

@@ -122,7 +122,7 @@ func TypeOf(d types.Datum) catalog.FieldType {
 		}
 		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 	case types.KindString:
-		return catalog.FieldType{Tp: mysql.TypeVarString, Flen: len(d.Bytes()), Charset: "utf8mb4"}
+		return stringType(len(d.Bytes()), d.Collation())
 	case types.KindTime:
 		_, tt, fsp := d.Time()
 		switch tt {

@@ -231,6 +231,10 @@ func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {
 	}
 	ft := x.Tp
 	target := catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(), Charset: ft.GetCharset()}
+	if target.IsString() && target.Charset != "binary" {
+		// CAST(... AS CHAR) takes the connection's collation.
+		target.Charset, target.Collate = "utf8mb4", "utf8mb4_general_ci"
+	}
 	return &Func{Name: "cast", Args: []Expr{a}, Tp: target, Fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 		return Cast(ctx, v[0], &target)
 	}}, nil
@@ -287,6 +291,9 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 			t = t.DateOnly()
 		}
 		return types.NewTime(t, tt, max(target.Decimal, 0)), nil
+	}
+	if target.Charset == "binary" {
+		return types.NewCollatedBytes(types.ToText(d), types.CollationBinary), nil
 	}
 	return types.NewBytes(types.ToText(d)), nil
 }

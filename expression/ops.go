@@ -60,6 +60,16 @@ func EvalBool(ctx *Ctx, e Expr, row []types.Datum) (bool, error) {
 // Comparison operators.
 func newCompare(op string, a, b Expr) *Func {
 	f := &Func{Name: op, Args: []Expr{a, b}, Tp: typeBool}
+	if c, ok := explicitCollation(a, b); ok {
+		// expr COLLATE name decides the comparison's collation.
+		cmp := newCompare(op, &Column{}, &Column{Idx: 1})
+		f.NullSafe = cmp.NullSafe
+		f.Fn = func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+			x, y := comparisonCollation(true, c, v[0], v[1])
+			return cmp.Fn(ctx, []types.Datum{x, y})
+		}
+		return f
+	}
 	switch op {
 	case "=":
 		f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {

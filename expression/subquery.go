@@ -1,6 +1,7 @@
 package expression
 
 import (
+	"fmt"
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
@@ -293,7 +294,7 @@ func CompareOp(e Expr) (op string, l, r Expr, ok bool) {
 
 // KeyClass groups field types whose values compare equal exactly when
 // their hash keys (executor.rowKey) are equal: exact numbers, floats,
-// strings, times.
+// strings of one collation, times.
 // It returns "" for types that mix (a comparison between classes converts).
 func KeyClass(tp catalog.FieldType) string {
 	switch {
@@ -307,7 +308,11 @@ func KeyClass(tp catalog.FieldType) string {
 		}
 		return "num"
 	case tp.IsString():
-		return "str"
+		// Strings hash by their collation's sort keys, so only strings
+		// of one collation share hash keys.
+		return fmt.Sprintf("str%d", tp.Collation())
+	case tp.Tp == mysql.TypeJSON:
+		return fmt.Sprintf("str%d", types.CollationJSON)
 	}
 	switch tp.Tp {
 	case mysql.TypeDate, mysql.TypeDatetime, mysql.TypeTimestamp:

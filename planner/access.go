@@ -41,6 +41,11 @@ func isConst(e expression.Expr) bool {
 		if x.Lazy != nil && x.Name != "and" && x.Name != "or" {
 			return false
 		}
+		if x.Name == "collate" {
+			// A COLLATE clause decides the comparison's collation,
+			// which the index of the column may not have.
+			return false
+		}
 		for _, a := range x.Args {
 			if !isConst(a) {
 				return false

@@ -79,7 +79,7 @@ func (d *Driver) bootstrapACL(ctx context.Context) error {
 	defer s.Close()
 	is := d.catalog.InfoSchema()
 	if is.DB(aclDB) == nil {
-		if _, err := s.execInternal(ctx, "CREATE DATABASE IF NOT EXISTS mysql"); err != nil {
+		if _, err := s.execInternal(ctx, "CREATE DATABASE IF NOT EXISTS mysql DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 			return err
 		}
 	}

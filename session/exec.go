@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,12 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 func parseError(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && i > 0 {
+		// "[ddl:1273]Unknown collation: 'x'": the parser's own checks of
+		// names carry MySQL's code.
+		_, num, _ := strings.Cut(msg[1:i], ":")
+		if code, cerr := strconv.Atoi(num); cerr == nil && code != errno.ErParse && code > 1000 && code < 65536 {
+			return server.NewError(uint16(code), "%s", strings.TrimSpace(msg[i+1:]))
+		}
 		msg = msg[i+1:]
 	}
 	return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use %s", strings.TrimSpace(msg))

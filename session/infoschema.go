@@ -162,7 +162,7 @@ func columnRow(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) []types.D
 		if ft.IsBinary() {
 			octLen = charLen
 		} else {
-			charset, coll = str("utf8mb4"), str("utf8mb4_bin")
+			charset, coll = str(columnCharset(ft)), str(columnCollation(ft))
 		}
 	case ft.Tp == mysql.TypeNewDecimal:
 		numPrec, numScale = types.NewInt(int64(ft.Flen)), types.NewInt(int64(ft.Decimal))

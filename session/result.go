@@ -29,7 +29,7 @@ func columnOf(f planner.ResultField) server.Column {
 		c.Flags |= server.FlagBinary
 	}
 	if tp.IsString() && !tp.IsBinary() {
-		c.Charset = 46 // utf8mb4_bin
+		c.Charset = uint16(types.CollationID(columnCollation(&tp)))
 	}
 	if tp.Tp == mysql.TypeNewDecimal || tp.IsInteger() || tp.Tp == mysql.TypeDouble || tp.Tp == mysql.TypeFloat {
 		c.Flags |= server.FlagNum

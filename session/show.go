@@ -139,7 +139,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			if x.Full {
 				coll := types.Null
 				if c.Type.IsString() && !c.Type.IsBinary() {
-					coll = str("utf8mb4_bin")
+					coll = str(columnCollation(&c.Type))
 				}
 				row = append(row, coll)
 			}
@@ -265,12 +265,10 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		data = append(data, []types.Datum{str("InnoDB"), str("DEFAULT"), str("Basalt's transactional store"), str("YES"), str("NO"), str("YES")})
 	case ast.ShowCharset:
 		cols = textColumns("Charset", "Description", "Default collation", "Maxlen")
-		data = append(data, []types.Datum{str("utf8mb4"), str("UTF-8 Unicode"), str("utf8mb4_bin"), str("4")},
-			[]types.Datum{str("binary"), str("binary"), str("binary"), str("1")})
+		data = charsetRows(x.Pattern)
 	case ast.ShowCollation:
 		cols = textColumns("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen")
-		data = append(data, []types.Datum{str("utf8mb4_bin"), str("utf8mb4"), str("46"), str("Yes"), str("Yes"), str("1")},
-			[]types.Datum{str("binary"), str("binary"), str("63"), str("Yes"), str("Yes"), str("1")})
+		data = collationRows(x.Pattern)
 	case ast.ShowTableStatus:
 		db := x.DBName
 		if db == "" {
@@ -402,6 +400,9 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 	var lines []string
 	for _, c := range t.Columns {
 		l := fmt.Sprintf("  `%s` %s", c.Name, TypeString(&c.Type))
+		if c.Type.IsText() && (c.Type.Collate != t.Collate || columnCharset(&c.Type) != t.Charset) {
+			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", columnCharset(&c.Type), columnCollation(&c.Type))
+		}
 		if c.Type.NotNull() {
 			l += " NOT NULL"
 		}

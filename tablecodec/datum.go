@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/types"
@@ -14,7 +15,12 @@ import (
 // NULL first; within a kind the encoding orders as the values do:
 //
 //	0x00                         NULL
-//	0x01 EncodeBytes(b)          string (binary collation)
+//	0x01 EncodeBytes(b)          string: its bytes (binary, JSON,
+//	                             utf8mb4_nopad_bin), without trailing
+//	                             spaces (utf8mb4_bin)
+//	0x02 EncodeBytes(weights)    utf8mb4_general_ci string: its
+//	                             characters' weights, 2 bytes each, without
+//	                             trailing spaces (types.AppendSortKey)
 //	0x03 EncodeInt(v)            int
 //	0x04 EncodeUint(v)           uint
 //	0x05 EncodeFloat(f)          float
@@ -23,10 +29,14 @@ import (
 //	0x08 tt fsp EncodeUint(t)    date/time
 //
 // A column holds one kind, so values in one index position always compare
-// within a kind.
+// within a kind. Strings that compare equal under their collation have
+// equal keys: 'a' and 'A ' are one key under utf8mb4_general_ci, which is
+// what makes a unique index reject the second; the value itself is only
+// in the row.
 const (
 	flagNull     = 0x00
 	flagBytes    = 0x01
+	flagWeights  = 0x02
 	flagInt      = 0x03
 	flagUint     = 0x04
 	flagFloat    = 0x05
@@ -41,6 +51,13 @@ func EncodeKeyDatum(dst []byte, d types.Datum) ([]byte, error) {
 	case types.KindNull:
 		return append(dst, flagNull), nil
 	case types.KindString:
+		switch c := d.Collation(); c {
+		case types.CollationGeneralCI:
+			var buf [64]byte
+			return codec.EncodeBytes(append(dst, flagWeights), types.AppendSortKey(buf[:0], d.Bytes(), c)), nil
+		case types.CollationBin:
+			return codec.EncodeBytes(append(dst, flagBytes), types.AppendSortKey(nil, d.Bytes(), c)), nil
+		}
 		return codec.EncodeBytes(append(dst, flagBytes), d.Bytes()), nil
 	case types.KindInt:
 		return codec.EncodeInt(append(dst, flagInt), d.Int()), nil
@@ -59,7 +76,9 @@ func EncodeKeyDatum(dst []byte, d types.Datum) ([]byte, error) {
 	return nil, fmt.Errorf("tablecodec: cannot encode %s in a key", d.Kind())
 }
 
-// DecodeKeyDatum decodes one EncodeKeyDatum encoding at the front of b.
+// DecodeKeyDatum decodes one EncodeKeyDatum encoding at the front of b. A
+// utf8mb4_general_ci string decodes to its weights' characters, a
+// utf8mb4_bin one without its trailing spaces.
 func DecodeKeyDatum(b []byte) (rest []byte, d types.Datum, err error) {
 	if len(b) == 0 {
 		return nil, d, ErrBadKey
@@ -71,6 +90,18 @@ func DecodeKeyDatum(b []byte) (rest []byte, d types.Datum, err error) {
 	case flagBytes:
 		rest, v, err := codec.DecodeBytes(b, nil)
 		return rest, types.NewBytes(v), err
+	case flagWeights:
+		// Not the value: a string of the weights' characters (mostly
+		// upper case, without accents), as error messages show it.
+		rest, v, err := codec.DecodeBytes(b, nil)
+		if err != nil {
+			return nil, d, err
+		}
+		var s []byte
+		for i := 0; i+1 < len(v); i += 2 {
+			s = utf8.AppendRune(s, rune(v[i])<<8|rune(v[i+1]))
+		}
+		return rest, types.NewBytes(s), nil
 	case flagInt:
 		rest, v, err := codec.DecodeInt(b)
 		return rest, types.NewInt(v), err

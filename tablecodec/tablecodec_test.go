@@ -18,13 +18,39 @@ func mustDecimal(t *testing.T, s string) types.Datum {
 	return types.NewDecimal(d)
 }
 
+func bin(s string) types.Datum { return types.NewCollatedBytes([]byte(s), types.CollationBinary) }
+
+// Strings under utf8mb4_general_ci and utf8mb4_bin encode their sort keys:
+// equal strings have equal keys, and keys order as the strings compare.
+func TestKeyDatumCollations(t *testing.T) {
+	for _, c := range []types.Collation{types.CollationGeneralCI, types.CollationBin} {
+		words := []string{"", "a", "A", "a ", "á", "ab", "Ab", "b", "ß", "s", "z", "Z", "é", "ä", "\u00ff", "\U0001F600", "\U0001F601", "\x00", "\xff"}
+		for _, x := range words {
+			for _, y := range words {
+				dx, dy := types.NewCollatedBytes([]byte(x), c), types.NewCollatedBytes([]byte(y), c)
+				kx, _ := EncodeKeyDatum(nil, dx)
+				ky, _ := EncodeKeyDatum(nil, dy)
+				want := types.Compare(dx, dy)
+				if got := bytes.Compare(kx, ky); got != want {
+					t.Errorf("collation %d: keys of %q and %q compare %d, the strings %d", c, x, y, got, want)
+				}
+			}
+		}
+	}
+	ka, _ := EncodeKeyDatum(nil, types.NewString("a"))
+	kA, _ := EncodeKeyDatum(nil, types.NewString("A  "))
+	if !bytes.Equal(ka, kA) {
+		t.Fatal("'a' and 'A  ' must share a utf8mb4_general_ci key")
+	}
+}
+
 // Key datums of one kind sort as the values do, and decode back.
 func TestKeyDatumOrder(t *testing.T) {
 	groups := [][]types.Datum{
 		{types.Null, types.NewInt(math.MinInt64), types.NewInt(-1), types.NewInt(0), types.NewInt(7), types.NewInt(math.MaxInt64)},
 		{types.NewUint(0), types.NewUint(1), types.NewUint(math.MaxUint64)},
 		{types.NewFloat(math.Inf(-1)), types.NewFloat(-2.5), types.NewFloat(0), types.NewFloat(1e-300), types.NewFloat(3)},
-		{types.NewString(""), types.NewString("\x00"), types.NewString("a"), types.NewString("ab"), types.NewString("b\xff\xff")},
+		{bin(""), bin("\x00"), bin("a"), bin("ab"), bin("b\xff\xff")},
 		{mustDecimal(t, "-100.5"), mustDecimal(t, "-100.25"), mustDecimal(t, "-1"), mustDecimal(t, "-0.001"), mustDecimal(t, "0"),
 			mustDecimal(t, "0.001"), mustDecimal(t, "0.01"), mustDecimal(t, "1"), mustDecimal(t, "1.5"), mustDecimal(t, "10"), mustDecimal(t, "12345678901234567890.123")},
 	}
@@ -108,7 +134,7 @@ func TestKeys(t *testing.T) {
 	if !bytes.HasPrefix(k, RowPrefix(42)) || bytes.Compare(k, TableEnd(42)) >= 0 {
 		t.Fatal("row key outside its table's range")
 	}
-	ik, err := IndexKey(42, 3, []types.Datum{types.NewString("x"), types.Null}, IntHandle(9), true)
+	ik, err := IndexKey(42, 3, []types.Datum{bin("x"), types.Null}, IntHandle(9), true)
 	if err != nil {
 		t.Fatal(err)
 	}

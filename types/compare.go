@@ -10,7 +10,7 @@ import (
 // Compare orders two non-NULL datums by MySQL's rules for comparison
 // operators: integers compare exactly (signed against unsigned too),
 // decimals against integers or decimals exactly, a string against a
-// string bytewise (binary collation), a time against a time or a string
+// string under the stronger of their collations, a time against a time or a string
 // parsed as time, and anything else as DOUBLE. NULL sorts before
 // everything, which is the order ORDER BY uses.
 func Compare(a, b Datum) int {
@@ -19,7 +19,7 @@ func Compare(a, b Datum) int {
 	}
 	switch {
 	case a.k == KindString && b.k == KindString:
-		return bytes.Compare(a.b, b.b)
+		return CompareStrings(a.b, b.b, stronger(a.c, b.c))
 	case a.k == KindInt && b.k == KindInt:
 		return cmp.Compare(a.i, b.i)
 	case a.k == KindUint && b.k == KindUint:

@@ -37,9 +37,11 @@ type Datum struct {
 	// KindTime, and its fractional-second precision in fsp.
 	tt  TimeType
 	fsp int8
-	i   int64 // int, uint (bits), float (bits), time (packed), duration (µs)
-	b   []byte
-	d   *apd.Decimal
+	// c is a string's collation.
+	c Collation
+	i int64 // int, uint (bits), float (bits), time (packed), duration (µs)
+	b []byte
+	d *apd.Decimal
 }
 
 // Null is the NULL datum.
@@ -59,6 +61,9 @@ func NewString(s string) Datum { return Datum{k: KindString, b: []byte(s)} }
 
 // NewBytes returns a string datum referring to b (not copied).
 func NewBytes(b []byte) Datum { return Datum{k: KindString, b: b} }
+
+// NewCollatedBytes returns a string datum of collation c referring to b.
+func NewCollatedBytes(b []byte, c Collation) Datum { return Datum{k: KindString, b: b, c: c} }
 
 // NewDecimal returns a DECIMAL datum referring to d.
 func NewDecimal(d *apd.Decimal) Datum { return Datum{k: KindDecimal, d: d} }
@@ -98,6 +103,17 @@ func (d Datum) Float() float64 { return math.Float64frombits(uint64(d.i)) }
 
 // Bytes returns a string datum's bytes.
 func (d Datum) Bytes() []byte { return d.b }
+
+// Collation returns a string datum's collation.
+func (d Datum) Collation() Collation { return d.c }
+
+// WithCollation returns d with collation c if d is a string, else d.
+func (d Datum) WithCollation(c Collation) Datum {
+	if d.k == KindString {
+		d.c = c
+	}
+	return d
+}
 
 // Str returns a string datum's bytes as a string (copying).
 func (d Datum) Str() string { return string(d.b) }

@@ -1,0 +1,77 @@
+package types_test
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/basalt-db/basalt/testkit"
+	"github.com/basalt-db/basalt/types"
+	_ "github.com/go-sql-driver/mysql"
+)
+
+func TestCompareStrings(t *testing.T) {
+	ci, bin, nopad, binary := types.CollationGeneralCI, types.CollationBin, types.CollationNoPadBin, types.CollationBinary
+	cases := []struct {
+		a, b string
+		c    types.Collation
+		want int
+	}{
+		{"a", "A", ci, 0}, {"a", "á", ci, 0}, {"ß", "s", ci, 0}, {"a", "a   ", ci, 0}, {"", " ", ci, 0},
+		{"a", "b", ci, -1}, {"B", "a", ci, 1}, {"Äpfel", "apple", ci, -1}, {"😀", "😁", ci, 0},
+		{"a", "A", bin, 1}, {"a", "a ", bin, 0}, {"B", "a", bin, -1},
+		{"a", "a ", nopad, -1}, {"a", "A", nopad, 1},
+		{"a", "a ", binary, -1}, {"a", "A", binary, 1},
+	}
+	for _, c := range cases {
+		if got := types.CompareStrings([]byte(c.a), []byte(c.b), c.c); got != c.want {
+			t.Errorf("CompareStrings(%q, %q, %d) = %d, want %d", c.a, c.b, c.c, got, c.want)
+		}
+	}
+	// A string datum compares under the stronger collation of the two.
+	a := types.NewString("a")
+	A := types.NewCollatedBytes([]byte("A"), types.CollationBin)
+	if types.Compare(a, A) == 0 || types.Compare(a, types.NewString("A")) != 0 {
+		t.Error("utf8mb4_bin must win over the default collation")
+	}
+}
+
+// TestGeneralCIMatchesMariaDB checks the utf8mb4_general_ci weight of every
+// code point of the Basic Multilingual Plane against MariaDB's
+// WEIGHT_STRING, where collation_general_ci.go came from. It needs a
+// MariaDB: BASALT_MARIADB_CHECKS=1.
+func TestGeneralCIMatchesMariaDB(t *testing.T) {
+	if os.Getenv("BASALT_MARIADB_CHECKS") == "" {
+		t.Skip("set BASALT_MARIADB_CHECKS=1 to compare with MariaDB")
+	}
+	db := testkit.StartMariaDB(t).OpenDB(t, "mysql")
+	rows, err := db.Query("SELECT seq, HEX(WEIGHT_STRING(CONVERT(CHAR(seq USING utf32) USING utf8mb4) COLLATE utf8mb4_general_ci)) FROM seq_0_to_65535")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var cp int
+		var hex string
+		if err := rows.Scan(&cp, &hex); err != nil {
+			t.Fatal(err)
+		}
+		if cp >= 0xD800 && cp <= 0xDFFF {
+			continue // surrogates are not characters
+		}
+		w, _ := strconv.ParseUint(hex, 16, 16)
+		key := types.AppendSortKey(nil, utf8.AppendRune(nil, rune(cp)), types.CollationGeneralCI)
+		if cp == ' ' {
+			continue // trailing spaces are ignored
+		}
+		if len(key) != 2 || uint64(key[0])<<8|uint64(key[1]) != w {
+			t.Errorf("U+%04X: weight %x, MariaDB %04X", cp, key, w)
+		}
+		n++
+	}
+	if n < 60000 {
+		t.Fatalf("compared %d code points", n)
+	}
+}
