@@ -11,6 +11,8 @@ type Error struct {
 	Code  uint16
 	State string
 	Msg   string
+	// Note marks a warning that SHOW WARNINGS lists at level Note.
+	Note bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Msg) }

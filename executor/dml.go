@@ -112,10 +112,17 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	if p.Select != nil {
 		n = len(selRows)
 	}
+	if p.Ignore {
+		// INSERT IGNORE turns conversion errors into warnings too.
+		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
+		ctx.Eval.Strict = false
+	}
+	defer func() { ctx.Eval.RowNum = 0 }()
 	for i := 0; i < n; i++ {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
+		ctx.Eval.RowNum = i + 1
 		row := make([]types.Datum, len(t.Columns))
 		given := make([]bool, len(t.Columns))
 		for j, off := range p.Columns {
@@ -148,9 +155,10 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		}
 		for _, col := range t.Columns {
 			if row[col.Offset].IsNull() && col.Type.NotNull() && !col.AutoIncrement {
-				if ctx.Eval.Strict || len(rows) == 1 {
+				if (ctx.Eval.Strict && !p.Ignore) || len(rows) == 1 {
 					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
 				}
+				ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
 				row[col.Offset] = zeroValue(col)
 			}
 		}
@@ -377,10 +385,12 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		return res, err
 	}
 	w := newWriter(t)
+	defer func() { ctx.Eval.RowNum = 0 }()
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
+		ctx.Eval.RowNum = i + 1
 		res.Matched++
 		h := HandleOf(t, r)
 		old := append([]types.Datum(nil), r[:len(t.Columns)]...)

@@ -158,6 +158,9 @@ func rowKey(buf []byte, vals []types.Datum) []byte {
 			buf = append(buf, 'n')
 			buf = append(buf, r.Text('f')...)
 			buf = append(buf, 0)
+		case types.KindEnum, types.KindSet:
+			// They equal strings by their text.
+			buf, _ = tablecodec.EncodeKeyDatum(buf, types.NewCollatedBytes(v.Bytes(), v.Collation()))
 		default:
 			buf, _ = tablecodec.EncodeKeyDatum(buf, v)
 		}

@@ -281,6 +281,20 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 			if !iv.hiInf {
 				iv.hi, iv.hiExcl = floatBound(iv.hi)
 			}
+		} else if col.Type.Tp == mysql.TypeEnum || col.Type.Tp == mysql.TypeSet {
+			// Keys hold member numbers, which order otherwise than the
+			// text the conditions compare: only a single value narrows
+			// the scan.
+			point := !iv.loInf && !iv.hiInf && !iv.loExcl && !iv.hiExcl && types.Compare(iv.lo, iv.hi) == 0
+			if !point {
+				iv = interval{loInf: true, hiInf: true}
+			} else {
+				v, err := ConvertForColumn(nil, iv.lo, col)
+				if err != nil || types.Compare(v, iv.lo) != 0 {
+					continue
+				}
+				iv.lo, iv.hi = v, v
+			}
 		} else {
 			if !iv.loInf && !sameKind(iv.lo, col) {
 				iv.loInf, iv.loExcl = true, false

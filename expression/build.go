@@ -148,6 +148,8 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		return b.in(x)
 	case *ast.PatternLikeOrIlikeExpr:
 		return b.like(x)
+	case *ast.PatternRegexpExpr:
+		return b.regexpExpr(x)
 	case *ast.IsNullExpr:
 		a, err := b.Build(x.Expr)
 		if err != nil {

@@ -49,6 +49,14 @@ type Ctx struct {
 	// Strict is sql_mode's STRICT_TRANS_TABLES: conversions that lose data
 	// fail instead of warning (for writes).
 	Strict bool
+	// Mode is the statement's sql_mode.
+	Mode SQLMode
+	// RowNum is the 1-based number of the row a write statement is
+	// converting, for "at row N" in messages (0: row 1).
+	RowNum int
+	// InWrite says the statement changes data (INSERT, UPDATE, DELETE,
+	// REPLACE), where strict mode turns some warnings into errors.
+	InWrite bool
 	// Warnings collects the statement's warnings.
 	Warnings []*errno.Error
 	// LastInsertIDSet records LAST_INSERT_ID(expr) calls.
@@ -57,6 +65,11 @@ type Ctx struct {
 	// (see Corr).
 	Subq SubqueryRunner
 	Corr [][]types.Datum
+
+	// loc is the session's time zone, looked up once per statement.
+	loc *time.Location
+	// rands are the generators of the statement's RAND(N) calls.
+	rands map[*Func]*mysqlRand
 
 	// scratch holds the evaluated arguments of the functions being
 	// applied, as a stack: each Func.Eval pushes its arguments and pops
@@ -69,6 +82,12 @@ func (c *Ctx) Warn(e *errno.Error) {
 	if len(c.Warnings) < 64 {
 		c.Warnings = append(c.Warnings, e)
 	}
+}
+
+// Note records a note (a warning of level Note).
+func (c *Ctx) Note(e *errno.Error) {
+	e.Note = true
+	c.Warn(e)
 }
 
 // Column reads one position of the row.
@@ -134,13 +153,17 @@ func TypeOf(d types.Datum) catalog.FieldType {
 		return catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
 	case types.KindDuration:
 		return catalog.FieldType{Tp: mysql.TypeDuration, Flen: 10, Decimal: d.Fsp(), Flag: mysql.BinaryFlag}
+	case types.KindEnum, types.KindSet:
+		return stringType(len(d.Bytes()), d.Collation())
 	}
 	return catalog.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
 }
 
 var (
 	typeInt    = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
-	typeBool   = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag}
+	typeBool   = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag | mysql.IsBooleanFlag}
 	typeDouble = catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
 	typeString = catalog.FieldType{Tp: mysql.TypeVarString, Flen: 255, Charset: "utf8mb4"}
+	// typeLongText is a string result of unbounded length.
+	typeLongText = catalog.FieldType{Tp: mysql.TypeLongBlob, Flen: 4294967295, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}
 )

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -23,10 +22,16 @@ var Version = "8.0.11-Basalt"
 type builtin struct {
 	minArgs, maxArgs int // maxArgs < 0: any number
 	tp               func(args []Expr) catalog.FieldType
-	fn               func(ctx *Ctx, v []types.Datum) (types.Datum, error)
-	nullSafe         bool
-	lazy             func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
+	fn               fnType
+	// mk, if set, makes fn from the compiled arguments (for functions
+	// whose work depends on their arguments' types).
+	mk       func(args []Expr) fnType
+	nullSafe bool
+	lazy     func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
 }
+
+// fnType applies a function to its evaluated arguments.
+type fnType = func(ctx *Ctx, v []types.Datum) (types.Datum, error)
 
 func fixed(t catalog.FieldType) func([]Expr) catalog.FieldType {
 	return func([]Expr) catalog.FieldType { return t }
@@ -44,7 +49,7 @@ func init() {
 			i, _, _ := types.ToInt(v[0])
 			fsp = int(min(max(i, 0), 6))
 		}
-		return types.NewTime(types.FromGoTime(ctx.Now).Round(fsp), types.TimeDatetime, fsp), nil
+		return types.NewTime(types.FromGoTime(ctx.now()).Round(fsp), types.TimeDatetime, fsp), nil
 	}}
 	user := builtin{tp: fixed(typeString), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		return types.NewString(ctx.Session.User()), nil
@@ -63,25 +68,8 @@ func init() {
 		}
 		return types.Null, nil
 	}}
-	length := func(chars bool) builtin {
-		return builtin{minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			b := types.ToText(v[0])
-			if chars {
-				return types.NewInt(int64(utf8.RuneCount(b))), nil
-			}
-			return types.NewInt(int64(len(b))), nil
-		}}
-	}
-	caseFn := func(f func(string) string) builtin {
-		return builtin{minArgs: 1, maxArgs: 1, tp: fixed(typeString), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			return types.NewString(f(string(types.ToText(v[0])))), nil
-		}}
-	}
 	builtins = map[string]builtin{
 		"now": now, "current_timestamp": now, "localtime": now, "localtimestamp": now, "sysdate": now,
-		"curdate": {tp: fixed(typeDate), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
-			return types.NewTime(types.FromGoTime(ctx.Now).DateOnly(), types.TimeDate, 0), nil
-		}},
 		"user": user, "current_user": currentUser, "session_user": user, "system_user": user,
 		"database": database, "schema": database,
 		"version": {tp: fixed(typeString), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
@@ -110,16 +98,6 @@ func init() {
 		}},
 		"row_count": {tp: fixed(typeInt), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 			return types.NewInt(ctx.Session.RowCount()), nil
-		}},
-		"length": length(false), "octet_length": length(false), "char_length": length(true), "character_length": length(true),
-		"upper": caseFn(strings.ToUpper), "ucase": caseFn(strings.ToUpper),
-		"lower": caseFn(strings.ToLower), "lcase": caseFn(strings.ToLower),
-		"concat": {minArgs: 1, maxArgs: -1, tp: fixed(typeString), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			var b []byte
-			for _, d := range v {
-				b = append(b, types.ToText(d)...)
-			}
-			return types.NewBytes(b), nil
 		}},
 		"abs": {minArgs: 1, maxArgs: 1, tp: func(a []Expr) catalog.FieldType { return a[0].Type() }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 			d := v[0]
@@ -178,6 +156,11 @@ func init() {
 			}},
 		"sleep": {minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: sleep},
 	}
+	for _, set := range []map[string]builtin{jsonBuiltins(), stringBuiltins(), mathBuiltins(), timeBuiltins(), regexpBuiltins()} {
+		for name, bi := range set {
+			builtins[name] = bi
+		}
+	}
 }
 
 // sleep is SLEEP(seconds): it waits, and returns 0. Cancelled (KILL QUERY)
@@ -214,14 +197,21 @@ func (b *Builder) call(x *ast.FuncCallExpr) (Expr, error) {
 	if !ok {
 		return nil, errno.New(errno.ErFunctionNotExists, "FUNCTION %s does not exist", x.FnName.O)
 	}
-	args, err := b.buildAll(x.Args)
+	args, err := b.callArgs(x.Args)
 	if err != nil {
 		return nil, err
+	}
+	if name == "rand" {
+		return newRand(args)
 	}
 	if len(args) < bi.minArgs || (bi.maxArgs >= 0 && len(args) > bi.maxArgs) {
 		return nil, errno.New(errno.ErWrongParamcountToFunc, "Incorrect parameter count in the call to native function '%s'", x.FnName.O)
 	}
-	return &Func{Name: name, Args: args, Tp: bi.tp(args), NullSafe: bi.nullSafe, Fn: bi.fn, Lazy: bi.lazy}, nil
+	fn := bi.fn
+	if bi.mk != nil {
+		fn = bi.mk(args)
+	}
+	return &Func{Name: name, Args: args, Tp: bi.tp(args), NullSafe: bi.nullSafe, Fn: fn, Lazy: bi.lazy}, nil
 }
 
 func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {
@@ -296,4 +286,30 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 		return types.NewCollatedBytes(types.ToText(d), types.CollationBinary), nil
 	}
 	return types.NewBytes(types.ToText(d)), nil
+}
+
+// callArgs compiles a function's arguments; the parser's keyword
+// arguments (INTERVAL units, TRIM's direction, GET_FORMAT's kind) become
+// string or integer constants.
+func (b *Builder) callArgs(ns []ast.ExprNode) ([]Expr, error) {
+	out := make([]Expr, len(ns))
+	for i, n := range ns {
+		switch x := n.(type) {
+		case *ast.TimeUnitExpr:
+			out[i] = &Constant{Value: types.NewString(x.Unit.String()), Tp: typeString}
+			continue
+		case *ast.TrimDirectionExpr:
+			out[i] = &Constant{Value: types.NewInt(int64(x.Direction)), Tp: typeInt}
+			continue
+		case *ast.GetFormatSelectorExpr:
+			out[i] = &Constant{Value: types.NewString(x.Selector.String()), Tp: typeString}
+			continue
+		}
+		e, err := b.Build(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
 }

@@ -148,7 +148,8 @@ func (s *Session) pinStmt() (is *catalog.InfoSchema, release func()) {
 }
 
 func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression.Ctx {
-	return &expression.Ctx{Context: ctx, Params: params, Now: time.Now(), Session: s, Strict: s.strict(),
+	mode := s.sqlMode()
+	return &expression.Ctx{Context: ctx, Params: params, Now: time.Now(), Session: s, Strict: mode.Strict(), Mode: mode,
 		LastInsertIDSet: func(v uint64) { s.lastInsertID = v }}
 }
 
@@ -515,6 +516,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		}
 	}
 	eval := s.evalCtx(ctx, params)
+	eval.InWrite = true
 	var res executor.DMLResult
 	var err error
 	if s.txn != nil {

@@ -238,6 +238,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		cols[1].Type, cols[1].Charset = server.TypeLong, 0
 		for _, w := range s.warnings {
 			level := "Warning"
+			if w.Note {
+				level = "Note"
+			}
 			if x.Tp == ast.ShowErrors {
 				level = "Error"
 			}

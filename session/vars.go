@@ -215,6 +215,13 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		}
 		v = types.NewString(string(types.ToText(v)))
 	}
+	if name == "sql_mode" {
+		m, err := expression.ParseSQLMode(v.Str())
+		if err != nil {
+			return err
+		}
+		v = types.NewString(m.String())
+	}
 	if name == "tidb_txn_mode" {
 		m := strings.ToLower(v.Str())
 		if m != "" && m != "optimistic" && m != "pessimistic" {
@@ -252,8 +259,4 @@ func parseBool(v types.Datum) (bool, bool) {
 }
 
 // strict reports sql_mode's strict mode.
-func (s *Session) strict() bool {
-	v, _ := s.sysVar("sql_mode", false)
-	m := strings.ToUpper(v.Str())
-	return strings.Contains(m, "STRICT_TRANS_TABLES") || strings.Contains(m, "STRICT_ALL_TABLES") || strings.Contains(m, "TRADITIONAL")
-}
+func (s *Session) strict() bool { return s.sqlMode().Strict() }

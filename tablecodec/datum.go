@@ -22,7 +22,7 @@ import (
 //	                             characters' weights, 2 bytes each, without
 //	                             trailing spaces (types.AppendSortKey)
 //	0x03 EncodeInt(v)            int
-//	0x04 EncodeUint(v)           uint
+//	0x04 EncodeUint(v)           uint; ENUM and SET by their number
 //	0x05 EncodeFloat(f)          float
 //	0x06 decimal (see below)     decimal
 //	0x07 EncodeInt(µs)           duration
@@ -63,6 +63,9 @@ func EncodeKeyDatum(dst []byte, d types.Datum) ([]byte, error) {
 		return codec.EncodeInt(append(dst, flagInt), d.Int()), nil
 	case types.KindUint:
 		return codec.EncodeUint(append(dst, flagUint), d.Uint()), nil
+	case types.KindEnum, types.KindSet:
+		// By member number, the order ORDER BY sorts them in.
+		return codec.EncodeUint(append(dst, flagUint), d.EnumSetValue()), nil
 	case types.KindFloat:
 		return codec.EncodeFloat(append(dst, flagFloat), d.Float()), nil
 	case types.KindDecimal:

@@ -22,6 +22,9 @@ import (
 //	float     8 bytes LE bits        string    uvarint len | bytes
 //	decimal   uvarint len | text     time      tt (1) | fsp (1) | uvarint packed
 //	duration  fsp (1) | varint µs
+//
+// Strings are stored without their collation, and ENUM and SET values as
+// their text: the reader gives them their column's type back.
 const rowVersion = 0x80
 
 // ErrBadRow reports a row value that cannot be decoded.
@@ -35,6 +38,11 @@ func EncodeRow(dst []byte, ids []int64, values []types.Datum) []byte {
 			continue
 		}
 		dst = binary.AppendUvarint(dst, uint64(ids[i]))
+		if v.IsEnumOrSet() {
+			// ENUM and SET values are stored as their text; the reader
+			// has the column's members.
+			v = types.NewBytes(v.Bytes())
+		}
 		dst = append(dst, byte(v.Kind()))
 		switch v.Kind() {
 		case types.KindInt:

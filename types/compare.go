@@ -11,11 +11,15 @@ import (
 // operators: integers compare exactly (signed against unsigned too),
 // decimals against integers or decimals exactly, a string against a
 // string under the stronger of their collations, a time against a time or a string
-// parsed as time, and anything else as DOUBLE. NULL sorts before
+// parsed as time, ENUM and SET values as compareEnumSet says, and anything
+// else as DOUBLE. NULL sorts before
 // everything, which is the order ORDER BY uses.
 func Compare(a, b Datum) int {
 	if a.k == KindNull || b.k == KindNull {
 		return cmp.Compare(boolInt(a.k != KindNull), boolInt(b.k != KindNull))
+	}
+	if a.IsEnumOrSet() || b.IsEnumOrSet() {
+		return compareEnumSet(a, b)
 	}
 	switch {
 	case a.k == KindString && b.k == KindString:
@@ -50,6 +54,21 @@ func Compare(a, b Datum) int {
 	fa, _ := ToFloat(a)
 	fb, _ := ToFloat(b)
 	return cmp.Compare(fa, fb)
+}
+
+// compareEnumSet compares an ENUM or SET with another value: with another
+// ENUM or SET by number (the order ORDER BY sorts them in), with a string
+// by text, with anything else by number.
+func compareEnumSet(a, b Datum) int {
+	switch {
+	case a.IsEnumOrSet() && b.IsEnumOrSet():
+		return cmp.Compare(uint64(a.i), uint64(b.i))
+	case a.IsEnumOrSet() && b.k == KindString:
+		return CompareStrings(a.b, b.b, stronger(a.c, b.c))
+	case a.IsEnumOrSet():
+		return Compare(NewUint(uint64(a.i)), b)
+	}
+	return -compareEnumSet(b, a)
 }
 
 func isExact(k Kind) bool { return k == KindInt || k == KindUint || k == KindDecimal }

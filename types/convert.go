@@ -93,6 +93,8 @@ func ToFloat(d Datum) (f float64, truncated bool) {
 		return timeNumber(d), false
 	case KindDuration:
 		return durationNumber(d.i), false
+	case KindEnum, KindSet:
+		return float64(uint64(d.i)), false
 	}
 	return 0, false
 }
@@ -159,6 +161,8 @@ func ToInt(d Datum) (v int64, overflow, truncated bool) {
 		f, _ := ToFloat(d)
 		v, of := floatToInt(f)
 		return v, of, false
+	case KindEnum, KindSet:
+		return ToInt(NewUint(uint64(d.i)))
 	}
 	f, _ := ToFloat(d)
 	v, of := floatToInt(f)
@@ -180,7 +184,7 @@ func floatToInt(f float64) (int64, bool) {
 // value below zero (the result is 0), overflow one above the maximum.
 func ToUint(d Datum) (v uint64, negative, overflow, truncated bool) {
 	switch d.k {
-	case KindUint:
+	case KindUint, KindEnum, KindSet:
 		return uint64(d.i), false, false, false
 	case KindInt:
 		if d.i < 0 {
@@ -237,7 +241,7 @@ func ToDecimal(d Datum) (dec *apd.Decimal, truncated bool) {
 		return d.d, false
 	case KindInt:
 		return apd.New(d.i, 0), false
-	case KindUint:
+	case KindUint, KindEnum, KindSet:
 		var r apd.Decimal
 		r.Coeff.SetUint64(uint64(d.i))
 		return &r, false
@@ -264,7 +268,7 @@ func ToDecimal(d Datum) (dec *apd.Decimal, truncated bool) {
 // ToBool reports d's truth as a condition (NULL is handled by the caller).
 func ToBool(d Datum) bool {
 	switch d.k {
-	case KindInt, KindUint:
+	case KindInt, KindUint, KindEnum, KindSet:
 		return d.i != 0
 	case KindDecimal:
 		return !d.d.IsZero()
@@ -277,7 +281,7 @@ func ToBool(d Datum) bool {
 
 // ToText returns d's text form as bytes (a string datum's own bytes).
 func ToText(d Datum) []byte {
-	if d.k == KindString {
+	if d.k == KindString || d.k == KindEnum || d.k == KindSet {
 		return d.b
 	}
 	return d.AppendText(nil)

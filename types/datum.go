@@ -23,10 +23,16 @@ const (
 	KindString // text or binary string: the column's collation decides
 	KindTime   // DATE, DATETIME or TIMESTAMP
 	KindDuration
+	// KindEnum is an ENUM value: its member's text and 1-based number
+	// (0 for the empty string MySQL stores for an invalid value).
+	KindEnum
+	// KindSet is a SET value: its members' text, comma-separated, and
+	// their bits.
+	KindSet
 )
 
 func (k Kind) String() string {
-	return [...]string{"null", "int", "uint", "float", "decimal", "string", "time", "duration"}[k]
+	return [...]string{"null", "int", "uint", "float", "decimal", "string", "time", "duration", "enum", "set"}[k]
 }
 
 // Datum is one SQL value. The zero Datum is NULL. Datums are small values
@@ -78,6 +84,18 @@ func NewDuration(micros int64, fsp int) Datum {
 	return Datum{k: KindDuration, i: micros, fsp: int8(fsp)}
 }
 
+// NewEnum returns an ENUM datum: member number n (1-based) named name, of
+// collation c.
+func NewEnum(n uint64, name []byte, c Collation) Datum {
+	return Datum{k: KindEnum, i: int64(n), b: name, c: c}
+}
+
+// NewSet returns a SET datum: the members in bits, whose names joined by
+// commas are text, of collation c.
+func NewSet(bits uint64, text []byte, c Collation) Datum {
+	return Datum{k: KindSet, i: int64(bits), b: text, c: c}
+}
+
 // NewBool returns 1 or 0.
 func NewBool(b bool) Datum {
 	if b {
@@ -101,19 +119,26 @@ func (d Datum) Uint() uint64 { return uint64(d.i) }
 // Float returns a DOUBLE datum's value.
 func (d Datum) Float() float64 { return math.Float64frombits(uint64(d.i)) }
 
-// Bytes returns a string datum's bytes.
+// Bytes returns a string datum's bytes (an ENUM's or SET's text).
 func (d Datum) Bytes() []byte { return d.b }
 
 // Collation returns a string datum's collation.
 func (d Datum) Collation() Collation { return d.c }
 
-// WithCollation returns d with collation c if d is a string, else d.
+// WithCollation returns d with collation c if d is a string (or an ENUM
+// or SET), else d.
 func (d Datum) WithCollation(c Collation) Datum {
-	if d.k == KindString {
+	if d.k == KindString || d.k == KindEnum || d.k == KindSet {
 		d.c = c
 	}
 	return d
 }
+
+// EnumSetValue returns an ENUM's member number or a SET's bits.
+func (d Datum) EnumSetValue() uint64 { return uint64(d.i) }
+
+// IsEnumOrSet reports an ENUM or SET datum.
+func (d Datum) IsEnumOrSet() bool { return d.k == KindEnum || d.k == KindSet }
 
 // Str returns a string datum's bytes as a string (copying).
 func (d Datum) Str() string { return string(d.b) }
@@ -133,7 +158,7 @@ func (d Datum) Fsp() int { return int(d.fsp) }
 // Clone returns a datum that shares no memory with d.
 func (d Datum) Clone() Datum {
 	switch d.k {
-	case KindString:
+	case KindString, KindEnum, KindSet:
 		d.b = append([]byte(nil), d.b...)
 	case KindDecimal:
 		d.d = new(apd.Decimal).Set(d.d)
@@ -163,7 +188,7 @@ func (d Datum) AppendText(buf []byte) []byte {
 			return append(buf, '0') // apd writes 0E+7 as "00000000"
 		}
 		return append(buf, d.d.Text('f')...)
-	case KindString:
+	case KindString, KindEnum, KindSet:
 		return append(buf, d.b...)
 	case KindTime:
 		return Time(d.i).Append(buf, d.tt, int(d.fsp))
