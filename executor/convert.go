@@ -287,12 +287,11 @@ func (c *converter) decimal() (types.Datum, error) {
 		r.Set(dec)
 		r.Exponent = 1 << 20 // far out of range: clipped below
 	}
-	if r.Cmp(dec) != 0 && c.d.Kind() != types.KindFloat {
-		c.note(c.truncated())
-	}
+	rounded := r.Cmp(dec) != 0 && c.d.Kind() != types.KindFloat
 	// Precision: digits before the point at most Flen-Decimal.
 	intDigits := int64(r.NumDigits()) + int64(r.Exponent)
 	if ft.Flen > 0 && intDigits > int64(ft.Flen-ft.Decimal) && !r.IsZero() {
+		rounded = false
 		if err := c.fail(c.outOfRange()); err != nil {
 			return types.Null, err
 		}
@@ -309,6 +308,10 @@ func (c *converter) decimal() (types.Datum, error) {
 			return types.Null, err
 		}
 		r = apd.New(0, -int32(ft.Decimal))
+		rounded = false
+	}
+	if rounded {
+		c.note(c.truncated())
 	}
 	return types.NewDecimal(r), nil
 }

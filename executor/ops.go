@@ -337,6 +337,14 @@ type aggState struct {
 	distinct map[string]struct{}
 	concat   []byte
 	bits     uint64
+	// items are GROUP_CONCAT's values with their ORDER BY keys, joined
+	// once the group is complete.
+	items []concatItem
+}
+
+type concatItem struct {
+	text []byte
+	keys []types.Datum
 }
 
 func (e *aggExec) Open(ctx *Ctx) error {
@@ -480,6 +488,22 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 			st.val, st.has = v.Clone(), true
 		}
 	case "group_concat":
+		if len(a.Order) > 0 {
+			it := concatItem{keys: make([]types.Datum, len(a.Order))}
+			for _, x := range args {
+				it.text = append(it.text, types.ToText(x)...)
+			}
+			for i, o := range a.Order {
+				k, err := o.Expr.Eval(ctx.Eval, row)
+				if err != nil {
+					return err
+				}
+				it.keys[i] = k.Clone()
+			}
+			st.items = append(st.items, it)
+			st.has = true
+			return mem.add(int64(len(it.text)) + rowMem(it.keys))
+		}
 		n := len(st.concat)
 		if st.has {
 			st.concat = append(st.concat, a.Separator...)
@@ -545,6 +569,27 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 	case "group_concat":
 		if !st.has {
 			return types.Null
+		}
+		if len(a.Order) > 0 {
+			slices.SortStableFunc(st.items, func(x, y concatItem) int {
+				for i, o := range a.Order {
+					if c := types.Compare(x.keys[i], y.keys[i]); c != 0 {
+						if o.Desc {
+							return -c
+						}
+						return c
+					}
+				}
+				return 0
+			})
+			var b []byte
+			for i, it := range st.items {
+				if i > 0 {
+					b = append(b, a.Separator...)
+				}
+				b = append(b, it.text...)
+			}
+			return types.NewBytes(b)
 		}
 		return types.NewBytes(st.concat)
 	case "bit_and":

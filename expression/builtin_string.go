@@ -188,6 +188,9 @@ func stringBuiltins() map[string]builtin {
 		return types.NewInt(int64(indexRunes(ss.r, sub2.r, int(from-1), coll) + 1))
 	}
 	return map[string]builtin{
+		"isnull": {minArgs: 1, maxArgs: 1, tp: fixed(typeBool), nullSafe: true, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(v[0].IsNull()), nil
+		}},
 		"concat": {minArgs: 1, maxArgs: -1, tp: fixedStr, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 			var b []byte
 			for _, d := range v {
@@ -338,7 +341,7 @@ func stringBuiltins() map[string]builtin {
 			}
 			return s.datum(out), nil
 		}},
-		"insert": {minArgs: 4, maxArgs: 4, tp: fixedStr, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		"insert_func": {minArgs: 4, maxArgs: 4, tp: fixedStr, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 			s, ins := toStr(v[0]), toStr(v[3])
 			pos, n := argInt(v[1]), argInt(v[2])
 			if pos < 1 || pos > int64(len(s.r)) {

@@ -410,14 +410,7 @@ func dateAdd(sign int64) builtin {
 		if c, ok := a[2].(*Constant); ok {
 			unit = c.Value.Str()
 		}
-		at := a[0].Type()
-		if at.Tp == mysql.TypeDate && isDateUnit(unit) {
-			return typeDate
-		}
-		if at.Tp == mysql.TypeDate || at.Tp == mysql.TypeDatetime || at.Tp == mysql.TypeTimestamp {
-			return typeDatetime6
-		}
-		return stringType(29, types.CollationGeneralCI)
+		return dateAddType(a[0].Type(), unit)
 	}, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 		unit := v[2].Str()
 		t, tt, fsp, ok := dateArg(ctx, v[0], false)
@@ -442,6 +435,28 @@ func dateAdd(sign int64) builtin {
 		}
 		return types.NewTime(r, types.TimeDatetime, fsp), nil
 	}}
+}
+
+// dateAddType is DATE_ADD's result type: DATE for a DATE plus days or
+// more, DATETIME for other dates and times (with microseconds when the
+// unit has them), a string for strings, as in MySQL.
+func dateAddType(at catalog.FieldType, unit string) catalog.FieldType {
+	switch at.Tp {
+	case mysql.TypeDate, mysql.TypeDatetime, mysql.TypeTimestamp:
+		if at.Tp == mysql.TypeDate && isDateUnit(unit) {
+			return typeDate
+		}
+		t := typeDatetime
+		t.Decimal = max(at.Decimal, 0)
+		if strings.Contains(strings.ToUpper(unit), "MICROSECOND") {
+			t.Decimal = 6
+		}
+		if t.Decimal > 0 {
+			t.Flen += 1 + t.Decimal
+		}
+		return t
+	}
+	return stringType(29, types.CollationGeneralCI)
 }
 
 // timestampDiff is TIMESTAMPDIFF(unit, a, b): b - a in whole units.
@@ -960,7 +975,13 @@ func timeBuiltins() map[string]builtin {
 			}
 			return types.NewInt(n), nil
 		}},
-		"timestampadd": {minArgs: 3, maxArgs: 3, tp: fixed(typeDatetime6), fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		"timestampadd": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) catalog.FieldType {
+			unit := ""
+			if c, ok := a[0].(*Constant); ok {
+				unit = c.Value.Str()
+			}
+			return dateAddType(a[2].Type(), unit)
+		}, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 			return dateAdd(1).fn(ctx, []types.Datum{v[2], v[1], v[0]})
 		}},
 		"date_format": {minArgs: 2, maxArgs: 2, tp: fixed(typeString), fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
@@ -990,6 +1011,9 @@ func timeBuiltins() map[string]builtin {
 					return typeDate
 				case t && !d:
 					return typeTime
+				}
+				if !strings.Contains(c.Value.Str(), "%f") {
+					return typeDatetime
 				}
 			}
 			return typeDatetime6
@@ -1160,8 +1184,7 @@ func timeBuiltins() map[string]builtin {
 			if n <= 365 || n > 3652424 {
 				return types.NewTime(0, types.TimeDate, 0), nil
 			}
-			// Day 730120 is 2000-01-01.
-			g := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(n-730120))
+			g := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(n-daynr(2000, 1, 1)))
 			return types.NewTime(types.FromGoTime(g), types.TimeDate, 0), nil
 		}},
 		"makedate": {minArgs: 2, maxArgs: 2, tp: fixed(typeDate), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {

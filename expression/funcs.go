@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -245,6 +246,14 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 		if d.Kind() == types.KindUint {
 			return types.NewInt(int64(d.Uint())), nil
 		}
+		if d.Kind() == types.KindString {
+			// A string reads as its integer prefix: '-3.7' is -3.
+			v, tr := types.StringToInt(d.Bytes())
+			if tr {
+				ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", d.String()))
+			}
+			return types.NewInt(v), nil
+		}
 		v, _, tr := types.ToInt(d)
 		if tr {
 			ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect INTEGER value: '%s'", d.String()))
@@ -282,10 +291,20 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 		}
 		return types.NewTime(t, tt, max(target.Decimal, 0)), nil
 	}
+	b := types.ToText(d)
 	if target.Charset == "binary" {
-		return types.NewCollatedBytes(types.ToText(d), types.CollationBinary), nil
+		if target.Flen > 0 && len(b) > target.Flen {
+			ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect BINARY(%d) value: '%s'", target.Flen, d.String()))
+			b = b[:target.Flen]
+		}
+		return types.NewCollatedBytes(b, types.CollationBinary), nil
 	}
-	return types.NewBytes(types.ToText(d)), nil
+	if target.Flen > 0 && utf8.RuneCount(b) > target.Flen {
+		ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect CHAR(%d) value: '%s'", target.Flen, d.String()))
+		r := []rune(string(b))
+		b = []byte(string(r[:target.Flen]))
+	}
+	return types.NewBytes(b), nil
 }
 
 // callArgs compiles a function's arguments; the parser's keyword

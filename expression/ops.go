@@ -251,14 +251,12 @@ func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
 			return types.NewInt(0), nil
 		case "DIV":
 			if y == 0 {
-				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
-				return types.Null, nil
+				return types.Null, divisionByZero(ctx)
 			}
 			return types.NewInt(x / y), nil
 		case "%":
 			if y == 0 {
-				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
-				return types.Null, nil
+				return types.Null, divisionByZero(ctx)
 			}
 			return types.NewInt(x % y), nil
 		}
@@ -297,8 +295,7 @@ func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
 			return types.NewUint(lo), nil
 		case "DIV", "%":
 			if y == 0 {
-				ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
-				return types.Null, nil
+				return types.Null, divisionByZero(ctx)
 			}
 			if op == "DIV" {
 				return types.NewUint(x / y), nil
@@ -320,8 +317,7 @@ func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
 		r = x * y
 	case "/", "DIV", "%":
 		if y == 0 {
-			ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
-			return types.Null, nil
+			return types.Null, divisionByZero(ctx)
 		}
 		switch op {
 		case "/":
@@ -357,8 +353,7 @@ func arithDecimalOp(ctx *Ctx, op string, a, b types.Datum, toIntIfExact bool) (t
 		_, err = dc.Mul(r, x, y)
 	case "/", "DIV", "%":
 		if y.IsZero() {
-			ctx.Warn(errno.New(errno.ErDivisionByZero, "Division by 0"))
-			return types.Null, nil
+			return types.Null, divisionByZero(ctx)
 		}
 		switch op {
 		case "/":
@@ -446,4 +441,19 @@ func And(conds ...Expr) Expr {
 		}
 	}
 	return out
+}
+
+// divisionByZero is what x / 0, x DIV 0 and x % 0 do besides giving NULL:
+// nothing, or with ERROR_FOR_DIVISION_BY_ZERO a warning, which strict
+// mode turns into an error in a statement that changes data.
+func divisionByZero(ctx *Ctx) error {
+	if ctx.Mode&ModeErrorForDivisionByZero == 0 {
+		return nil
+	}
+	e := errno.New(errno.ErDivisionByZero, "Division by 0")
+	if ctx.Strict && ctx.InWrite {
+		return e
+	}
+	ctx.Warn(e)
+	return nil
 }

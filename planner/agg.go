@@ -121,6 +121,22 @@ func (a *aggBuilder) aggCall(x *ast.AggregateFuncExpr) (expression.Expr, error) 
 		}
 		f.Args = append(f.Args, e)
 	}
+	if x.Order != nil {
+		for _, it := range x.Order.Items {
+			n := it.Expr
+			if pe, ok := n.(*ast.PositionExpr); ok {
+				if pe.N < 1 || pe.N > len(args) {
+					return nil, errno.New(errno.ErBadField, "Unknown column '%d' in 'order clause'", pe.N)
+				}
+				n = args[pe.N-1]
+			}
+			e, err := eb.Build(n)
+			if err != nil {
+				return nil, err
+			}
+			f.Order = append(f.Order, SortItem{Expr: e, Desc: it.Desc})
+		}
+	}
 	if f.Name == "count" && len(args) == 1 {
 		if v, ok := args[0].(ast.ValueExpr); ok && v.GetValue() != nil && !x.Distinct {
 			f.Star = true

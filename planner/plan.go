@@ -117,6 +117,8 @@ type AggFunc struct {
 	Star     bool // COUNT(*)
 	// Separator is GROUP_CONCAT's.
 	Separator string
+	// Order is GROUP_CONCAT's ORDER BY, over the aggregation's input rows.
+	Order []SortItem
 }
 
 // Aggregation groups rows by GroupBy and computes Aggs per group. Its rows

@@ -65,7 +65,7 @@ func parseError(err error) error {
 // not nil, is the statement's plan from the plan cache.
 func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
 	start := time.Now()
-	if _, isShow := st.(*ast.ShowStmt); !isShow {
+	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
 	}
 	err := s.checkPrivileges(st)

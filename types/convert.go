@@ -292,3 +292,31 @@ func ParseDecimal(s string) (*apd.Decimal, error) {
 	d, _, err := apd.NewFromString(strings.TrimSpace(s))
 	return d, err
 }
+
+// StringToInt reads the integer at the front of a string, as CAST(... AS
+// SIGNED) does: '-3.7' is -3, '12abc' 12 (truncated), 'abc' 0 (truncated);
+// values beyond int64 clamp.
+func StringToInt(s []byte) (v int64, truncated bool) {
+	t := bytes.TrimSpace(s)
+	i := 0
+	if i < len(t) && (t[i] == '+' || t[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return 0, len(t) > 0
+	}
+	n, err := strconv.ParseInt(string(t[:i]), 10, 64)
+	if err != nil {
+		if t[0] == '-' {
+			n = math.MinInt64
+		} else {
+			n = math.MaxInt64
+		}
+		truncated = true
+	}
+	return n, truncated || i < len(t)
+}
