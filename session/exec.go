@@ -189,15 +189,27 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 	case *ast.UseStmt:
 		return server.Result{}, s.UseDB(ctx, x.DBName)
 	case *ast.CreateDatabaseStmt:
-		return s.ddl(ctx, func() error { return s.d.ddl.CreateDatabase(ctx, x) })
+		// MySQL reports one row affected for a new database, and for a
+		// dropped one as many as it had tables.
+		existed := s.d.catalog.InfoSchema().DB(x.Name.O) != nil
+		res, err := s.ddl(ctx, func() error { return s.d.ddl.CreateDatabase(ctx, x) })
+		if err == nil && !existed {
+			res.AffectedRows = 1
+		}
+		return res, err
 	case *ast.DropDatabaseStmt:
-		return s.ddl(ctx, func() error {
+		tables := len(s.d.catalog.InfoSchema().Tables(x.Name.O))
+		res, err := s.ddl(ctx, func() error {
 			err := s.d.ddl.DropDatabase(ctx, x)
 			if err == nil && strings.EqualFold(s.db, x.Name.O) {
 				s.db = ""
 			}
 			return err
 		})
+		if err == nil {
+			res.AffectedRows = uint64(tables)
+		}
+		return res, err
 	case *ast.CreateTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.CreateTable(ctx, s.db, x) })
 	case *ast.DropTableStmt:
