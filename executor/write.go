@@ -151,7 +151,7 @@ func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 			if utf8.RuneCount(b) > ic.Length {
 				b = truncateRunes(b, ic.Length)
 			}
-			v = types.NewBytes(b)
+			v = types.NewCollatedBytes(b, v.Collation())
 		}
 		hasNull = hasNull || v.IsNull()
 		vals[i] = v
