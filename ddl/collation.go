@@ -130,6 +130,9 @@ func applyTableCollation(t *catalog.TableInfo, s *ast.CreateTableStmt, db *catal
 				return err
 			}
 		}
+		if err := checkTypeLimits(col); err != nil {
+			return err
+		}
 	}
 	return nil
 }

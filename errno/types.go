@@ -17,6 +17,7 @@ const (
 	ErTooBigSet                = 1097
 	ErRegexp                   = 1139
 	ErIncorrectParamsToFunc    = 1583
+	ErMBiggerThanD             = 1427
 )
 
 func init() {
@@ -25,7 +26,7 @@ func init() {
 		ErDataOutOfRange: "22003", ErWrongValueForType: "HY000", ErDuplicatedValueInType: "HY000",
 		ErInvalidJSONText: "22032", ErInvalidJSONPath: "42000", ErInvalidJSONTextInParam: "22032",
 		ErInvalidJSONPathWildcard: "42000", ErInvalidTypeForJSON: "22032", ErTooBigFieldlength: "42000",
-		ErTooBigSet: "HY000", ErRegexp: "42000", ErIncorrectParamsToFunc: "42000",
+		ErTooBigSet: "HY000", ErMBiggerThanD: "42000", ErRegexp: "42000", ErIncorrectParamsToFunc: "42000",
 	} {
 		states[code] = st
 	}

@@ -25,6 +25,7 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 	if err := checkNesting(sql); err != nil {
 		return err
 	}
+	s.syncParserMode()
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return parseError(err)

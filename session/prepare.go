@@ -61,6 +61,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	if err := checkNesting(sql); err != nil {
 		return nil, err
 	}
+	s.syncParserMode()
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, parseError(err)

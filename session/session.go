@@ -24,6 +24,8 @@ type Session struct {
 	info   server.ConnInfo
 	db     string
 	parser *parser.Parser
+	// parserMode is the sql_mode the parser was last set to.
+	parserMode string
 
 	vars     map[string]types.Datum // session system variables set by SET
 	userVars map[string]types.Datum

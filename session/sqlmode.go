@@ -2,16 +2,43 @@ package session
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/basalt-db/basalt/expression"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
+
+// parsedModes caches sql_mode strings' flags: sessions share a few values.
+var parsedModes sync.Map // string → expression.SQLMode
 
 // sqlMode is the session's sql_mode.
 func (s *Session) sqlMode() expression.SQLMode {
 	v, _ := s.sysVar("sql_mode", false)
-	m, _ := expression.ParseSQLMode(v.Str())
+	str := v.Str()
+	if m, ok := parsedModes.Load(str); ok {
+		return m.(expression.SQLMode)
+	}
+	m, _ := expression.ParseSQLMode(str)
+	parsedModes.Store(str, m)
 	return m
+}
+
+// syncParserMode gives the parser the session's sql_mode, for the modes
+// that change how SQL reads: PIPES_AS_CONCAT, ANSI_QUOTES,
+// NO_BACKSLASH_ESCAPES, HIGH_NOT_PRECEDENCE, IGNORE_SPACE.
+func (s *Session) syncParserMode() {
+	v, _ := s.sysVar("sql_mode", false)
+	str := v.Str()
+	if str == s.parserMode {
+		return
+	}
+	s.parserMode = str
+	m, err := mysql.GetSQLMode(str)
+	if err != nil {
+		m = 0
+	}
+	s.parser.SetSQLMode(m)
 }
 
 // readsDiagnostics reports SELECT @@warning_count and @@error_count,
