@@ -2,6 +2,7 @@ package expression
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 
@@ -304,6 +305,13 @@ func mathBuiltins() map[string]builtin {
 			return extreme(v, -1), nil
 		}},
 	}
+	m["bit_count"] = builtin{minArgs: 1, maxArgs: 1, tp: fixed(typeInt), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		u := uint64(argInt(v[0]))
+		if v[0].Kind() == types.KindUint {
+			u = v[0].Uint()
+		}
+		return types.NewInt(int64(bits.OnesCount64(u))), nil
+	}}
 	m["rand"] = builtin{maxArgs: 1, tp: fixed(typeDouble), nullSafe: true}
 	return m
 }

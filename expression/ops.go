@@ -3,6 +3,7 @@ package expression
 import (
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -215,8 +216,53 @@ func errOutOfRange(kind, expr string) *errno.Error {
 
 func newArith(op string, a, b Expr) *Func {
 	f := &Func{Name: op, Args: []Expr{a, b}, Tp: staticArithType(a.Type(), b.Type(), op)}
-	f.Fn = func(ctx *Ctx, v []types.Datum) (types.Datum, error) { return arith(ctx, op, v[0], v[1]) }
+	f.Fn = func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		r, err := arith(ctx, op, v[0], v[1])
+		if e, ok := err.(*errno.Error); ok && e.Code == errno.ErDataOutOfRange && strings.HasSuffix(e.Msg, "''") {
+			// Name the expression, as MySQL does: '(a + b)'.
+			e = errno.New(e.Code, "%s'%s'", strings.TrimSuffix(e.Msg, "''"), SQLText(f))
+			return r, e
+		}
+		return r, err
+	}
 	return f
+}
+
+// SQLText renders an expression roughly as MySQL prints it in messages.
+func SQLText(e Expr) string {
+	switch x := e.(type) {
+	case *Column:
+		return "`" + x.Name + "`"
+	case *Constant:
+		if x.Value.Kind() == types.KindString {
+			return "'" + x.Value.Str() + "'"
+		}
+		return x.Value.String()
+	case *Func:
+		switch {
+		case len(x.Args) == 2 && strings.Trim(x.Name, "+-*/%DIV<>=!&|^") == "":
+			return "(" + SQLText(x.Args[0]) + " " + x.Name + " " + SQLText(x.Args[1]) + ")"
+		case x.Name == "-" && len(x.Args) == 1:
+			return "-(" + SQLText(x.Args[0]) + ")"
+		case x.Name == "cast" && len(x.Args) == 1:
+			what := "char"
+			switch {
+			case x.Tp.IsInteger() && x.Tp.Unsigned():
+				what = "unsigned"
+			case x.Tp.IsInteger():
+				what = "signed"
+			case x.Tp.Tp == mysql.TypeNewDecimal:
+				what = "decimal"
+			}
+			return "cast(" + SQLText(x.Args[0]) + " as " + what + ")"
+		}
+		parts := make([]string, len(x.Args))
+		for i, a := range x.Args {
+			parts[i] = SQLText(a)
+		}
+		return x.Name + "(" + strings.Join(parts, ",") + ")"
+	}
+	return String(e)
 }
 
 func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
@@ -305,8 +351,8 @@ func arith(ctx *Ctx, op string, a, b types.Datum) (types.Datum, error) {
 	case arithDecimal:
 		return arithDecimalOp(ctx, op, a, b, false)
 	}
-	x, _ := types.ToFloat(a)
-	y, _ := types.ToFloat(b)
+	x := floatOperand(ctx, a)
+	y := floatOperand(ctx, b)
 	var r float64
 	switch op {
 	case "+":
@@ -406,14 +452,17 @@ func newNeg(a Expr) *Func {
 		t = typeDouble
 	}
 	t.Flag &^= mysql.UnsignedFlag
-	return &Func{Name: "-", Args: []Expr{a}, Tp: t, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+	if c, ok := a.(*Constant); ok && c.Value.Kind() == types.KindUint && c.Value.Uint() > 1<<63 {
+		// The negation of an unsigned literal past BIGINT is a DECIMAL.
+		t = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 21, Flag: mysql.BinaryFlag}
+	}
+	f := &Func{Name: "-", Args: []Expr{a}, Tp: t}
+	f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 		d := v[0]
 		switch d.Kind() {
 		case types.KindInt:
 			if d.Int() == math.MinInt64 {
-				r := new(apd.Decimal)
-				r.Neg(apd.New(d.Int(), 0))
-				return types.NewDecimal(r), nil
+				return types.Null, errOutOfRange("BIGINT", SQLText(f))
 			}
 			return types.NewInt(-d.Int()), nil
 		case types.KindUint:
@@ -425,9 +474,10 @@ func newNeg(a Expr) *Func {
 		case types.KindDecimal:
 			return types.NewDecimal(new(apd.Decimal).Neg(d.Decimal())), nil
 		}
-		f, _ := types.ToFloat(d)
-		return types.NewFloat(-f), nil
-	}}
+		x, _ := types.ToFloat(d)
+		return types.NewFloat(-x), nil
+	}
+	return f
 }
 
 // And returns the conjunction of conds (nil for none).
@@ -456,4 +506,14 @@ func divisionByZero(ctx *Ctx) error {
 	}
 	ctx.Warn(e)
 	return nil
+}
+
+// floatOperand converts an arithmetic operand to DOUBLE, warning (1292)
+// when a string is not wholly a number.
+func floatOperand(ctx *Ctx, d types.Datum) float64 {
+	f, tr := types.ToFloat(d)
+	if tr && d.Kind() == types.KindString {
+		ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect DOUBLE value: '%s'", d.String()))
+	}
+	return f
 }
