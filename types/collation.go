@@ -2,6 +2,7 @@ package types
 
 import (
 	"bytes"
+	"encoding/binary"
 	"cmp"
 	"strings"
 	"unicode/utf8"
@@ -189,6 +190,27 @@ func nextRune(b []byte) (rune, int) {
 
 func compareGeneralCI(a, b []byte) int {
 	a, b = trimTrailingSpaces(a), trimTrailingSpaces(b)
+	// Skip the bytes both share (whole characters), then ASCII a byte
+	// at a time; from the first other byte on (a character boundary in
+	// both), character by character.
+	n := min(len(a), len(b))
+	i := commonPrefix(a[:n], b[:n])
+	for i > 0 && i < n && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	for i < n {
+		ca, cb := a[i], b[i]
+		if ca >= utf8.RuneSelf || cb >= utf8.RuneSelf {
+			break
+		}
+		if ca != cb {
+			if wa, wb := generalCIPages[0][ca], generalCIPages[0][cb]; wa != wb {
+				return cmp.Compare(wa, wb)
+			}
+		}
+		i++
+	}
+	a, b = a[i:], b[i:]
 	for len(a) > 0 && len(b) > 0 {
 		ra, na := nextRune(a)
 		rb, nb := nextRune(b)
@@ -234,3 +256,18 @@ func EqualRunes(a, b rune, c Collation) bool {
 // IsBinary reports a collation whose strings are bytes rather than
 // characters.
 func (c Collation) IsBinary() bool { return c == CollationBinary }
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// which have the same length.
+func commonPrefix(a, b []byte) int {
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		if binary.LittleEndian.Uint64(a[i:]) != binary.LittleEndian.Uint64(b[i:]) {
+			break
+		}
+	}
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	return i
+}

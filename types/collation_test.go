@@ -19,6 +19,7 @@ func TestCompareStrings(t *testing.T) {
 		want int
 	}{
 		{"a", "A", ci, 0}, {"a", "á", ci, 0}, {"ß", "s", ci, 0}, {"a", "a   ", ci, 0}, {"", " ", ci, 0},
+		{"aé", "aè", ci, 0}, {"xxxxxxxxé", "xxxxxxxxF", ci, -1}, {"abcdefghijK", "ABCDEFGHIJk", ci, 0},
 		{"a", "b", ci, -1}, {"B", "a", ci, 1}, {"Äpfel", "apple", ci, -1}, {"😀", "😁", ci, 0},
 		{"a", "A", bin, 1}, {"a", "a ", bin, 0}, {"B", "a", bin, -1},
 		{"a", "a ", nopad, -1}, {"a", "A", nopad, 1},
@@ -73,5 +74,16 @@ func TestGeneralCIMatchesMariaDB(t *testing.T) {
 	}
 	if n < 60000 {
 		t.Fatalf("compared %d code points", n)
+	}
+}
+
+// BenchmarkCompareGeneralCI compares sysbench-like 120-character strings
+// that differ near the end.
+func BenchmarkCompareGeneralCI(b *testing.B) {
+	x := []byte("83868641912-28773972837-60736120486-75162659906-27563526494-20381887404-41576422241-93426793964-56405065102-33518432330")
+	y := append([]byte(nil), x...)
+	y[110] = '9'
+	for range b.N {
+		types.CompareStrings(x, y, types.CollationGeneralCI)
 	}
 }
