@@ -3,6 +3,7 @@ package types
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"cmp"
 	"strings"
 	"unicode/utf8"
@@ -231,7 +232,14 @@ func AppendSortKey(dst, b []byte, c Collation) []byte {
 	switch c {
 	case CollationGeneralCI:
 		b = trimTrailingSpaces(b)
+		dst = slices.Grow(dst, 2*len(b))
 		for len(b) > 0 {
+			if c := b[0]; c < utf8.RuneSelf {
+				w := generalCIPages[0][c]
+				dst = append(dst, byte(w>>8), byte(w))
+				b = b[1:]
+				continue
+			}
 			r, n := nextRune(b)
 			w := generalCIWeight(r)
 			dst = append(dst, byte(w>>8), byte(w))
