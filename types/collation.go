@@ -2,9 +2,9 @@ package types
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
-	"cmp"
 	"strings"
 	"unicode/utf8"
 )
