@@ -2,6 +2,7 @@ package executor
 
 import (
 	"slices"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/basalt-db/basalt/errno"
@@ -335,7 +336,6 @@ type aggState struct {
 	val      types.Datum // min, max, first_row
 	has      bool
 	distinct map[string]struct{}
-	concat   []byte
 	bits     uint64
 	// items are GROUP_CONCAT's values with their ORDER BY keys, joined
 	// once the group is complete.
@@ -412,11 +412,16 @@ func (e *aggExec) Open(ctx *Ctx) error {
 	if len(order) == 0 && len(e.p.GroupBy) == 0 {
 		newGroup(nil)
 	}
+	maxConcat := groupConcatMaxLen(ctx)
 	for _, g := range order {
 		out := make([]types.Datum, 0, len(g.keys)+len(e.p.Aggs))
 		out = append(out, g.keys...)
 		for i, a := range e.p.Aggs {
-			out = append(out, result(a, g.states[i]))
+			r := result(a, g.states[i])
+			if a.Name == "group_concat" {
+				r = groupConcat(ctx, a, g.states[i], maxConcat)
+			}
+			out = append(out, r)
 		}
 		e.out = append(e.out, out)
 	}
@@ -488,11 +493,12 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 			st.val, st.has = v.Clone(), true
 		}
 	case "group_concat":
+		it := concatItem{}
+		for _, x := range args {
+			it.text = append(it.text, types.ToText(x)...)
+		}
 		if len(a.Order) > 0 {
-			it := concatItem{keys: make([]types.Datum, len(a.Order))}
-			for _, x := range args {
-				it.text = append(it.text, types.ToText(x)...)
-			}
+			it.keys = make([]types.Datum, len(a.Order))
 			for i, o := range a.Order {
 				k, err := o.Expr.Eval(ctx.Eval, row)
 				if err != nil {
@@ -500,19 +506,10 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 				}
 				it.keys[i] = k.Clone()
 			}
-			st.items = append(st.items, it)
-			st.has = true
-			return mem.add(int64(len(it.text)) + rowMem(it.keys))
 		}
-		n := len(st.concat)
-		if st.has {
-			st.concat = append(st.concat, a.Separator...)
-		}
+		st.items = append(st.items, it)
 		st.has = true
-		for _, x := range args {
-			st.concat = append(st.concat, types.ToText(x)...)
-		}
-		return mem.add(int64(len(st.concat) - n))
+		return mem.add(int64(len(it.text)) + int64(len(a.Separator)) + rowMem(it.keys))
 	case "bit_and", "bit_or", "bit_xor":
 		u, _, _, _ := types.ToUint(v)
 		if v.Kind() == types.KindInt {
@@ -567,31 +564,8 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 		}
 		return st.val
 	case "group_concat":
-		if !st.has {
-			return types.Null
-		}
-		if len(a.Order) > 0 {
-			slices.SortStableFunc(st.items, func(x, y concatItem) int {
-				for i, o := range a.Order {
-					if c := types.Compare(x.keys[i], y.keys[i]); c != 0 {
-						if o.Desc {
-							return -c
-						}
-						return c
-					}
-				}
-				return 0
-			})
-			var b []byte
-			for i, it := range st.items {
-				if i > 0 {
-					b = append(b, a.Separator...)
-				}
-				b = append(b, it.text...)
-			}
-			return types.NewBytes(b)
-		}
-		return types.NewBytes(st.concat)
+		// Built by the aggregation, which knows group_concat_max_len.
+		return types.Null
 	case "bit_and":
 		if !st.has {
 			return types.NewUint(^uint64(0))
@@ -644,4 +618,63 @@ func (e *memTableExec) Next(*Ctx) ([]types.Datum, error) {
 	}
 	e.pos++
 	return e.rows[e.pos-1], nil
+}
+
+// groupConcatMaxLen is the session's group_concat_max_len: the most bytes
+// a GROUP_CONCAT result keeps.
+func groupConcatMaxLen(ctx *Ctx) int64 {
+	if ctx.Eval != nil && ctx.Eval.Session != nil {
+		if v, err := ctx.Eval.Session.SysVar("group_concat_max_len", false); err == nil {
+			if n, _, _ := types.ToInt(v); n > 0 {
+				return n
+			}
+		}
+	}
+	return 1024
+}
+
+// cutUTF8 cuts b to at most n bytes, at a character boundary.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	b = b[:n]
+	for len(b) > 0 && !utf8.Valid(b) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// groupConcat joins a group's GROUP_CONCAT values, in ORDER BY order, and
+// cuts the result to maxLen bytes with warning 1260, which numbers the
+// value that did not fit.
+func groupConcat(ctx *Ctx, a *planner.AggFunc, st *aggState, maxLen int64) types.Datum {
+	if !st.has {
+		return types.Null
+	}
+	if len(a.Order) > 0 {
+		slices.SortStableFunc(st.items, func(x, y concatItem) int {
+			for i, o := range a.Order {
+				if c := types.Compare(x.keys[i], y.keys[i]); c != 0 {
+					if o.Desc {
+						return -c
+					}
+					return c
+				}
+			}
+			return 0
+		})
+	}
+	var b []byte
+	for i, it := range st.items {
+		if i > 0 {
+			b = append(b, a.Separator...)
+		}
+		b = append(b, it.text...)
+		if int64(len(b)) > maxLen {
+			ctx.Eval.Warn(errno.New(1260, "Row %d was cut by GROUP_CONCAT()", i+1))
+			return types.NewBytes(cutUTF8(b, int(maxLen)))
+		}
+	}
+	return types.NewBytes(b)
 }

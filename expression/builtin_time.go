@@ -1362,3 +1362,21 @@ func isAllDigits(s string) bool {
 	}
 	return true
 }
+
+// roundMicros rounds microseconds to fsp fractional digits, half away
+// from zero.
+func roundMicros(us int64, fsp int) int64 {
+	if fsp >= 6 || fsp < 0 {
+		return us
+	}
+	unit := int64(math.Pow10(6 - fsp))
+	neg := us < 0
+	if neg {
+		us = -us
+	}
+	us = (us + unit/2) / unit * unit
+	if neg {
+		us = -us
+	}
+	return us
+}

@@ -261,6 +261,9 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 		return types.NewInt(v), nil
 	case mysql.TypeDouble, mysql.TypeFloat:
 		f, _ := types.ToFloat(d)
+		if target.Tp == mysql.TypeFloat {
+			f = float64(float32(f))
+		}
 		return types.NewFloat(f), nil
 	case mysql.TypeNewDecimal:
 		dec, _ := types.ToDecimal(d)
@@ -268,7 +271,45 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 		if _, err := types.DecimalContext().Quantize(r, dec, -int32(target.Decimal)); err != nil {
 			return types.Null, errOutOfRange("DECIMAL", "cast")
 		}
+		if target.Flen > 0 && int(r.NumDigits())+int(r.Exponent) > target.Flen-target.Decimal && !r.IsZero() {
+			// Out of DECIMAL(M,D): the largest value of the type.
+			ctx.Warn(errno.New(errno.ErWarnDataOutOfRange, "Out of range value for column 'cast' at row 1"))
+			m := strings.Repeat("9", target.Flen-target.Decimal)
+			if target.Decimal > 0 {
+				m += "." + strings.Repeat("9", target.Decimal)
+			}
+			neg := r.Negative
+			r, _ = types.ParseDecimal(m)
+			r.Negative = neg
+		}
 		return types.NewDecimal(r), nil
+	case mysql.TypeDuration:
+		fsp := max(target.Decimal, 0)
+		us, _, ok := durationArg(ctx, d)
+		if !ok {
+			return types.Null, nil
+		}
+		limit := int64(838*3600+59*60+59) * 1_000_000
+		return types.NewDuration(max(min(roundMicros(us, fsp), limit), -limit), fsp), nil
+	case mysql.TypeYear:
+		v, _, _ := types.ToInt(d)
+		switch {
+		case v == 0 && d.Kind() != types.KindString:
+		case v >= 0 && v < 70:
+			v += 2000
+		case v >= 70 && v < 100:
+			v += 1900
+		case v < 1901 || v > 2155:
+			ctx.Warn(errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect YEAR value: '%s'", d.String()))
+			return types.Null, nil
+		}
+		return types.NewInt(v), nil
+	case mysql.TypeJSON:
+		j, err := ToJSON(d)
+		if err != nil {
+			return types.Null, errno.New(errno.ErInvalidJSONTextInParam, "Invalid JSON text in argument 1 to function cast_as_json: \"%s\".", err.Error())
+		}
+		return types.JSONDatum(j), nil
 	case mysql.TypeDate, mysql.TypeDatetime:
 		tt := types.TimeDatetime
 		if target.Tp == mysql.TypeDate {
