@@ -13,8 +13,9 @@ import (
 
 // fuzzDatum makes a datum of kind k (0 NULL, 1 int, 2 uint, 3 float,
 // 4 decimal, 5 string, 6 time, 7 duration) from fuzz bytes. meta picks a
-// time's type and fractional precision, which a column fixes, so two
-// datums made with one meta may share an index position.
+// time's type and fractional precision, or a string's collation, which a
+// column fixes, so two datums made with one meta may share an index
+// position.
 func fuzzDatum(k uint8, b []byte, meta uint8) types.Datum {
 	var buf [9]byte
 	copy(buf[:], b)
@@ -31,7 +32,8 @@ func fuzzDatum(k uint8, b []byte, meta uint8) types.Datum {
 		// and more.
 		return types.NewDecimal(apd.New(int64(x), int32(int8(buf[8]))%41))
 	case 5:
-		return types.NewBytes(b)
+		// meta picks the column's collation too.
+		return types.NewCollatedBytes(b, types.Collation(meta%5))
 	case 6:
 		return types.NewTime(types.Time(x), types.TimeType(meta%3), int(meta>>2)%8-1)
 	case 7:

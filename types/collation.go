@@ -191,12 +191,13 @@ func nextRune(b []byte) (rune, int) {
 
 func compareGeneralCI(a, b []byte) int {
 	a, b = trimTrailingSpaces(a), trimTrailingSpaces(b)
-	// Skip the bytes both share (whole characters), then ASCII a byte
-	// at a time; from the first other byte on (a character boundary in
-	// both), character by character.
+	// Skip the bytes both share, backed up to where neither string
+	// continues a character (so the skipped bytes decode the same in
+	// both), then ASCII a byte at a time; from the first other byte on,
+	// character by character.
 	n := min(len(a), len(b))
 	i := commonPrefix(a[:n], b[:n])
-	for i > 0 && i < n && !utf8.RuneStart(a[i]) {
+	for i > 0 && ((i < len(a) && !utf8.RuneStart(a[i])) || (i < len(b) && !utf8.RuneStart(b[i]))) {
 		i--
 	}
 	for i < n {

@@ -19,7 +19,7 @@ func TestCompareStrings(t *testing.T) {
 		want int
 	}{
 		{"a", "A", ci, 0}, {"a", "á", ci, 0}, {"ß", "s", ci, 0}, {"a", "a   ", ci, 0}, {"", " ", ci, 0},
-		{"aé", "aè", ci, 0}, {"xxxxxxxxé", "xxxxxxxxF", ci, -1}, {"abcdefghijK", "ABCDEFGHIJk", ci, 0},
+		{"aé", "aè", ci, 0}, {"\xef\xbf\xbd", "\xef", ci, 0}, {"\xe2\x82\xac", "\xe2\x82x", ci, -1}, {"xxxxxxxxé", "xxxxxxxxF", ci, -1}, {"abcdefghijK", "ABCDEFGHIJk", ci, 0},
 		{"a", "b", ci, -1}, {"B", "a", ci, 1}, {"Äpfel", "apple", ci, -1}, {"😀", "😁", ci, 0},
 		{"a", "A", bin, 1}, {"a", "a ", bin, 0}, {"B", "a", bin, -1},
 		{"a", "a ", nopad, -1}, {"a", "A", nopad, 1},
