@@ -481,11 +481,11 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 			return errno.New(1690, "DECIMAL value is out of range in 'sum'")
 		}
 	case "min":
-		if !st.has || types.Compare(v, st.val) < 0 {
+		if !st.has || minMaxCompare(v, st.val) < 0 {
 			st.val, st.has = v.Clone(), true
 		}
 	case "max":
-		if !st.has || types.Compare(v, st.val) > 0 {
+		if !st.has || minMaxCompare(v, st.val) > 0 {
 			st.val, st.has = v.Clone(), true
 		}
 	case "first_row":
@@ -677,4 +677,14 @@ func groupConcat(ctx *Ctx, a *planner.AggFunc, st *aggState, maxLen int64) types
 		}
 	}
 	return types.NewBytes(b)
+}
+
+// minMaxCompare orders MIN and MAX arguments: as comparisons do, except
+// that ENUM and SET values compare by their text (where ORDER BY sorts
+// them by number), as in MySQL.
+func minMaxCompare(a, b types.Datum) int {
+	if a.IsEnumOrSet() && b.IsEnumOrSet() {
+		return types.CompareStrings(a.Bytes(), b.Bytes(), max(a.Collation(), b.Collation()))
+	}
+	return types.Compare(a, b)
 }
