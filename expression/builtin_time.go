@@ -738,23 +738,28 @@ func strToDate(s, format string) (t types.Time, hasDate, hasTime, ok bool) {
 				i += 2
 			}
 			hasAMPM = true
-		case 'T':
+		case 'T', 'r':
+			colon := func() bool {
+				if i < len(s) && s[i] == ':' {
+					i++
+					return true
+				}
+				return false
+			}
 			var ok1, ok2, ok3 bool
 			hour, ok1 = num(2)
-			ok2 = i < len(s) && s[i] == ':'
-			i++
-			minute, ok2 = num(2)
-			ok3 = i < len(s) && s[i] == ':'
-			i++
-			second, ok3 = num(2)
+			ok2 = colon()
+			if ok2 {
+				minute, ok2 = num(2)
+			}
+			ok3 = colon()
+			if ok3 {
+				second, ok3 = num(2)
+			}
 			good, hasTime = ok1 && ok2 && ok3, true
-		case 'r':
-			var ok1, ok2, ok3 bool
-			hour, ok1 = num(2)
-			i++
-			minute, ok2 = num(2)
-			i++
-			second, ok3 = num(2)
+			if format[j] == 'T' {
+				break
+			}
 			skipSpace()
 			if i+2 <= len(s) && strings.EqualFold(s[i:i+2], "PM") {
 				pm = true

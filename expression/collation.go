@@ -82,13 +82,10 @@ func explicitCollation(args ...Expr) (types.Collation, bool) {
 	return 0, false
 }
 
-// comparisonCollation is the collation two values compare under: forced
-// by a COLLATE clause, else the stronger of theirs.
-func comparisonCollation(forced bool, c types.Collation, a, b types.Datum) (types.Datum, types.Datum) {
-	if forced {
-		return a.WithCollation(c), b.WithCollation(c)
-	}
-	return a, b
+// forceCollation gives two values the collation a COLLATE clause imposes
+// on their comparison.
+func forceCollation(c types.Collation, a, b types.Datum) (types.Datum, types.Datum) {
+	return a.WithCollation(c), b.WithCollation(c)
 }
 
 // likeCollation is the collation LIKE matches under.

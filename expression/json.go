@@ -58,14 +58,10 @@ func isBoolType(tp catalog.FieldType) bool { return tp.Flag&mysql.IsBooleanFlag 
 
 // jsonDoc parses a function's document argument (argument n, 1-based).
 func jsonDoc(d types.Datum, n int, fn string) (types.JSON, error) {
-	j, err := types.ParseJSON(d.Bytes())
-	if d.Kind() != types.KindString {
-		if d.IsEnumOrSet() {
-			j, err = types.ParseJSON(d.Bytes())
-		} else {
-			return jsonValue(d, false), nil
-		}
+	if d.Kind() != types.KindString && !d.IsEnumOrSet() {
+		return jsonValue(d, false), nil
 	}
+	j, err := types.ParseJSON(d.Bytes())
 	if err != nil {
 		var se *types.JSONSyntaxError
 		msg, pos := "The document is empty.", 0

@@ -66,7 +66,7 @@ func newCompare(op string, a, b Expr) *Func {
 		cmp := newCompare(op, &Column{}, &Column{Idx: 1})
 		f.NullSafe = cmp.NullSafe
 		f.Fn = func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
-			x, y := comparisonCollation(true, c, v[0], v[1])
+			x, y := forceCollation(c, v[0], v[1])
 			return cmp.Fn(ctx, []types.Datum{x, y})
 		}
 		return f
