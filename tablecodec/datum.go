@@ -23,6 +23,8 @@ import (
 //	                             trailing spaces (types.AppendSortKey)
 //	0x03 EncodeInt(v)            int
 //	0x04 EncodeUint(v)           uint; ENUM and SET by their number
+//	                             (by their text, flag 0x01, in tables
+//	                             from before collations)
 //	0x05 EncodeFloat(f)          float
 //	0x06 decimal (see below)     decimal
 //	0x07 EncodeInt(µs)           duration
@@ -64,6 +66,11 @@ func EncodeKeyDatum(dst []byte, d types.Datum) ([]byte, error) {
 	case types.KindUint:
 		return codec.EncodeUint(append(dst, flagUint), d.Uint()), nil
 	case types.KindEnum, types.KindSet:
+		if d.Collation() == types.CollationNoPadBin {
+			// Columns of tables created before ENUM and SET had numbers
+			// keyed their text.
+			return codec.EncodeBytes(append(dst, flagBytes), d.Bytes()), nil
+		}
 		// By member number, the order ORDER BY sorts them in.
 		return codec.EncodeUint(append(dst, flagUint), d.EnumSetValue()), nil
 	case types.KindFloat:
