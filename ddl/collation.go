@@ -74,17 +74,23 @@ func columnCollation(cd *ast.ColumnDef, defCharset, defCollation string) (charse
 }
 
 // setColumnCollation records the character set and collation of a text
-// column (binary strings get "binary"; other types none).
+// column (binary strings get "binary"; other types none). With no
+// defaults (defCollation ""), a column that names neither is left
+// without: its table's apply (CREATE TABLE, ADD COLUMN).
 func setColumnCollation(col *catalog.ColumnInfo, cd *ast.ColumnDef, defCharset, defCollation string) error {
 	ft := &col.Type
 	if !ft.IsString() {
 		return nil
 	}
+	resolveDef := defCollation
+	if resolveDef == "" {
+		defCharset, defCollation = defaultCharset, defaultCollation
+	}
 	cs, coll, explicit, err := columnCollation(cd, defCharset, defCollation)
 	if err != nil {
 		return err
 	}
-	if !explicit && ft.Charset == "binary" {
+	if !explicit && (ft.Charset == "binary" || resolveDef == "") {
 		return nil
 	}
 	ft.Charset, ft.Collate = cs, coll
@@ -130,7 +136,7 @@ func applyTableCollation(t *catalog.TableInfo, s *ast.CreateTableStmt, db *catal
 				return err
 			}
 		}
-		if err := checkTypeLimits(col); err != nil {
+		if err := checkTypeLimits(col, true); err != nil {
 			return err
 		}
 	}

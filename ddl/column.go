@@ -69,7 +69,10 @@ func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, p
 		return err
 	}
 	if col.Type.Collate == "" && col.Type.IsString() && !col.Type.IsBinary() {
-		col.Type.Collate = t.Collate
+		col.Type.Charset, col.Type.Collate = t.Charset, t.Collate
+		if err := checkTypeLimits(col, true); err != nil {
+			return err
+		}
 	}
 	var colID int64
 	err = d.change(ctx, tableID, func(t *catalog.TableInfo) error {
@@ -351,7 +354,10 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 	}
 	if nc.Type.IsString() && !nc.Type.IsBinary() {
 		if nc.Type.Collate == "" {
-			nc.Type.Collate = old.Type.Collate
+			nc.Type.Charset, nc.Type.Collate = old.Type.Charset, old.Type.Collate
+			if err := checkTypeLimits(nc, true); err != nil {
+				return err
+			}
 		}
 		if !strings.EqualFold(nc.Type.Charset, old.Type.Charset) || !strings.EqualFold(nc.Type.Collate, old.Type.Collate) {
 			return notSupported("changing the character set or collation of a column")

@@ -322,7 +322,10 @@ func buildColumn(cd *ast.ColumnDef, offset int) (*catalog.ColumnInfo, []*ast.Con
 			col.Type.Flag |= mysql.OnUpdateNowFlag
 		}
 	}
-	if err := setColumnCollation(col, cd, defaultCharset, defaultCollation); err != nil {
+	if err := setColumnCollation(col, cd, "", ""); err != nil {
+		return nil, nil, err
+	}
+	if err := checkTypeLimits(col, col.Type.Collate != ""); err != nil {
 		return nil, nil, err
 	}
 	return col, cs, nil

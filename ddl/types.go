@@ -11,9 +11,9 @@ import (
 
 // checkTypeLimits rejects column types MySQL rejects: a scale above the
 // precision (1427), strings longer than their type allows (1074), SETs of
-// more than 64 members (1097), and ENUM or SET members that are equal
-// under the column's collation (1291).
-func checkTypeLimits(col *catalog.ColumnInfo) error {
+// more than 64 members (1097), and, with members, ENUM or SET members
+// that are equal under the column's collation (1291).
+func checkTypeLimits(col *catalog.ColumnInfo, members bool) error {
 	ft := &col.Type
 	switch ft.Tp {
 	case mysql.TypeNewDecimal, mysql.TypeFloat, mysql.TypeDouble:
@@ -42,15 +42,17 @@ func checkTypeLimits(col *catalog.ColumnInfo) error {
 		}
 	}
 	if ft.Tp == mysql.TypeEnum || ft.Tp == mysql.TypeSet {
+		for i, e := range ft.Elems {
+			// MySQL drops members' trailing spaces.
+			ft.Elems[i] = strings.TrimRight(e, " ")
+		}
+	}
+	if members && (ft.Tp == mysql.TypeEnum || ft.Tp == mysql.TypeSet) {
 		kind := "ENUM"
 		if ft.Tp == mysql.TypeSet {
 			kind = "SET"
 		}
 		coll := ft.Collation()
-		for i, e := range ft.Elems {
-			// MySQL drops members' trailing spaces.
-			ft.Elems[i] = strings.TrimRight(e, " ")
-		}
 		for i, a := range ft.Elems {
 			for _, b := range ft.Elems[:i] {
 				if types.CompareStrings([]byte(a), []byte(b), coll) == 0 {

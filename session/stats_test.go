@@ -3,6 +3,7 @@ package session
 import (
 	"database/sql"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -104,7 +105,9 @@ func TestShowStats(t *testing.T) {
 		prev = n
 	}
 	ib := showRows(t, db, "SHOW STATS_BUCKETS WHERE Column_name = 'iab'")
-	if len(ib) == 0 || ib[0]["Lower_Bound"] != "(1, v0)" {
+	// (Keys of a utf8mb4_general_ci column hold its characters' weights,
+	// which read back in upper case.)
+	if len(ib) == 0 || !strings.EqualFold(ib[0]["Lower_Bound"], "(1, v0)") {
 		t.Errorf("index buckets show tuples: %v", ib[:min(len(ib), 2)])
 	}
 
