@@ -38,7 +38,7 @@ func TestShowCreateTableCollations(t *testing.T) {
 	}
 	for name, w := range want {
 		var tbl, got string
-		if err := db.QueryRow("SHOW CREATE TABLE sc." + name).Scan(&tbl, &got); err != nil {
+		if err := db.QueryRow("SHOW CREATE TABLE sc."+name).Scan(&tbl, &got); err != nil {
 			t.Fatal(err)
 		}
 		if got != w {
