@@ -33,6 +33,9 @@ const legacyCollation = "utf8mb4_nopad_bin"
 // collations, which have none recorded, the collation they behaved by.
 // CREATE TABLE records one for every text column since.
 func upgradeCollations(t *TableInfo) {
+	if t.View != nil {
+		return // a view's columns are its query's
+	}
 	for _, c := range t.Columns {
 		if c.Type.IsText() && c.Type.Collate == "" {
 			c.Type.Collate = legacyCollation
