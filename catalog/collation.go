@@ -36,7 +36,7 @@ func upgradeCollations(t *TableInfo) {
 	if t.View != nil {
 		return // a view's columns are its query's
 	}
-	for _, c := range t.Columns {
+	for _, c := range append(t.Columns[:len(t.Columns):len(t.Columns)], t.Hidden...) {
 		if c.Type.IsText() && c.Type.Collate == "" {
 			c.Type.Collate = legacyCollation
 		}
