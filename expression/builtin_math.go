@@ -30,7 +30,7 @@ func roundType(a []Expr) catalog.FieldType {
 	t := a[0].Type()
 	switch {
 	case isIntType(t):
-		return typeInt
+		return intTypeLike(t)
 	case t.Tp == mysql.TypeNewDecimal:
 		dec := 0
 		if len(a) == 2 {
@@ -44,8 +44,21 @@ func roundType(a []Expr) catalog.FieldType {
 	return typeDouble
 }
 
+// intTypeLike is BIGINT, unsigned if t is: an unsigned argument passes
+// through values a signed column could not announce.
+func intTypeLike(t catalog.FieldType) catalog.FieldType {
+	r := typeInt
+	if t.Unsigned() {
+		r.Flag |= mysql.UnsignedFlag
+	}
+	return r
+}
+
 // ceilFloorType: integers and decimals give BIGINT, the rest DOUBLE.
 func ceilFloorType(a []Expr) catalog.FieldType {
+	if t := a[0].Type(); isIntType(t) {
+		return intTypeLike(t)
+	}
 	if isExactType(a[0].Type()) {
 		return typeInt
 	}
