@@ -16,6 +16,12 @@ run: build
 test-deps:
 	./scripts/test-deps.sh --with-server
 
+# The random-SQL test draws a new seed on every plain `go test`; `make test`
+# (CI) replays a fixed one so that a red run means a change broke it.
+# `make test BASALT_RANDSQL_SEED=` explores new seeds.
+BASALT_RANDSQL_SEED ?= 1795337762984614802
+export BASALT_RANDSQL_SEED
+
 test: test-deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
