@@ -20,28 +20,29 @@ func targetRow(t *planner.MultiTarget, r []types.Datum) ([]types.Datum, bool) {
 
 func handleKey(h tablecodec.Handle) string { return string(h.Encoded()) }
 
-// ExecMultiUpdate runs a multi-table UPDATE. Matched counts the distinct
-// target rows, Affected those that changed.
-func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
-	var res DMLResult
-	src, err := Build(p.Source)
+// eachTarget runs source to its end, then calls fn once per distinct row
+// of each target table that a joined row matched (i is the target's index,
+// sub its slice of the joined row, h its handle).
+func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
+	fn func(i int, w *writer, r, sub []types.Datum, h tablecodec.Handle) error) error {
+	src, err := Build(source)
 	if err != nil {
-		return res, err
+		return err
 	}
 	rows, err := Drain(ctx, src)
 	if err != nil {
-		return res, err
+		return err
 	}
-	writers := make([]*writer, len(p.Targets))
-	seen := make([]map[string]bool, len(p.Targets))
-	for i, t := range p.Targets {
+	writers := make([]*writer, len(targets))
+	seen := make([]map[string]bool, len(targets))
+	for i, t := range targets {
 		writers[i], seen[i] = newWriter(t.Table), map[string]bool{}
 	}
 	for n, r := range rows {
 		if err := ctx.checkpoint(n); err != nil {
-			return res, err
+			return err
 		}
-		for i, t := range p.Targets {
+		for i, t := range targets {
 			sub, ok := targetRow(t, r)
 			if !ok {
 				continue
@@ -51,61 +52,46 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 				continue
 			}
 			seen[i][handleKey(h)] = true
-			res.Matched++
-			cols := sub[:len(t.Table.Columns)]
-			old := append([]types.Datum(nil), cols...)
-			changed, err := applyAssignmentsOn(ctx, t.Table, r, sub, t.Set)
-			if err != nil {
-				return res, err
+			if err := fn(i, writers[i], r, sub, h); err != nil {
+				return err
 			}
-			if !changed {
-				continue
-			}
-			if err := rewriteRow(ctx, writers[i], old, cols, h); err != nil {
-				return res, err
-			}
-			res.Affected++
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// ExecMultiUpdate runs a multi-table UPDATE. Matched counts the distinct
+// target rows, Affected those that changed.
+func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
+	var res DMLResult
+	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, r, sub []types.Datum, h tablecodec.Handle) error {
+		t := p.Targets[i]
+		res.Matched++
+		cols := sub[:len(t.Table.Columns)]
+		old := append([]types.Datum(nil), cols...)
+		changed, err := applyAssignmentsOn(ctx, t.Table, r, sub, t.Set)
+		if err != nil || !changed {
+			return err
+		}
+		if err := rewriteRow(ctx, w, old, cols, h); err != nil {
+			return err
+		}
+		res.Affected++
+		return nil
+	})
+	return res, err
 }
 
 // ExecMultiDelete runs a multi-table DELETE; Affected counts the rows
 // deleted from all its targets.
 func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 	var res DMLResult
-	src, err := Build(p.Source)
-	if err != nil {
-		return res, err
-	}
-	rows, err := Drain(ctx, src)
-	if err != nil {
-		return res, err
-	}
-	writers := make([]*writer, len(p.Targets))
-	seen := make([]map[string]bool, len(p.Targets))
-	for i, t := range p.Targets {
-		writers[i], seen[i] = newWriter(t.Table), map[string]bool{}
-	}
-	for n, r := range rows {
-		if err := ctx.checkpoint(n); err != nil {
-			return res, err
+	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, _, sub []types.Datum, h tablecodec.Handle) error {
+		if err := w.removeRecord(ctx, sub[:len(p.Targets[i].Table.Columns)], h); err != nil {
+			return err
 		}
-		for i, t := range p.Targets {
-			sub, ok := targetRow(t, r)
-			if !ok {
-				continue
-			}
-			h := HandleOf(t.Table, sub)
-			if seen[i][handleKey(h)] {
-				continue
-			}
-			seen[i][handleKey(h)] = true
-			if err := writers[i].removeRecord(ctx, sub[:len(t.Table.Columns)], h); err != nil {
-				return res, err
-			}
-			res.Affected++
-		}
-	}
-	return res, nil
+		res.Affected++
+		return nil
+	})
+	return res, err
 }
