@@ -7,31 +7,6 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// drainCopies runs e and returns copies of its rows, which count against
-// the statement's memory quota until it ends.
-func drainCopies(ctx *Ctx, e Executor) ([][]types.Datum, error) {
-	if err := e.Open(ctx); err != nil {
-		e.Close()
-		return nil, err
-	}
-	defer e.Close()
-	var rows [][]types.Datum
-	mem := memAcc{t: ctx.Mem}
-	for {
-		r, err := e.Next(ctx)
-		if err != nil {
-			return rows, err
-		}
-		if r == nil {
-			return rows, mem.flush()
-		}
-		rows = append(rows, append([]types.Datum(nil), r...))
-		if err := mem.add(rowMem(r)); err != nil {
-			return nil, err
-		}
-	}
-}
-
 // rowsExec returns rows computed at Open.
 type rowsExec struct {
 	rows [][]types.Datum
@@ -58,11 +33,11 @@ type setOpExec struct {
 
 func (e *setOpExec) Open(ctx *Ctx) error {
 	e.rows, e.pos = nil, 0
-	l, err := drainCopies(ctx, e.left)
+	l, err := Drain(ctx, e.left)
 	if err != nil {
 		return err
 	}
-	r, err := drainCopies(ctx, e.right)
+	r, err := Drain(ctx, e.right)
 	if err != nil {
 		return err
 	}
@@ -140,7 +115,7 @@ type recursiveCTEExec struct {
 
 func (e *recursiveCTEExec) Open(ctx *Ctx) error {
 	e.rows, e.pos = nil, 0
-	seed, err := drainCopies(ctx, e.seed)
+	seed, err := Drain(ctx, e.seed)
 	if err != nil {
 		return err
 	}
@@ -177,7 +152,7 @@ func (e *recursiveCTEExec) Open(ctx *Ctx) error {
 		ctx.work[e.p.ID] = work
 		var next [][]types.Datum
 		for _, p := range e.parts {
-			rows, err := drainCopies(ctx, p)
+			rows, err := Drain(ctx, p)
 			if err != nil {
 				return err
 			}
