@@ -73,6 +73,23 @@ func jsonDoc(d types.Datum, n int, fn string) (types.JSON, error) {
 	return j, nil
 }
 
+// jsonAt narrows doc to the first value at the path in v[i], when the call
+// has that argument; ok is false when the path finds nothing (SQL NULL).
+func jsonAt(doc types.JSON, v []types.Datum, i int, fn string) (types.JSON, bool, error) {
+	if len(v) <= i {
+		return doc, true, nil
+	}
+	p, err := jsonPath(v[i], fn)
+	if err != nil {
+		return doc, false, err
+	}
+	found := doc.Extract(p)
+	if len(found) == 0 {
+		return doc, false, nil
+	}
+	return found[0], true, nil
+}
+
 func jsonPath(d types.Datum, fn string) (types.JSONPath, error) {
 	s := string(types.ToText(d))
 	p, err := types.ParseJSONPath(s)
@@ -193,16 +210,9 @@ func jsonBuiltins() map[string]builtin {
 			if err != nil {
 				return types.Null, err
 			}
-			if len(v) == 3 {
-				p, err := jsonPath(v[2], "json_contains")
-				if err != nil {
-					return types.Null, err
-				}
-				found := doc.Extract(p)
-				if len(found) == 0 {
-					return types.Null, nil
-				}
-				doc = found[0]
+			doc, ok, err := jsonAt(doc, v, 2, "json_contains")
+			if err != nil || !ok {
+				return types.Null, err
 			}
 			return types.NewBool(doc.Contains(cand)), nil
 		}},
@@ -235,16 +245,9 @@ func jsonBuiltins() map[string]builtin {
 			if err != nil {
 				return types.Null, err
 			}
-			if len(v) == 2 {
-				p, err := jsonPath(v[1], "json_length")
-				if err != nil {
-					return types.Null, err
-				}
-				found := doc.Extract(p)
-				if len(found) == 0 {
-					return types.Null, nil
-				}
-				doc = found[0]
+			doc, ok, err := jsonAt(doc, v, 1, "json_length")
+			if err != nil || !ok {
+				return types.Null, err
 			}
 			switch doc.Kind {
 			case types.JSONArray:
@@ -266,16 +269,9 @@ func jsonBuiltins() map[string]builtin {
 			if err != nil {
 				return types.Null, err
 			}
-			if len(v) == 2 {
-				p, err := jsonPath(v[1], "json_keys")
-				if err != nil {
-					return types.Null, err
-				}
-				found := doc.Extract(p)
-				if len(found) == 0 {
-					return types.Null, nil
-				}
-				doc = found[0]
+			doc, ok, err := jsonAt(doc, v, 1, "json_keys")
+			if err != nil || !ok {
+				return types.Null, err
 			}
 			if doc.Kind != types.JSONObject {
 				return types.Null, nil
