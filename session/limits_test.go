@@ -6,13 +6,11 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/basalt-db/basalt/server"
-	"github.com/basalt-db/basalt/store/local"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -31,35 +29,13 @@ type limitsServer struct {
 // keeps the driver and server at hand.
 func startLimits(t *testing.T) *limitsServer {
 	t.Helper()
-	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv, err := Open(st, Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{}, drv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv.SetServer(srv)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	ls := &limitsServer{drv: drv, srv: srv, dsn: fmt.Sprintf("root@tcp(%s)/", ln.Addr())}
+	drv, srv, addr := serveBasalt(t)
+	ls := &limitsServer{drv: drv, srv: srv, dsn: fmt.Sprintf("root@tcp(%s)/", addr)}
+	var err error
 	if ls.db, err = sql.Open("mysql", ls.dsn); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ls.db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		st.Close()
-	})
+	t.Cleanup(func() { ls.db.Close() })
 	return ls
 }
 

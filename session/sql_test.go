@@ -20,6 +20,13 @@ import (
 // startBasalt serves a fresh Basalt on a loopback port for the test and
 // returns a DSN for it.
 func startBasalt(t *testing.T) string {
+	_, _, addr := serveBasalt(t)
+	return fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr)
+}
+
+// serveBasalt serves a fresh Basalt on a loopback port until the test
+// ends, and returns its driver, server and address.
+func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {
 	t.Helper()
 	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
 	if err != nil {
@@ -45,7 +52,7 @@ func startBasalt(t *testing.T) string {
 		srv.Shutdown(ctx)
 		st.Close()
 	})
-	return fmt.Sprintf("root@tcp(%s)/?multiStatements=true", ln.Addr())
+	return drv, srv, ln.Addr()
 }
 
 // TestSQL runs the SQL behaviour scripts in testdata/*.test (sqllogictest
