@@ -12,10 +12,13 @@ import (
 // byte value):
 //
 //	'd' ++ key   CFDefault
-//	'l' ++ key   CFLock
+//	'l' ++ key   CFLock (only in data directories of older versions)
 //	'w' ++ key   CFWrite
+//
+// The lock column family lives in memory (see lockTable).
 type pebbleEngine struct {
-	db *pebble.DB
+	db    *pebble.DB
+	locks *lockTable
 }
 
 var _ mvcc.Engine = (*pebbleEngine)(nil)
@@ -41,6 +44,13 @@ func cfBounds(cf mvcc.CF, lower, upper []byte) (lo, hi []byte) {
 
 // Get implements mvcc.Reader.
 func (e *pebbleEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
+	if cf == mvcc.CFLock {
+		v, ok := e.locks.get(key)
+		if !ok {
+			return nil, mvcc.ErrEngineNotFound
+		}
+		return v, nil
+	}
 	v, closer, err := e.db.Get(cfKey(cf, key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, mvcc.ErrEngineNotFound
@@ -54,6 +64,9 @@ func (e *pebbleEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
 
 // NewIter implements mvcc.Reader.
 func (e *pebbleEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
+	if cf == mvcc.CFLock {
+		return e.locks.iter(lower, upper), nil
+	}
 	lo, hi := cfBounds(cf, lower, upper)
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -63,12 +76,19 @@ func (e *pebbleEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter
 }
 
 // Write implements mvcc.Engine. Concurrent synced writes share WAL syncs:
-// Pebble's commit pipeline groups them.
+// Pebble's commit pipeline groups them. Lock records change in memory,
+// after the rest of the batch is written: callers hold the latches of
+// the keys, so nobody sees the state in between.
 func (e *pebbleEngine) Write(b *mvcc.Batch, sync bool) error {
 	pb := e.db.NewBatch()
 	defer pb.Close()
 	buf := make([]byte, 0, 64)
+	var locks []lockWrite
 	for _, ent := range b.Entries {
+		if ent.CF == mvcc.CFLock {
+			locks = append(locks, lockWrite{key: ent.Key, value: ent.Value, end: ent.End, delete: ent.Delete})
+			continue
+		}
 		buf = append(append(buf[:0], byte(ent.CF)), ent.Key...)
 		var err error
 		if ent.End != nil {
@@ -86,11 +106,19 @@ func (e *pebbleEngine) Write(b *mvcc.Batch, sync bool) error {
 			return err
 		}
 	}
-	opts := pebble.NoSync
-	if sync {
-		opts = pebble.Sync
+	if !pb.Empty() {
+		opts := pebble.NoSync
+		if sync {
+			opts = pebble.Sync
+		}
+		if err := pb.Commit(opts); err != nil {
+			return err
+		}
 	}
-	return pb.Commit(opts)
+	if len(locks) > 0 {
+		e.locks.apply(locks)
+	}
+	return nil
 }
 
 // clearCF deletes every key of cf.

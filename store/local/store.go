@@ -149,10 +149,11 @@ func Open(dir string, opts Options) (s *Store, err error) {
 			db.Close()
 		}
 	}()
-	eng := &pebbleEngine{db: db}
-	// Every lock on disk belongs to a transaction of a process that is gone:
-	// the embedded store commits in one phase, so the only locks it writes
-	// are pessimistic ones, which die with their transaction.
+	eng := &pebbleEngine{db: db, locks: newLockTable()}
+	// Locks live in memory now; data directories of older versions may
+	// still hold some on disk, each of a transaction of a process that is
+	// gone (the embedded store commits in one phase, so the only locks it
+	// writes are pessimistic ones, which die with their transaction).
 	if err := eng.clearCF(mvcc.CFLock, true); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,207 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/store/local"
+)
+
+// The benchmarks below run the statements of sysbench's OLTP workloads in
+// one in-process session (no network, no WAL sync) against one sysbench
+// table of benchRows rows, and report the process CPU time per statement
+// (cpu-ns/op), which a shared, noisy machine disturbs far less than wall
+// time:
+//
+//	go test -run '^$' -bench Sysbench -benchtime 20000x -count 5 ./session/
+const benchRows = 10000
+
+const sbtestDDL = `CREATE TABLE sbtest1 (
+  id INTEGER NOT NULL AUTO_INCREMENT,
+  k INTEGER DEFAULT '0' NOT NULL,
+  c CHAR(120) DEFAULT '' NOT NULL,
+  pad CHAR(60) DEFAULT '' NOT NULL,
+  PRIMARY KEY (id)
+)`
+
+// benchSession opens a store and a session on database sbtest holding
+// sbtest1 with benchRows rows and its secondary index k_1.
+func benchSession(b *testing.B) *Session {
+	b.Helper()
+	st, err := local.Open(b.TempDir(), local.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	drv, err := Open(st, Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ss, err := drv.OpenSession(ctx, server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := ss.(*Session)
+	b.Cleanup(func() {
+		s.Close()
+		st.Close()
+	})
+	benchExec(b, s, "CREATE DATABASE sbtest")
+	benchExec(b, s, "USE sbtest")
+	benchExec(b, s, sbtestDDL)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for lo := 0; lo < benchRows; lo += 1000 {
+		var q strings.Builder
+		q.WriteString("INSERT INTO sbtest1 (k, c, pad) VALUES ")
+		for i := range 1000 {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			fmt.Fprintf(&q, "(%d, '%s', '%s')", rng.IntN(benchRows), sbString(rng, 10), sbString(rng, 5))
+		}
+		benchExec(b, s, q.String())
+	}
+	benchExec(b, s, "CREATE INDEX k_1 ON sbtest1 (k)")
+	benchExec(b, s, "ANALYZE TABLE sbtest1")
+	return s
+}
+
+// sbString is sysbench's c/pad value: groups of 11 digits joined by '-'.
+func sbString(rng *rand.Rand, groups int) string {
+	var b strings.Builder
+	for g := range groups {
+		if g > 0 {
+			b.WriteByte('-')
+		}
+		fmt.Fprintf(&b, "%011d", rng.Int64N(1e11))
+	}
+	return b.String()
+}
+
+// discard is a ResultWriter that reads and drops every row.
+type discard struct{ rows int }
+
+func (d *discard) WriteResult(r server.Result, _ bool) error {
+	if r.Rows == nil {
+		return nil
+	}
+	defer r.Rows.Close()
+	row := make([]server.Value, len(r.Rows.Columns()))
+	for {
+		ok, err := r.Rows.Next(row)
+		if err != nil || !ok {
+			return err
+		}
+		d.rows++
+	}
+}
+
+func benchExec(b *testing.B, s *Session, sql string) {
+	b.Helper()
+	if err := s.ExecuteQuery(context.Background(), sql, false, &discard{}); err != nil {
+		b.Fatalf("%.80s: %v", sql, err)
+	}
+}
+
+func benchPrepare(b *testing.B, s *Session, sql string) server.Stmt {
+	b.Helper()
+	st, err := s.Prepare(context.Background(), sql)
+	if err != nil {
+		b.Fatalf("%s: %v", sql, err)
+	}
+	return st
+}
+
+func benchRun(b *testing.B, st server.Stmt, params ...server.Value) {
+	if err := st.Execute(context.Background(), params, &discard{}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSysbench runs one statement shape of the sysbench workloads per
+// sub-benchmark, each in autocommit mode unless it says txn.
+func BenchmarkSysbench(b *testing.B) {
+	s := benchSession(b)
+	rng := rand.New(rand.NewPCG(3, 4))
+	id := func() server.Value { return server.IntValue(1 + rng.Int64N(benchRows)) }
+
+	b.Run("insert_text", func(b *testing.B) {
+		// oltp_insert sends text queries: every one is parsed.
+		defer reportCPU(b)()
+		for b.Loop() {
+			benchExec(b, s, fmt.Sprintf("INSERT INTO sbtest1 (id, k, c, pad) VALUES (%d, %d, '%s', '%s')",
+				0, rng.IntN(benchRows), sbString(rng, 10), sbString(rng, 5)))
+		}
+	})
+	b.Run("point_select", func(b *testing.B) {
+		st := benchPrepare(b, s, "SELECT c FROM sbtest1 WHERE id=?")
+		defer reportCPU(b)()
+		for b.Loop() {
+			benchRun(b, st, id())
+		}
+	})
+	b.Run("range_select", func(b *testing.B) {
+		st := benchPrepare(b, s, "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?")
+		defer reportCPU(b)()
+		for b.Loop() {
+			lo := 1 + rng.Int64N(benchRows-100)
+			benchRun(b, st, server.IntValue(lo), server.IntValue(lo+99))
+		}
+	})
+	b.Run("update_index", func(b *testing.B) {
+		st := benchPrepare(b, s, "UPDATE sbtest1 SET k=k+1 WHERE id=?")
+		defer reportCPU(b)()
+		for b.Loop() {
+			benchRun(b, st, id())
+		}
+	})
+	b.Run("update_non_index", func(b *testing.B) {
+		st := benchPrepare(b, s, "UPDATE sbtest1 SET c=? WHERE id=?")
+		defer reportCPU(b)()
+		for b.Loop() {
+			benchRun(b, st, server.BytesValue([]byte(sbString(rng, 10))), id())
+		}
+	})
+	b.Run("write_txn", func(b *testing.B) {
+		// oltp_write_only's transaction: two updates, a delete and an
+		// insert of the same id, in a pessimistic transaction.
+		begin := benchPrepare(b, s, "BEGIN")
+		upIdx := benchPrepare(b, s, "UPDATE sbtest1 SET k=k+1 WHERE id=?")
+		upNon := benchPrepare(b, s, "UPDATE sbtest1 SET c=? WHERE id=?")
+		del := benchPrepare(b, s, "DELETE FROM sbtest1 WHERE id=?")
+		ins := benchPrepare(b, s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)")
+		commit := benchPrepare(b, s, "COMMIT")
+		defer reportCPU(b)()
+		for b.Loop() {
+			benchRun(b, begin)
+			benchRun(b, upIdx, id())
+			benchRun(b, upNon, server.BytesValue([]byte(sbString(rng, 10))), id())
+			d := id()
+			benchRun(b, del, d)
+			benchRun(b, ins, d, server.IntValue(rng.Int64N(benchRows)),
+				server.BytesValue([]byte(sbString(rng, 10))), server.BytesValue([]byte(sbString(rng, 5))))
+			benchRun(b, commit)
+		}
+	})
+}
+
+// reportCPU reports the process CPU time per operation from now until the
+// returned function runs.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
