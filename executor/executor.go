@@ -37,6 +37,11 @@ type Ctx struct {
 	// Mem counts the memory the statement holds against its quota; nil
 	// counts nothing.
 	Mem *MemTracker
+	// LazyUniqueChecks skips reading for duplicates before adding a row to
+	// an optimistic transaction: its keys are written with Insert, so the
+	// commit fails with kv.KeyExistsError on a duplicate, and the caller
+	// runs the statement again without it to report MySQL's error.
+	LazyUniqueChecks bool
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

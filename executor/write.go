@@ -224,17 +224,21 @@ func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) err
 // addRecordHidden is addRecord with the hidden columns' values.
 func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
 	rk := tablecodec.RowKey(w.t.ID, h)
-	if ok, err := exists(ctx, rk); err != nil {
-		return err
-	} else if ok {
-		return dupEntry(w.t, w.t.PrimaryKey(), handleVals(w.t, row, h))
+	insert := ctx.Txn.Mode() == kv.Optimistic
+	lazy := insert && ctx.LazyUniqueChecks
+	if !lazy {
+		if ok, err := exists(ctx, rk); err != nil {
+			return err
+		} else if ok {
+			return dupEntry(w.t, w.t.PrimaryKey(), handleVals(w.t, row, h))
+		}
 	}
 	ents, err := w.entries(row, h)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if !e.unique || e.deleteOnly {
+		if !e.unique || e.deleteOnly || lazy {
 			continue
 		}
 		if ok, err := exists(ctx, e.key); err != nil {
@@ -243,7 +247,6 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 			return dupEntry(w.t, e.ix, e.vals)
 		}
 	}
-	insert := ctx.Txn.Mode() == kv.Optimistic
 	if insert {
 		err = ctx.Txn.Insert(rk, w.rowValue(row, hidden))
 	} else {

@@ -597,13 +597,18 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 // dmlAutocommit runs a statement as its own optimistic transaction,
 // retrying it whole after a write conflict at commit.
 func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx) (executor.DMLResult, error) {
+	// A plain INSERT leaves its duplicate checks to the commit, which
+	// makes them anyway (TiDB's lazy constraint check): one read per key
+	// instead of two. A duplicate found there runs the statement again
+	// with the checks, which report it as MySQL does.
+	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
 	for attempt := 0; ; attempt++ {
 		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 		if err != nil {
 			return executor.DMLResult{}, err
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn)}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), LazyUniqueChecks: lazy}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		if err == nil {
@@ -616,6 +621,12 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 			txn.Rollback()
 		}
 		metrics.TxnRolledBack()
+		var dup *kv.KeyExistsError
+		if lazy && errors.As(err, &dup) {
+			lazy = false
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
 		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
 			eval.Warnings = eval.Warnings[:0]
 			time.Sleep(time.Duration(attempt) * time.Millisecond)

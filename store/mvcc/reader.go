@@ -114,31 +114,53 @@ func visibleValue(r Reader, it EngineIter, encKey []byte, ts uint64, buf []byte)
 // no transaction commits below its start. Rollback records of other
 // transactions change no data and are skipped.
 func newerWrite(r Reader, encKey []byte, startTS, afterTS uint64) (commitTS uint64, w Write, rolledBack bool, err error) {
+	c, err := checkWrites(r, encKey, startTS, afterTS, false)
+	return c.commitTS, c.w, c.rolledBack, err
+}
+
+// writeCheck is what checkWrites found on a key.
+type writeCheck struct {
+	commitTS   uint64 // newest data-changing commit after afterTS, or 0
+	w          Write  // its record
+	rolledBack bool   // transaction startTS was rolled back on the key
+	exists     bool   // the newest committed version is a value
+}
+
+// checkWrites answers newerWrite's questions and, with wantExists,
+// keyExists's too, in one pass over encKey's records: an insert needs
+// both.
+func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bool) (c writeCheck, err error) {
 	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
 	if err != nil {
-		return 0, w, false, err
+		return c, err
 	}
 	defer it.Close()
+	decided := !wantExists
 	for ok := it.First(); ok; ok = it.Next() {
 		_, ts, err := splitVersionKey(it.Key())
 		if err != nil {
-			return 0, w, false, err
+			return c, err
 		}
-		if ts < startTS {
+		if ts < startTS && decided {
 			break
 		}
 		rec, err := decodeWrite(it.Value())
 		if err != nil {
-			return 0, w, false, err
+			return c, err
 		}
-		if rec.StartTS == startTS && rec.Kind == WriteRollback {
-			return 0, w, true, nil
+		if ts >= startTS {
+			if rec.StartTS == startTS && rec.Kind == WriteRollback {
+				return writeCheck{rolledBack: true}, nil
+			}
+			if ts > afterTS && rec.Kind != WriteRollback {
+				return writeCheck{commitTS: ts, w: rec}, nil
+			}
 		}
-		if ts > afterTS && rec.Kind != WriteRollback {
-			return ts, rec, false, nil
+		if !decided && (rec.Kind == WritePut || rec.Kind == WriteDelete) {
+			decided, c.exists = true, rec.Kind == WritePut
 		}
 	}
-	return 0, w, false, nil
+	return c, nil
 }
 
 // keyExists reports whether encKey's newest committed version is a value.

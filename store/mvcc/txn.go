@@ -58,16 +58,20 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte) (done b
 		if req.Pessimistic != nil && req.ForUpdateTS > after {
 			after = req.ForUpdateTS
 		}
-		commitTS, w, rolledBack, err := newerWrite(r, encKey, req.StartTS, after)
+		c, err := checkWrites(r, encKey, req.StartTS, after, m.Op == kv.OpInsert)
 		if err != nil {
 			return false, nil, err
 		}
-		if rolledBack {
+		if c.rolledBack {
 			return false, nil, fmt.Errorf("%w: txn %d was rolled back on key %q", kv.ErrTxnAborted, req.StartTS, m.Key)
 		}
-		if commitTS != 0 {
-			return false, nil, &kv.WriteConflictError{Key: m.Key, StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		if c.commitTS != 0 {
+			return false, nil, &kv.WriteConflictError{Key: m.Key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
 		}
+		if c.exists {
+			return false, nil, &kv.KeyExistsError{Key: m.Key}
+		}
+		return false, nil, nil
 	}
 	if m.Op == kv.OpInsert {
 		exists, err := keyExists(r, encKey)
