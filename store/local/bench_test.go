@@ -281,12 +281,30 @@ func BenchmarkFsync(b *testing.B) {
 	}
 }
 
-// BenchmarkScanVersions scans 100 keys of a memtable-resident table whose
-// keys have the given number of committed versions each, as the hot rows
-// of an OLTP table have between GC passes.
+// BenchmarkScanVersions scans 100 keys of a table whose keys have the
+// given number of committed versions each, as the hot rows of an OLTP
+// table have between GC passes: every key (all), or one key in a hundred
+// with the rest at one version (hot), in the memtable or, compacted, in
+// sstables.
 func BenchmarkScanVersions(b *testing.B) {
-	for _, versions := range []int{1, 3, 6, 20} {
-		b.Run(fmt.Sprintf("versions=%d", versions), func(b *testing.B) {
+	type shape struct {
+		versions int
+		hotOnly  bool
+		compact  bool
+	}
+	var shapes []shape
+	for _, v := range []int{1, 3, 6, 20} {
+		shapes = append(shapes, shape{versions: v})
+	}
+	for _, compact := range []bool{false, true} {
+		shapes = append(shapes, shape{versions: 50, hotOnly: true, compact: compact})
+	}
+	for _, sh := range shapes {
+		name := fmt.Sprintf("all/versions=%d", sh.versions)
+		if sh.hotOnly {
+			name = fmt.Sprintf("hot/versions=%d/compacted=%t", sh.versions, sh.compact)
+		}
+		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			s, err := Open(filepath.Join(dir, "data"), Options{NoSync: true})
 			if err != nil {
@@ -294,15 +312,22 @@ func BenchmarkScanVersions(b *testing.B) {
 			}
 			defer s.Close()
 			const keys = 10_000
-			for v := range versions {
+			for v := range sh.versions {
 				txn, err := s.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 				if err != nil {
 					b.Fatal(err)
 				}
 				for i := range keys {
-					txn.Set(benchKey(i), benchValue(i, v))
+					if v == 0 || !sh.hotOnly || i%100 == 0 {
+						txn.Set(benchKey(i), benchValue(i, v))
+					}
 				}
 				if err := txn.Commit(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if sh.compact {
+				if err := s.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
 					b.Fatal(err)
 				}
 			}

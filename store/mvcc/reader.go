@@ -229,7 +229,7 @@ type Scanner struct {
 	key, value []byte
 	cur        []byte // enc(key) of the key being examined
 	seek       []byte // the key of the next seek, reused
-	seekMode   bool   // the forward scan moves by SeekGE only (see forwardValue)
+	seekKeys   int    // keys the forward scan still moves past by SeekGE only (see forwardValue)
 }
 
 // NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
@@ -345,27 +345,35 @@ func (s *Scanner) advance() {
 // Next before it seeks past the rest.
 const maxSteps = 3
 
+// seekRun is how many keys a forward scan moves past by seeks alone after
+// a key with more than maxSteps records.
+const seekRun = 8
+
 // forwardValue reads the value of s.cur visible at s.ts, with s.writes at
 // the key's newest record, and leaves s.writes at the next key's first
 // record.
 //
 // Most keys have a few records, and Next over them is cheaper than a seek.
-// A key with more records is skipped with SeekGE, and from then on the scan
-// moves only by SeekGE: once its previous move was a seek, Pebble turns a
-// seek to a nearby later key into a few steps inside the memtable or block
+// A key with more records is skipped with SeekGE, and so are the next
+// seekRun keys: once its previous move was a seek, Pebble turns a seek to
+// a nearby later key into a few steps inside the memtable
 // (TrySeekUsingNext), far cheaper than a Next through the merging iterator
-// followed by a full seek. Scans over keys with many versions (hot rows
-// between GC passes) are where this matters.
+// followed by a full seek, and hot keys (rows updated often between GC
+// passes, each with many versions) tend to come in runs. Past the run the
+// scan steps with Next again, which in sstables beats seeking key by key.
 func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 	it, steps := s.writes, 0
+	if s.seekKeys > 0 {
+		s.seekKeys--
+	}
 	// move positions it at target (a key after its position) or the first
 	// record after it.
 	move := func(target []byte) bool {
-		if !s.seekMode {
+		if s.seekKeys == 0 {
 			if steps++; steps <= maxSteps {
 				return it.Next()
 			}
-			s.seekMode = true
+			s.seekKeys = seekRun
 		}
 		return it.SeekGE(target)
 	}
