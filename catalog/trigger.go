@@ -50,3 +50,12 @@ func (is *InfoSchema) FindTrigger(db, name string) (*TableInfo, *TriggerInfo) {
 	}
 	return nil, nil
 }
+
+// Trigger timings and events, as TriggerInfo holds them.
+const (
+	Before   = "BEFORE"
+	After    = "AFTER"
+	OnInsert = "INSERT"
+	OnUpdate = "UPDATE"
+	OnDelete = "DELETE"
+)

@@ -37,6 +37,9 @@ type Ctx struct {
 	// Mem counts the memory the statement holds against its quota; nil
 	// counts nothing.
 	Mem *MemTracker
+	// Triggers runs the row triggers of the tables a write statement
+	// changes; nil runs none.
+	Triggers Triggers
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

@@ -282,3 +282,30 @@ func (p *parser) body() (string, []string) {
 	}
 	return text, stmts
 }
+
+// BodyStatements returns the texts of the statements of a trigger body
+// (Create.Body, as stored).
+func BodyStatements(body string) ([]string, error) {
+	p := &parser{sql: body, toks: lex(body)}
+	_, stmts := p.body()
+	return stmts, p.err
+}
+
+// IsCompound reports whether a body statement is a compound statement or
+// a declaration (BEGIN, IF, CASE, LOOP, WHILE, REPEAT, DECLARE, a label),
+// which Basalt's triggers do not run.
+func IsCompound(stmt string) bool {
+	t := lex(stmt)
+	if len(t) == 0 {
+		return false
+	}
+	if len(t) > 1 && t[1].isSym(':') {
+		return true // label: BEGIN / LOOP / ...
+	}
+	for _, w := range []string{"BEGIN", "IF", "CASE", "LOOP", "WHILE", "REPEAT", "DECLARE", "LEAVE", "ITERATE", "RETURN", "SIGNAL", "RESIGNAL"} {
+		if t[0].is(w) {
+			return true
+		}
+	}
+	return false
+}
