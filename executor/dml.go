@@ -153,6 +153,11 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			}
 			row[col.Offset] = v
 		}
+		if auto != nil && row[auto.Offset].IsNull() && len(t.Triggers) > 0 {
+			// A BEFORE INSERT trigger reads 0 for a value yet to be
+			// generated, as in MySQL.
+			row[auto.Offset] = types.NewInt(0)
+		}
 		if err := ctx.fire(t, catalog.Before, catalog.OnInsert, nil, row); err != nil {
 			return res, err
 		}
@@ -274,13 +279,18 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 			return 0, err
 		}
 		newRow := src[:len(w.t.Columns)]
-		if changed, err = beforeUpdate(ctx, w.t, old, newRow, changed); err != nil || !changed {
+		if changed, err = beforeUpdate(ctx, w.t, old, newRow, changed); err != nil {
 			return 0, err
 		}
-		if err := rewriteRow(ctx, w, old, newRow, oldH); err != nil {
-			return 0, err
+		affected := uint64(0)
+		if changed {
+			if err := rewriteRow(ctx, w, old, newRow, oldH); err != nil {
+				return 0, err
+			}
+			affected = 2
 		}
-		return 2, ctx.fire(w.t, catalog.After, catalog.OnUpdate, old, newRow)
+		// As for UPDATE, AFTER UPDATE runs for the row changed or not.
+		return affected, ctx.fire(w.t, catalog.After, catalog.OnUpdate, old, newRow)
 	}
 	return 0, err
 }

@@ -156,6 +156,7 @@ func (s *Session) dropTrigger(ctx context.Context, d *trigger.Drop) (server.Resu
 type triggerBody struct {
 	tr    *catalog.TriggerInfo
 	db    string // where the body's names resolve: the trigger's database
+	mode  expression.SQLMode // the body runs under the sql_mode it was created with
 	stmts []*triggerStmt
 }
 
@@ -190,6 +191,7 @@ func (s *Session) compileTrigger(t *catalog.TableInfo, db string, tr *catalog.Tr
 		return nil, err
 	}
 	b := &triggerBody{tr: tr, db: db}
+	b.mode, _ = expression.ParseSQLMode(tr.SQLMode)
 	for _, text := range texts {
 		if trigger.IsCompound(text) {
 			return nil, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support 'compound statements and declarations in triggers'")
@@ -411,6 +413,7 @@ func rowParams(n int, old, new []types.Datum) []types.Datum {
 func (r *triggerRun) run(ctx *executor.Ctx, t *catalog.TableInfo, b *triggerBody, st *triggerStmt, params, new []types.Datum) error {
 	eval := *ctx.Eval
 	eval.Params, eval.Warnings, eval.RowNum = params, nil, 0
+	eval.Mode, eval.Strict = b.mode, b.mode.Strict()
 	defer func() { ctx.Eval.Warnings = append(ctx.Eval.Warnings, eval.Warnings...) }()
 	if st.node == nil {
 		for _, set := range st.sets {
