@@ -155,7 +155,7 @@ func (s *Session) dropTrigger(ctx context.Context, d *trigger.Drop) (server.Resu
 // triggerBody is a trigger's body compiled for one version of its table.
 type triggerBody struct {
 	tr    *catalog.TriggerInfo
-	db    string // where the body's names resolve: the trigger's database
+	db    string             // where the body's names resolve: the trigger's database
 	mode  expression.SQLMode // the body runs under the sql_mode it was created with
 	stmts []*triggerStmt
 }
