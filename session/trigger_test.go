@@ -185,4 +185,17 @@ func TestTriggerMultiStatement(t *testing.T) {
 	if got := queryInts(t, db, "SELECT a FROM log ORDER BY a"); fmt.Sprint(got) != "[10 11]" {
 		t.Errorf("log = %v, want [10 11]", got)
 	}
+	// Trigger statements are not preparable (1295, as in MySQL); a
+	// prepared write runs triggers as a plain one does.
+	var me *mysql.MySQLError
+	if _, err := db.Prepare("DROP TRIGGER IF EXISTS t_x"); !errors.As(err, &me) || me.Number != 1295 {
+		t.Errorf("prepare DROP TRIGGER: %v, want 1295", err)
+	}
+	mustExec(t, db, "CREATE TRIGGER t_bi BEFORE INSERT ON t FOR EACH ROW SET NEW.a = NEW.a + 100")
+	if _, err := db.Exec("INSERT INTO t VALUES (?)", 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInts(t, db, "SELECT a FROM t ORDER BY a"); fmt.Sprint(got) != "[10 20 105]" {
+		t.Errorf("t = %v, want [10 20 105]", got)
+	}
 }
