@@ -223,10 +223,8 @@ func compileTriggerStmt(t *catalog.TableInfo, tr *catalog.TriggerInfo, node ast.
 	default:
 		return nil, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this statement in a trigger")
 	}
-	rw := &rowRefs{t: t, tr: tr}
-	node.Accept(rw)
-	if rw.err != nil {
-		return nil, rw.err
+	if err := replaceRowRefs(t, tr, node); err != nil {
+		return nil, err
 	}
 	st := &triggerStmt{node: node}
 	set, ok := node.(*ast.SetStmt)
@@ -277,6 +275,21 @@ func rowColumn(v *ast.VariableAssignment) (row, col string, ok bool) {
 
 func noRow(row, event string) error {
 	return errno.New(errno.ErTrgNoSuchRowInTrg, "There is no %s row in on %s trigger", row, event)
+}
+
+// replaceRowRefs replaces the NEW.col and OLD.col of node (rowRefs). A
+// few AST fields hold a column name by its concrete type (VALUES(col) of
+// ON DUPLICATE KEY UPDATE), where the parser's Accept cannot take the
+// placeholder and panics: such a use is reported as unsupported.
+func replaceRowRefs(t *catalog.TableInfo, tr *catalog.TriggerInfo, node ast.StmtNode) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support NEW or OLD at this place of a trigger")
+		}
+	}()
+	rw := &rowRefs{t: t, tr: tr}
+	node.Accept(rw)
+	return rw.err
 }
 
 // rowRefs replaces each NEW.col and OLD.col of a body statement with a
