@@ -153,6 +153,10 @@ type TableInfo struct {
 	// View, if set, makes this a view: it has no rows of its own, and
 	// Columns describe its query's result.
 	View *ViewInfo `json:"view,omitempty"`
+	// Triggers are the table's row triggers in the order they fire
+	// (within one timing and event): creation order unless FOLLOWS or
+	// PRECEDES placed one. They live and die with the table.
+	Triggers []*TriggerInfo `json:"triggers,omitempty"`
 }
 
 // ViewInfo is a view's definition: its query's text (resolved in the
@@ -298,5 +302,6 @@ func (t *TableInfo) Clone() *TableInfo {
 		ic.Columns = append([]IndexColumn(nil), ix.Columns...)
 		c.Indexes[i] = &ic
 	}
+	c.Triggers = append([]*TriggerInfo(nil), t.Triggers...) // immutable once stored
 	return &c
 }

@@ -294,6 +294,10 @@ func (d *DDL) renameTableLocked(ctx context.Context, oldDB, oldName, newDB, newN
 				return errno.New(errno.ErTableExists, "Table '%s' already exists", newName)
 			}
 		}
+		if ndb.ID != db.ID && len(t.Triggers) > 0 {
+			// A trigger stays in its table's database.
+			return errno.New(errno.ErTrgInWrongSchema, "Trigger in wrong schema")
+		}
 		nt := t.Clone()
 		nt.Name, nt.DBID = newName, ndb.ID
 		is.DropTable(db, t)

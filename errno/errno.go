@@ -89,6 +89,16 @@ const (
 	ErWrongNumberOfColumnsInSelect = 1222
 	ErNoTablesUsed                 = 1096
 	ErStackOverrunNeedMore         = 1436
+	ErWrongObject                  = 1347
+	ErTrgAlreadyExists             = 1359
+	ErTrgDoesNotExist              = 1360
+	ErTrgCantChangeRow             = 1362
+	ErTrgNoSuchRowInTrg            = 1363
+	ErSpNoRetset                   = 1415
+	ErCommitNotAllowedInSfOrTrg    = 1422
+	ErTrgInWrongSchema             = 1435
+	ErCantUpdateUsedTableInSfOrTrg = 1442
+	ErReferencedTrgDoesNotExist    = 3011
 )
 
 var states = map[uint16]string{
@@ -112,6 +122,7 @@ var states = map[uint16]string{
 	ErFunctionNotExists: "42000", ErWrongParamcountToFunc: "42000", ErCantAggregate2Collation: "HY000",
 	ErUnknownTimeZone: "HY000", ErWrongTypeForVar: "42000", ErVarCantBeRead: "HY000",
 	ErDerivedMustHaveAlias: "42000", ErWrongNumberOfColumnsInSelect: "21000",
+	ErSpNoRetset: "0A000",
 }
 
 // New returns the error code with a message formatted from format and args.

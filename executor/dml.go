@@ -153,6 +153,14 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			}
 			row[col.Offset] = v
 		}
+		if auto != nil && row[auto.Offset].IsNull() && len(t.Triggers) > 0 {
+			// A BEFORE INSERT trigger reads 0 for a value yet to be
+			// generated, as in MySQL.
+			row[auto.Offset] = types.NewInt(0)
+		}
+		if err := ctx.fire(t, catalog.Before, catalog.OnInsert, nil, row); err != nil {
+			return res, err
+		}
 		for _, col := range t.Columns {
 			if row[col.Offset].IsNull() && col.Type.NotNull() && !col.AutoIncrement {
 				if (ctx.Eval.Strict && !p.Ignore) || len(rows) == 1 {
@@ -216,7 +224,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
 		ctx.Txn.ReleaseSavepoint(sp)
 		if err == nil {
-			return 1, nil
+			return 1, ctx.fire(w.t, catalog.After, catalog.OnInsert, nil, row)
 		}
 		return 0, err
 	}
@@ -236,12 +244,19 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 				if err := w.addRecord(ctx, row, h); err != nil {
 					return 0, err
 				}
-				return affected + 1, nil
+				return affected + 1, ctx.fire(w.t, catalog.After, catalog.OnInsert, nil, row)
 			}
 			if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
 				return 0, err
 			}
+			// The replaced row is deleted, with its DELETE triggers.
+			if err := ctx.fire(w.t, catalog.Before, catalog.OnDelete, old, nil); err != nil {
+				return 0, err
+			}
 			if err := w.removeRecord(ctx, old, oldH); err != nil {
+				return 0, err
+			}
+			if err := ctx.fire(w.t, catalog.After, catalog.OnDelete, old, nil); err != nil {
 				return 0, err
 			}
 			affected++
@@ -260,13 +275,22 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		}
 		src := append(append(append([]types.Datum(nil), old...), handleDatum(oldH)), row...)
 		changed, err := applyAssignments(ctx, w.t, src, p.OnDup)
-		if err != nil || !changed {
+		if err != nil {
 			return 0, err
 		}
-		if err := rewriteRow(ctx, w, old, src[:len(w.t.Columns)], oldH); err != nil {
+		newRow := src[:len(w.t.Columns)]
+		if changed, err = beforeUpdate(ctx, w.t, old, newRow, changed); err != nil {
 			return 0, err
 		}
-		return 2, nil
+		affected := uint64(0)
+		if changed {
+			if err := rewriteRow(ctx, w, old, newRow, oldH); err != nil {
+				return 0, err
+			}
+			affected = 2
+		}
+		// As for UPDATE, AFTER UPDATE runs for the row changed or not.
+		return affected, ctx.fire(w.t, catalog.After, catalog.OnUpdate, old, newRow)
 	}
 	return 0, err
 }
@@ -398,13 +422,20 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if !changed {
-			continue
-		}
-		if err := rewriteRow(ctx, w, old, r[:len(t.Columns)], h); err != nil {
+		row := r[:len(t.Columns)]
+		if changed, err = beforeUpdate(ctx, t, old, row, changed); err != nil {
 			return res, err
 		}
-		res.Affected++
+		if changed {
+			if err := rewriteRow(ctx, w, old, row, h); err != nil {
+				return res, err
+			}
+			res.Affected++
+		}
+		// MySQL runs AFTER UPDATE triggers for every matched row.
+		if err := ctx.fire(t, catalog.After, catalog.OnUpdate, old, row); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -466,7 +497,14 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
-		if err := w.removeRecord(ctx, r[:len(t.Columns)], HandleOf(t, r)); err != nil {
+		row := r[:len(t.Columns)]
+		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
+			return res, err
+		}
+		if err := w.removeRecord(ctx, row, HandleOf(t, r)); err != nil {
+			return res, err
+		}
+		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
 		res.Affected++

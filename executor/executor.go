@@ -42,6 +42,9 @@ type Ctx struct {
 	// commit fails with kv.KeyExistsError on a duplicate, and the caller
 	// runs the statement again without it to report MySQL's error.
 	LazyUniqueChecks bool
+	// Triggers runs the row triggers of the tables a write statement
+	// changes; nil runs none.
+	Triggers Triggers
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
@@ -70,14 +71,19 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 		cols := sub[:len(t.Table.Columns)]
 		old := append([]types.Datum(nil), cols...)
 		changed, err := applyAssignmentsOn(ctx, t.Table, r, sub, t.Set)
-		if err != nil || !changed {
+		if err != nil {
 			return err
 		}
-		if err := rewriteRow(ctx, w, old, cols, h); err != nil {
+		if changed, err = beforeUpdate(ctx, t.Table, old, cols, changed); err != nil {
 			return err
 		}
-		res.Affected++
-		return nil
+		if changed {
+			if err := rewriteRow(ctx, w, old, cols, h); err != nil {
+				return err
+			}
+			res.Affected++
+		}
+		return ctx.fire(t.Table, catalog.After, catalog.OnUpdate, old, cols)
 	})
 	return res, err
 }
@@ -87,11 +93,16 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 	var res DMLResult
 	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, _, sub []types.Datum, h tablecodec.Handle) error {
-		if err := w.removeRecord(ctx, sub[:len(p.Targets[i].Table.Columns)], h); err != nil {
+		t := p.Targets[i].Table
+		row := sub[:len(t.Columns)]
+		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
+			return err
+		}
+		if err := w.removeRecord(ctx, row, h); err != nil {
 			return err
 		}
 		res.Affected++
-		return nil
+		return ctx.fire(t, catalog.After, catalog.OnDelete, row, nil)
 	})
 	return res, err
 }

@@ -83,6 +83,11 @@ func (b *Builder) ResolveColumn(cn *ast.ColumnName) (Expr, error) { return b.col
 func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 	switch x := n.(type) {
 	case *parserdriver.ParamMarkerExpr:
+		if x.Typed {
+			ft := &x.Type
+			return &Param{Order: x.Order, Tp: &catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(),
+				Decimal: ft.GetDecimal(), Charset: ft.GetCharset(), Collate: ft.GetCollate(), Elems: ft.GetElems()}}, nil
+		}
 		return &Param{Order: x.Order}, nil
 	case *parserdriver.ValueExpr:
 		d := x.Datum

@@ -110,9 +110,11 @@ type Constant struct {
 func (c *Constant) Eval(*Ctx, []types.Datum) (types.Datum, error) { return c.Value, nil }
 func (c *Constant) Type() catalog.FieldType                       { return c.Tp }
 
-// Param is a '?' of a prepared statement, read from Ctx.Params.
+// Param is a '?' of a prepared statement, read from Ctx.Params, or a
+// trigger's NEW.col or OLD.col, whose type Tp is the column's.
 type Param struct {
 	Order int
+	Tp    *catalog.FieldType
 }
 
 func (p *Param) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
@@ -123,7 +125,12 @@ func (p *Param) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 }
 
 // Type of a parameter is unknown until execution; report a string.
-func (p *Param) Type() catalog.FieldType { return catalog.FieldType{Tp: mysql.TypeVarString, Flen: -1} }
+func (p *Param) Type() catalog.FieldType {
+	if p.Tp != nil {
+		return *p.Tp
+	}
+	return catalog.FieldType{Tp: mysql.TypeVarString, Flen: -1}
+}
 
 // TypeOf returns the natural field type of a datum's kind.
 func TypeOf(d types.Datum) catalog.FieldType {

@@ -190,10 +190,15 @@ func (n *ValueExpr) Accept(v ast.Visitor) (ast.Node, bool) {
 
 // ParamMarkerExpr is a '?' placeholder of a prepared statement. Order is its
 // position among the statement's placeholders.
+//
+// A trigger's body reads NEW.col and OLD.col as placeholders too, with
+// Typed set: their values have the column's type, which the node's Type
+// (GetType, GetFlen, ...) holds.
 type ParamMarkerExpr struct {
 	ValueExpr
 	Offset int
 	Order  int
+	Typed  bool
 }
 
 // SetOrder implements ast.ParamMarkerExpr.

@@ -16,6 +16,7 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -26,6 +27,11 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 		return err
 	}
 	s.syncParserMode()
+	if trigger.Mentions(sql) {
+		if pieces, ok := trigger.Split(sql); ok {
+			return s.executePieces(ctx, pieces, multi, w)
+		}
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return parseError(err)
@@ -42,6 +48,50 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 			return err
 		}
 		if err := w.WriteResult(res, i < len(stmts)-1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// executePieces runs a query that holds a trigger statement, split into
+// its statements by trigger.Split: those go to runTriggerStmt, the others
+// to the TiDB parser. As for any query, every statement is parsed before
+// the first runs.
+func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, multi bool, w server.ResultWriter) error {
+	if len(pieces) > 1 && !multi {
+		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	}
+	type unit struct {
+		trigger string // a trigger statement's text, or ""
+		st      ast.StmtNode
+	}
+	var units []unit
+	for _, p := range pieces {
+		if p.Trigger {
+			units = append(units, unit{trigger: p.SQL})
+			continue
+		}
+		stmts, _, err := s.parser.ParseSQL(p.SQL)
+		if err != nil {
+			return parseError(err)
+		}
+		for _, st := range stmts {
+			units = append(units, unit{st: st})
+		}
+	}
+	for i, u := range units {
+		var res server.Result
+		var err error
+		if u.st != nil {
+			res, err = s.run(ctx, u.st, nil, nil)
+		} else {
+			res, err = s.runTriggerStmt(ctx, u.trigger)
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.WriteResult(res, i < len(units)-1); err != nil {
 			return err
 		}
 	}
@@ -461,7 +511,11 @@ type dmlPlan struct {
 }
 
 func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
-	pc := s.planContext()
+	return planDMLIn(s.planContext(), st)
+}
+
+// planDMLIn plans a write statement in pc.
+func planDMLIn(pc *planner.Context, st ast.StmtNode) (*dmlPlan, error) {
 	var p dmlPlan
 	var err error
 	switch x := st.(type) {
@@ -532,10 +586,11 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	eval.InWrite = true
 	var res executor.DMLResult
 	var err error
+	trig := s.newTriggerRun(is, p)
 	if s.txn != nil {
-		res, err = s.dmlInTxn(ctx, p, eval)
+		res, err = s.dmlInTxn(ctx, p, eval, trig)
 	} else {
-		res, err = s.dmlAutocommit(ctx, p, eval)
+		res, err = s.dmlAutocommit(ctx, p, eval, trig)
 	}
 	s.warnings = append(s.warnings, eval.Warnings...)
 	if err != nil {
@@ -563,11 +618,11 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 // statement that meets a write conflict undoes its own writes and runs
 // again at a newer for-update timestamp; a deadlock rolls back the whole
 // transaction, as in MySQL.
-func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx) (executor.DMLResult, error) {
+func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
 	txn := s.txn
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn)}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig}
 		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
@@ -596,7 +651,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 
 // dmlAutocommit runs a statement as its own optimistic transaction,
 // retrying it whole after a write conflict at commit.
-func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx) (executor.DMLResult, error) {
+func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
 	// A plain INSERT leaves its duplicate checks to the commit, which
 	// makes them anyway (TiDB's lazy constraint check): one read per key
 	// instead of two. A duplicate found there runs the statement again
@@ -608,7 +663,8 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 			return executor.DMLResult{}, err
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), LazyUniqueChecks: lazy}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
+			LazyUniqueChecks: lazy}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		if err == nil {

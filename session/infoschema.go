@@ -119,6 +119,8 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 					str(p.Command), i64(int64(p.Time.Seconds())), str(p.State), nullable(p.Info, p.Info != "")})
 			}
 		}
+	case "triggers":
+		out = s.triggerRows(is)
 	case "session_variables", "global_variables":
 		global := strings.HasPrefix(strings.ToLower(name), "global")
 		names := make([]string, 0, len(sysVars))

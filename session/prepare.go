@@ -8,6 +8,7 @@ import (
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -62,6 +63,11 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 		return nil, err
 	}
 	s.syncParserMode()
+	if trigger.Mentions(sql) {
+		if _, ok := trigger.Split(sql); ok {
+			return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")
+		}
+	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
 		return nil, parseError(err)

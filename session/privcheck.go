@@ -397,6 +397,7 @@ var visibleColumns = map[string][2]int{
 	"statistics":        {1, 2},
 	"table_constraints": {3, 4},
 	"key_column_usage":  {4, 5},
+	"triggers":          {5, 6},
 }
 
 // filterVisible drops the rows of information_schema table name that the
@@ -430,4 +431,25 @@ func (s *Session) filterVisible(name string, rows [][]types.Datum) [][]types.Dat
 		}
 	}
 	return out
+}
+
+// checkTriggerPriv checks CREATE or DROP TRIGGER on table db.table: the
+// TRIGGER privilege on the table (1142), and SUPER to name a DEFINER
+// other than the session's own account (1227).
+func (s *Session) checkTriggerPriv(db, table, definer string) error {
+	if s.subject == nil {
+		return nil
+	}
+	ch := checker{s: s, c: s.d.acl.cache.Load(), subj: *s.subject}
+	global := ch.c.Global(ch.subj)
+	if global == privilege.GlobalPrivs {
+		return nil
+	}
+	if definer != "" && s.definer(definer) != s.CurrentUser() && global&privilege.Super == 0 {
+		return errSpecificDenied("SUPER or SET_USER_ID")
+	}
+	if missing := privilege.Trigger &^ ch.c.Table(ch.subj, db, table); missing != 0 {
+		return ch.errTable(missing, table)
+	}
+	return nil
 }

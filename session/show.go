@@ -294,6 +294,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 		}
 	case ast.ShowStatsMeta, ast.ShowStatsHistograms, ast.ShowStatsBuckets:
 		return s.showStats(ctx, x)
+	case ast.ShowTriggers:
+		return s.showTriggers(x)
 	default:
 		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}

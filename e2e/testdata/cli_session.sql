@@ -8,5 +8,15 @@ SHOW CREATE TABLE t;
 INSERT INTO t VALUES (1, 'alpha', 1.5), (2, 'beta', NULL), (3, '', -2);
 SELECT * FROM t ORDER BY id;
 SELECT COUNT(*), SUM(score) FROM t WHERE id > 1;
+CREATE TABLE log (id INT, msg VARCHAR(40));
+DELIMITER //
+CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW
+BEGIN
+  INSERT INTO log VALUES (NEW.id, CONCAT('added ', NEW.name));
+  INSERT INTO log VALUES (NEW.id, 'second; statement');
+END//
+DELIMITER ;
+INSERT INTO t VALUES (4, 'delta', 0);
+SELECT * FROM log ORDER BY msg;
 SHOW DATABASES;
 DROP DATABASE clitest;
