@@ -289,7 +289,8 @@ func BenchmarkFsync(b *testing.B) {
 func BenchmarkScanVersions(b *testing.B) {
 	type shape struct {
 		versions int
-		hotOnly  bool
+		hotOnly  bool // one key in a hundred has the versions
+		hotRun   bool // the first 200 keys have them, and scans start there
 		compact  bool
 	}
 	var shapes []shape
@@ -299,10 +300,16 @@ func BenchmarkScanVersions(b *testing.B) {
 	for _, compact := range []bool{false, true} {
 		shapes = append(shapes, shape{versions: 50, hotOnly: true, compact: compact})
 	}
+	for _, compact := range []bool{false, true} {
+		shapes = append(shapes, shape{versions: 150, hotRun: true, compact: compact})
+	}
 	for _, sh := range shapes {
 		name := fmt.Sprintf("all/versions=%d", sh.versions)
 		if sh.hotOnly {
 			name = fmt.Sprintf("hot/versions=%d/compacted=%t", sh.versions, sh.compact)
+		}
+		if sh.hotRun {
+			name = fmt.Sprintf("hotrun/versions=%d/compacted=%t", sh.versions, sh.compact)
 		}
 		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -318,7 +325,7 @@ func BenchmarkScanVersions(b *testing.B) {
 					b.Fatal(err)
 				}
 				for i := range keys {
-					if v == 0 || !sh.hotOnly || i%100 == 0 {
+					if v == 0 || !sh.hotOnly && !sh.hotRun || sh.hotOnly && i%100 == 0 || sh.hotRun && i < 200 {
 						txn.Set(benchKey(i), benchValue(i, v))
 					}
 				}
@@ -337,6 +344,9 @@ func BenchmarkScanVersions(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				start := rng.IntN(keys - 100)
+				if sh.hotRun {
+					start = rng.IntN(100)
+				}
 				it, err := snap.Iter(benchKey(start), benchKey(start+100))
 				if err != nil {
 					b.Fatal(err)
