@@ -25,20 +25,37 @@ func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) pla
 
 // execAdmin runs ADMIN CHECK TABLE: every row has exactly its index
 // entries and every index entry points to a row that has it.
+//
+// The check pins its schema first and reads the data at a timestamp taken
+// after that, as a query does: an index it sees public had its backfill
+// committed before it was published, so before the snapshot, and the pin
+// keeps DROP INDEX from getting past write-only (entries still written)
+// until the check ends. (Taking the timestamp before reading the schema
+// let a check that raced with the end of CREATE INDEX see the index public
+// in a snapshot older than the backfill's last batch, and report entries
+// missing that were not: 8003.)
 func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Result, error) {
 	if x.Tp != ast.AdminCheckTable {
 		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
+	}
+	is, release := s.pinStmt()
+	defer release()
+	tables := make([]*catalog.TableInfo, len(x.Tables))
+	for i, tn := range x.Tables {
+		pc := s.planContext()
+		pc.IS = is
+		_, t, err := pc.TableRef(tn)
+		if err != nil {
+			return server.Result{}, err
+		}
+		tables[i] = t
 	}
 	ts, err := s.d.store.CurrentTS()
 	if err != nil {
 		return server.Result{}, err
 	}
 	snap := s.d.store.Snapshot(ts)
-	for _, tn := range x.Tables {
-		_, t, err := s.planContext().TableRef(tn)
-		if err != nil {
-			return server.Result{}, err
-		}
+	for _, t := range tables {
 		if err := checkTable(ctx, snap, t); err != nil {
 			return server.Result{}, err
 		}
