@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/server"
 	"github.com/go-sql-driver/mysql"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // TestIndexDDLUnderWrites builds and drops indexes while two connections
@@ -176,4 +178,55 @@ func TestAdminCheckDuringCreateIndex(t *testing.T) {
 		t.Fatalf("after %d index builds: %v", builds, err)
 	}
 	t.Logf("%d index builds", builds)
+}
+
+// TestPreparedPlanKeepsItsVersion: a statement prepared in a transaction is
+// planned with the transaction's schema, so its cached plan must be tagged
+// with that version, not with the newest one. Tagged with the newest, the
+// plan (built for the older schema) was reused by executions under the
+// newer schema, a version it was never built for.
+func TestPreparedPlanKeepsItsVersion(t *testing.T) {
+	drv, _, addr := serveBasalt(t)
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE DATABASE pv", "CREATE TABLE pv.t (id INT PRIMARY KEY, c INT, KEY kc (c))"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ctx := context.Background()
+	s := newSession(drv, server.ConnInfo{ID: 1 << 30, User: "root", Host: "localhost", DB: "pv"})
+	defer s.Close()
+	if _, err := s.run(ctx, mustParse(t, s, "BEGIN"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	pinned := s.txnIS.Version
+	// A change that waits for nobody: the newest schema moves past the
+	// transaction's.
+	if _, err := db.Exec("CREATE TABLE pv.u (x INT)"); err != nil {
+		t.Fatal(err)
+	}
+	if newest := drv.catalog.InfoSchema().Version; newest == pinned {
+		t.Fatalf("schema version still %d after CREATE TABLE", newest)
+	}
+	ps, err := s.Prepare(ctx, "SELECT * FROM t WHERE c = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	if got := ps.(*stmt).plan.version; got != pinned {
+		t.Fatalf("plan prepared under schema version %d is cached as version %d", pinned, got)
+	}
+}
+
+func mustParse(t *testing.T, s *Session, q string) ast.StmtNode {
+	t.Helper()
+	stmts, _, err := s.parser.ParseSQL(q)
+	if err != nil || len(stmts) != 1 {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return stmts[0]
 }

@@ -83,7 +83,8 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 		st.plan = &cachedPlan{version: -1}
 	}
 	if sel, ok := stmts[0].(ast.ResultSetNode); ok && isQuery(stmts[0]) {
-		q, err := planner.BuildQuery(s.planContext(), sel)
+		pc := s.planContext()
+		q, err := planner.BuildQuery(pc, sel)
 		if err != nil {
 			return nil, mapError(err, s.d.catalog.InfoSchema())
 		}
@@ -91,7 +92,11 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 			st.cols = append(st.cols, columnOf(f))
 		}
 		if st.plan != nil {
-			st.plan.query, st.plan.version = q, s.d.catalog.InfoSchema().Version
+			// The plan is cached under the version it was built with
+			// (the open transaction's, or the newest when it was read),
+			// not the newest once it is built: an execution reuses it
+			// only under that same schema.
+			st.plan.query, st.plan.version = q, pc.IS.Version
 		}
 	}
 	s.stmts[st] = struct{}{}
