@@ -26,14 +26,17 @@ func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) pla
 // execAdmin runs ADMIN CHECK TABLE: every row has exactly its index
 // entries and every index entry points to a row that has it.
 //
-// The check pins its schema first and reads the data at a timestamp taken
-// after that, as a query does: an index it sees public had its backfill
-// committed before it was published, so before the snapshot, and the pin
-// keeps DROP INDEX from getting past write-only (entries still written)
-// until the check ends. (Taking the timestamp before reading the schema
-// let a check that raced with the end of CREATE INDEX see the index public
-// in a snapshot older than the backfill's last batch, and report entries
-// missing that were not: 8003.)
+// The check pins its schema for its whole run and reads the data at a
+// timestamp taken after that, as a query does. The pin keeps a DROP INDEX
+// of an index the check sees public from getting past write-only (entries
+// still written, none deleted) until the check ends; the order makes the
+// backfill of an index it sees public, committed before the index was
+// published, part of its snapshot. Unpinned, a check raced with DROP
+// INDEX, which went on to delete-only, removed the index and deleted its
+// keys (a range deletion, under the check's snapshot too) while the check
+// still expected them; and with the timestamp taken first, a check could
+// see an index just made public in a snapshot older than its backfill's
+// last batch. Both reported entries missing that were not (8003).
 func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Result, error) {
 	if x.Tp != ast.AdminCheckTable {
 		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")

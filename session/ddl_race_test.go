@@ -115,12 +115,14 @@ func TestIndexDDLUnderWrites(t *testing.T) {
 // table with a clustered composite primary key (the shape of the random
 // test's t2 that failed). No row changes, so every check must pass.
 //
-// ADMIN CHECK took its snapshot timestamp before it read the schema, and
-// did not pin the schema: a check that raced with the end of CREATE INDEX
-// saw the index public but read the data from before the backfill's last
-// batch committed, and reported 'index x0 is missing the entry (-1) of a
-// row' (8003) — within a second or two here, and now and then in the
-// random-SQL test with index DDL on.
+// ADMIN CHECK did not pin its schema and took its snapshot timestamp
+// before reading it: DROP INDEX ran through delete-only to the removal of
+// the index and the range deletion of its keys under a check that had
+// seen the index public, and a check could see an index just published in
+// a snapshot older than its backfill. Either way it reported 'index x0 is
+// missing the entry (-1) of a row' (8003) — here within half a second,
+// and now and then in the random-SQL test with index DDL on, when one
+// connection checked a table while another created or dropped an index.
 func TestAdminCheckDuringCreateIndex(t *testing.T) {
 	db, err := sql.Open("mysql", startBasalt(t))
 	if err != nil {
