@@ -271,8 +271,19 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 			}
 			return err
 		}
+		coverEntry(ctx, e)
 	}
 	return nil
+}
+
+// coverEntry marks a just-written entry of a non-unique index as covered
+// by its row (kv.Txn.Cover): its key holds the row's handle, so whoever
+// writes it writes or locks that row too, and the commit need not check
+// it. Unique entries are keyed by value alone, and checked.
+func coverEntry(ctx *Ctx, e indexEntry) {
+	if !e.unique {
+		ctx.Txn.Cover(e.key)
+	}
 }
 
 func mapBufferErr(t *catalog.TableInfo, err error, row []types.Datum, h tablecodec.Handle) error {
@@ -296,6 +307,7 @@ func (w *writer) removeRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) 
 		if err := ctx.Txn.Delete(e.key); err != nil {
 			return err
 		}
+		coverEntry(ctx, e)
 	}
 	return nil
 }
@@ -319,6 +331,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 		if err := ctx.Txn.Delete(o.key); err != nil {
 			return err
 		}
+		coverEntry(ctx, o)
 		if n.deleteOnly {
 			continue
 		}
@@ -332,6 +345,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 		if err := ctx.Txn.Set(n.key, n.value); err != nil {
 			return err
 		}
+		coverEntry(ctx, n)
 	}
 	hidden, err := w.oldHidden(ctx, h)
 	if err != nil {

@@ -108,6 +108,11 @@ type Txn interface {
 	Insert(key, value []byte) error
 	// Delete buffers a deletion of key.
 	Delete(key []byte) error
+	// Cover marks a key just buffered with Set or Delete as one whose every
+	// writer also writes or locks another key of the same transaction (a
+	// non-unique index entry, whose row key it always travels with): the
+	// commit checks that other key for conflicts and skips this one.
+	Cover(key []byte)
 	// Len is the number of keys buffered for writing.
 	Len() int
 	// Size is the number of bytes of the keys and values buffered for

@@ -42,6 +42,11 @@ type Mutation struct {
 	Op    Op
 	Key   []byte
 	Value []byte
+	// Covered: any other transaction that writes this key also writes or
+	// locks another key this one does (a non-unique index entry and its
+	// row), so the commit finds their conflict there and need not look
+	// for newer commits of this key.
+	Covered bool
 }
 
 // MemBuffer holds a transaction's writes until commit, sorted by key so that
@@ -73,8 +78,9 @@ type undoEntry struct {
 }
 
 type memEntry struct {
-	op    Op
-	value []byte
+	op      Op
+	value   []byte
+	covered bool
 }
 
 // NewMemBuffer returns an empty buffer.
@@ -117,7 +123,7 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 			// INSERT): whatever existed before is gone, so write over it.
 			op = OpPut
 		}
-		e.op = op
+		e.op, e.covered = op, false
 		e.value = append(e.value[:0:0], value...)
 		return
 	}
@@ -125,6 +131,14 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 	b.entries[k] = &memEntry{op: op, value: append([]byte(nil), value...)}
 	b.order = append(b.order, k)
 	b.size += len(k) + len(value)
+}
+
+// Cover marks the buffered key as covered (see Mutation.Covered) until
+// its next Set.
+func (b *MemBuffer) Cover(key []byte) {
+	if e, ok := b.entries[string(key)]; ok {
+		e.covered = true
+	}
 }
 
 // Savepoint marks the buffer's current contents and returns the mark.
@@ -188,7 +202,7 @@ func (b *MemBuffer) Mutations() []Mutation {
 	ms := make([]Mutation, 0, len(b.order))
 	for _, k := range b.order {
 		e := b.entries[k]
-		ms = append(ms, Mutation{Op: e.op, Key: []byte(k), Value: e.value})
+		ms = append(ms, Mutation{Op: e.op, Key: []byte(k), Value: e.value, Covered: e.covered})
 	}
 	return ms
 }

@@ -110,3 +110,34 @@ func TestMemBufferModel(t *testing.T) {
 		}
 	}
 }
+
+// TestMemBufferCover: a covered key stays covered until its next Set, and
+// a savepoint rollback restores what it was.
+func TestMemBufferCover(t *testing.T) {
+	b := NewMemBuffer()
+	covered := func() map[string]bool {
+		m := map[string]bool{}
+		for _, mu := range b.Mutations() {
+			m[string(mu.Key)] = mu.Covered
+		}
+		return m
+	}
+	b.Set([]byte("a"), []byte("1"), OpPut)
+	b.Cover([]byte("a"))
+	b.Set([]byte("b"), nil, OpDelete)
+	b.Cover([]byte("b"))
+	b.Set([]byte("c"), []byte("3"), OpPut)
+	b.Cover([]byte("zz")) // absent: nothing happens
+	if got := covered(); !got["a"] || !got["b"] || got["c"] || len(got) != 3 {
+		t.Fatalf("after Cover: %v", got)
+	}
+	sp := b.Savepoint()
+	b.Set([]byte("a"), []byte("2"), OpPut)
+	if got := covered(); got["a"] {
+		t.Fatalf("a Set after Cover left the key covered: %v", got)
+	}
+	b.RollbackTo(sp)
+	if got := covered(); !got["a"] {
+		t.Fatalf("rollback to the savepoint lost the cover: %v", got)
+	}
+}

@@ -85,6 +85,8 @@ func (t *txn) Delete(key []byte) error {
 	return t.buffer(key, nil, kv.OpDelete)
 }
 
+func (t *txn) Cover(key []byte) { t.buf.Cover(key) }
+
 func (t *txn) buffer(key, value []byte, op kv.Op) error {
 	if t.done {
 		return kv.ErrTxnClosed

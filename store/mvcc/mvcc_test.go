@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,8 +118,13 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			default:
 				t.Fatalf("%s: unknown mutation %q", td.Pos, f[0])
 			}
+			for _, flag := range rest {
+				if flag == "covered" {
+					m.Covered = true
+				}
+			}
 			req.Mutations = append(req.Mutations, m)
-			req.Pessimistic = append(req.Pessimistic, len(rest) > 0 && rest[0] == "pessimistic")
+			req.Pessimistic = append(req.Pessimistic, slices.Contains(rest, "pessimistic"))
 		}
 		req.Primary = req.Mutations[0].Key
 		if p := str("primary"); p != nil {

@@ -33,7 +33,12 @@ func (req *PrewriteRequest) isPessimistic(i int) bool {
 // checkMutation runs prewrite's checks on mutation i. It returns done if
 // the key already holds this transaction's prewrite lock (a retried
 // prewrite), and the transaction's own lock if it has one there.
-func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte) (done bool, own *Lock, err error) {
+//
+// With onePhase (a commit without prewrite locks), a covered mutation (see
+// kv.Mutation.Covered) is not checked for newer commits. A prewrite checks
+// it anyway: there the check also finds the protective rollback record a
+// lock resolver may have left on this very key.
+func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhase bool) (done bool, own *Lock, err error) {
 	m := &req.Mutations[i]
 	l, err := loadLock(r, encKey)
 	if err != nil {
@@ -50,6 +55,8 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte) (done b
 		// Our pessimistic lock: conflicts were checked when it was taken.
 	case req.isPessimistic(i):
 		return false, nil, fmt.Errorf("%w: key %q, txn %d", ErrPessimisticLockNotFound, m.Key, req.StartTS)
+	case onePhase && m.Covered && m.Op != kv.OpInsert:
+		// Conflicts show on the key that covers it.
 	default:
 		// A pessimistic transaction changes keys it did not lock (index
 		// entries) only under the locks of their rows, which it took at
@@ -110,7 +117,7 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKey := encodeKey(m.Key)
-		done, _, err := checkMutation(r, req, i, encKey)
+		done, _, err := checkMutation(r, req, i, encKey, false)
 		if err != nil {
 			return err
 		}
@@ -145,7 +152,7 @@ func OnePhaseCommit(r Reader, b *Batch, req *PrewriteRequest, commitTS uint64) e
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKey := encodeKey(m.Key)
-		done, own, err := checkMutation(r, req, i, encKey)
+		done, own, err := checkMutation(r, req, i, encKey, true)
 		if err != nil {
 			return err
 		}
