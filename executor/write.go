@@ -3,10 +3,12 @@ package executor
 import (
 	"errors"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
@@ -21,6 +23,14 @@ import (
 // keep: a new row gets their default, an updated row keeps the values it
 // had (read back from the stored row, so that writers under the next
 // schema version, which see the column, lose nothing).
+//
+// While a MODIFY COLUMN rewrites a column's values (ddl/modify.go), a
+// hidden column derives from a visible one (catalog.ColumnInfo.ChangeFrom):
+// writers store the visible value converted to the hidden column's type,
+// and indexes being built on the hidden column (their columns' offsets
+// point past the visible ones) get entries computed from it. The entries
+// of old rows are computed the same way, so they are the ones that were
+// written.
 type writer struct {
 	t       *catalog.TableInfo
 	ids     []int64
@@ -34,6 +44,20 @@ type writer struct {
 	// hiddenIDs and hiddenOrigin describe hidden.
 	hiddenIDs    []int64
 	hiddenOrigin []types.Datum
+	// derived are the hidden columns that derive from a visible one;
+	// extend says an index reads a hidden column, so index entries are
+	// computed over the row extended with t.Hidden's values.
+	derived []derivedCol
+	extend  bool
+}
+
+// derivedCol is a hidden column whose value is a visible column's,
+// converted (catalog.ColumnInfo.ChangeFrom).
+type derivedCol struct {
+	at     int                 // index in t.Hidden
+	stored int                 // index in writer.hidden, or -1 (delete-only)
+	src    int                 // offset of the visible column it converts
+	col    *catalog.ColumnInfo // the hidden column, named as the visible one for messages
 }
 
 func newWriter(t *catalog.TableInfo) *writer {
@@ -52,7 +76,104 @@ func newWriter(t *catalog.TableInfo) *writer {
 		}
 		w.hiddenOrigin = originDefaults(w.hidden)
 	}
+	for i, c := range t.Hidden {
+		if c.ChangeFrom == 0 {
+			continue
+		}
+		src := -1
+		for _, v := range t.Columns {
+			if v.ID == c.ChangeFrom {
+				src = v.Offset
+			}
+		}
+		if src < 0 {
+			continue
+		}
+		cc := *c
+		cc.Name = t.Columns[src].Name
+		dc := derivedCol{at: i, stored: -1, src: src, col: &cc}
+		for j, h := range w.hidden {
+			if h.ID == c.ID {
+				dc.stored = j
+			}
+		}
+		w.derived = append(w.derived, dc)
+	}
+	for _, ix := range w.indexes {
+		for _, ic := range ix.Columns {
+			if ic.Offset >= len(t.Columns) {
+				w.extend = true
+			}
+		}
+	}
 	return w
+}
+
+// derive converts row's value of the column dc derives from. With
+// strict, a value that does not fit fails as the ALTER's sql_mode asks
+// (notNull is the error for a NULL in a NOT NULL column); otherwise it is
+// clipped, without warnings.
+func derive(dc *derivedCol, row []types.Datum, strict *expression.Ctx, notNull func() error) (types.Datum, error) {
+	var ectx *expression.Ctx
+	if strict != nil && expression.SQLMode(dc.col.ChangeMode).Strict() {
+		ectx = strict
+	}
+	v, err := ConvertForColumn(ectx, row[dc.src], dc.col)
+	if err != nil {
+		return types.Null, err
+	}
+	if v.IsNull() && dc.col.Type.NotNull() {
+		if ectx != nil {
+			return types.Null, notNull()
+		}
+		v = zeroValue(dc.col)
+	}
+	return v, nil
+}
+
+// strictCtx is the conversion context of a derived column's value stored
+// by a write (its errors fail the write).
+func (w *writer) strictCtx(dc *derivedCol) *expression.Ctx {
+	m := expression.SQLMode(dc.col.ChangeMode)
+	return &expression.Ctx{Strict: m.Strict(), Mode: m, Now: time.Now()}
+}
+
+// fillDerived sets the stored hidden columns that derive from a visible
+// one to their values for row, failing where the ALTER's strict mode
+// would.
+func (w *writer) fillDerived(row, hidden []types.Datum) error {
+	for i := range w.derived {
+		dc := &w.derived[i]
+		if dc.stored < 0 {
+			continue
+		}
+		v, err := derive(dc, row, w.strictCtx(dc), func() error {
+			return errno.New(errno.ErBadNull, "Column '%s' cannot be null", dc.col.Name)
+		})
+		if err != nil {
+			return err
+		}
+		hidden[dc.stored] = v
+	}
+	return nil
+}
+
+// extended returns row with the values of t.Hidden after it when an
+// index reads a hidden column (else row itself). Derived columns get
+// their converted values, clipped where they do not fit: a value that
+// does not fit never reaches the store (fillDerived fails its write), so
+// the entries of stored rows are the ones computed here.
+func (w *writer) extended(row []types.Datum) []types.Datum {
+	if !w.extend {
+		return row
+	}
+	full := make([]types.Datum, len(w.t.Columns)+len(w.t.Hidden))
+	copy(full, row[:len(w.t.Columns)])
+	for i := range w.derived {
+		dc := &w.derived[i]
+		full[len(w.t.Columns)+dc.at], _ = derive(dc, row, nil, nil)
+	}
+	return full
 }
 
 // rowValue encodes a row, with the values of the hidden columns (nil when
@@ -92,6 +213,9 @@ func (w *writer) newHidden(ctx *Ctx) []types.Datum {
 	}
 	out := make([]types.Datum, len(w.hidden))
 	for i, c := range w.hidden {
+		if c.ChangeFrom != 0 {
+			continue // fillDerived
+		}
 		v, err := defaultValue(ctx, c)
 		if err != nil || (v.IsNull() && c.Type.NotNull()) {
 			v = zeroValue(c)
@@ -141,6 +265,8 @@ type indexEntry struct {
 	vals       []types.Datum
 }
 
+// entry computes ix's entry of a row (extended when an index reads hidden
+// columns).
 func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
 	vals := make([]types.Datum, len(ix.Columns))
 	hasNull := false
@@ -169,6 +295,7 @@ func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 }
 
 func (w *writer) entries(row []types.Datum, h tablecodec.Handle) ([]indexEntry, error) {
+	row = w.extended(row)
 	out := make([]indexEntry, 0, len(w.indexes))
 	for _, ix := range w.indexes {
 		e, err := w.entry(ix, row, h)
@@ -223,6 +350,9 @@ func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) err
 
 // addRecordHidden is addRecord with the hidden columns' values.
 func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
+	if err := w.fillDerived(row, hidden); err != nil {
+		return err
+	}
 	rk := tablecodec.RowKey(w.t.ID, h)
 	insert := ctx.Txn.Mode() == kv.Optimistic
 	lazy := insert && ctx.LazyUniqueChecks
@@ -337,6 +467,9 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 	if err != nil {
 		return err
 	}
+	if err := w.fillDerived(new, hidden); err != nil {
+		return err
+	}
 	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))
 }
 
@@ -344,6 +477,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 // a pessimistic write locks.
 func (w *writer) uniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, error) {
 	keys := [][]byte{tablecodec.RowKey(w.t.ID, h)}
+	row = w.extended(row)
 	for _, ix := range w.indexes {
 		if !ix.Unique || ix.State == catalog.StateDeleteOnly {
 			continue
@@ -366,7 +500,48 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 	if err := dec.decode(h, rowValue, row); err != nil {
 		return nil, nil, err
 	}
-	w := &writer{t: t}
-	e, err := w.entry(ix, row[:len(t.Columns)], h)
+	w := newWriter(t)
+	e, err := w.entry(ix, w.extended(row[:len(t.Columns)]), h)
 	return e.key, e.value, err
+}
+
+// ReorgRow returns a stored row rewritten for a MODIFY COLUMN in
+// progress: the write-only hidden columns that derive from a visible one
+// (catalog.ColumnInfo.ChangeFrom) get its value converted, as an INSERT
+// under the ALTER's sql_mode would convert it. A value that does not fit
+// fails in a strict mode, naming rowNum as MySQL's copying ALTER does (a
+// NULL in a NOT NULL column is 1138).
+func ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error) {
+	w := newWriter(t)
+	row := make([]types.Datum, len(t.Columns)+1)
+	if err := newRowDecoder(t).decode(h, rowValue, row); err != nil {
+		return nil, err
+	}
+	row = row[:len(t.Columns)]
+	hidden := make([]types.Datum, len(w.hidden))
+	present := make([]bool, len(w.hidden))
+	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, hidden, present); err != nil {
+		return nil, err
+	}
+	for i, ok := range present {
+		if !ok {
+			hidden[i] = w.hiddenOrigin[i]
+		}
+	}
+	for i := range w.derived {
+		dc := &w.derived[i]
+		if dc.stored < 0 {
+			continue
+		}
+		ectx := w.strictCtx(dc)
+		ectx.RowNum = rowNum
+		v, err := derive(dc, row, ectx, func() error {
+			return errno.New(errno.ErInvalidUseOfNull, "Invalid use of NULL value")
+		})
+		if err != nil {
+			return nil, err
+		}
+		hidden[dc.stored] = v
+	}
+	return w.rowValue(row, hidden), nil
 }
