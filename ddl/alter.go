@@ -7,6 +7,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -31,6 +32,10 @@ type Values interface {
 	// takes in the rows that exist (nil for NULL); an invalid default
 	// fails with 1067.
 	OriginDefault(col *catalog.ColumnInfo) (*string, error)
+	// ReorgRow rewrites a stored row of t for the MODIFY COLUMN in
+	// progress (see modify.go): its changing column gets its value. A value
+	// that does not convert fails with MySQL's error, naming row rowNum.
+	ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error)
 }
 
 // table returns a base table of the current schema by name, with MySQL's
@@ -84,7 +89,9 @@ func (d *DDL) change(ctx context.Context, tableID int64, fn func(t *catalog.Tabl
 // AlterTable runs ALTER TABLE: its specifications one after another, each
 // an online change of its own. Specifications of kinds Basalt does not
 // support fail the statement before any runs.
-func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder) error {
+// sqlMode is the session's (expression.SQLMode): how MODIFY COLUMN
+// converts values.
+func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) error {
 	dbName := s.Table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -120,9 +127,9 @@ func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 		case ast.AlterTableDropColumn:
 			err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
 		case ast.AlterTableModifyColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position)
+			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build)
 		case ast.AlterTableChangeColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position)
+			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build)
 		case ast.AlterTableRenameColumn:
 			err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
 		case ast.AlterTableAlterColumn:

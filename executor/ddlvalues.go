@@ -6,6 +6,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -17,6 +18,12 @@ func strictCtx() *expression.Ctx { return &expression.Ctx{Strict: true, Now: tim
 // Convert converts v to col's type as a strict INSERT would.
 func (DDLValues) Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, error) {
 	return ConvertForColumn(strictCtx(), v, col)
+}
+
+// ReorgRow rewrites a stored row for a MODIFY COLUMN in progress (see
+// ReorgRow in write.go).
+func (DDLValues) ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error) {
+	return ReorgRow(t, h, rowValue, rowNum)
 }
 
 // OriginDefault is the value a column being added takes in existing rows,

@@ -280,7 +280,7 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 	case *ast.DropIndexStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
 	case *ast.AlterTableStmt:
-		return s.ddl(ctx, func() error { return s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry) })
+		return s.ddl(ctx, func() error { return s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry, uint32(s.sqlMode())) })
 	case *ast.RenameTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.RenameTable(ctx, s.db, x) })
 	case *ast.ShowStmt:
