@@ -520,7 +520,6 @@ func isBlob(tp byte) bool {
 	return false
 }
 
-
 // checkColumn reads every row of t and fails if one holds a value that
 // col (its new definition) does not accept: 1138 for a NULL in a NOT NULL
 // column, 1264 for an integer or decimal out of range, 1265 for anything

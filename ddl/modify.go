@@ -255,6 +255,11 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 	}
 }
 
+// reorgBatchRows is smaller than an index backfill's batch: a batch
+// writes its rows and their entries, which writers change too, and is
+// redone whole when one of them did.
+const reorgBatchRows = 128
+
 func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catalog.IndexInfo, build IndexBuilder, start, end []byte, rows int) ([]byte, int, error) {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
@@ -269,7 +274,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 	var next []byte
 	n := 0
 	for it.Valid() {
-		if n == backfillBatch {
+		if n == reorgBatchRows {
 			next = append([]byte(nil), it.Key()...)
 			break
 		}
