@@ -500,8 +500,17 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 	if err := dec.decode(h, rowValue, row); err != nil {
 		return nil, nil, err
 	}
-	w := newWriter(t)
-	e, err := w.entry(ix, w.extended(row[:len(t.Columns)]), h)
+	w := &writer{t: t}
+	full := row[:len(t.Columns)]
+	for _, ic := range ix.Columns {
+		if ic.Offset >= len(t.Columns) {
+			// An index being built on a hidden column (MODIFY COLUMN).
+			w = newWriter(t)
+			full = w.extended(full)
+			break
+		}
+	}
+	e, err := w.entry(ix, full, h)
 	return e.key, e.value, err
 }
 

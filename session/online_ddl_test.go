@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -169,9 +171,20 @@ func TestOnlineDDL(t *testing.T) {
 		// Rewritten too, under the writers' reads by index w, with w in
 		// three indexes (one unique).
 		"ALTER TABLE t MODIFY w BIGINT UNSIGNED NOT NULL",
-		"ALTER TABLE t DROP INDEX v",
-		"ALTER TABLE t ADD COLUMN c2 DATETIME DEFAULT '2024-01-02 03:04:05' AFTER id",
 	}
+	// BASALT_ONLINE_MODIFY_ROUNDS=n adds n rounds of rewriting MODIFYs of
+	// the indexed v (to text, to decimal, to unsigned) to the default two.
+	if n, _ := strconv.Atoi(os.Getenv("BASALT_ONLINE_MODIFY_ROUNDS")); n > 0 {
+		for range n {
+			steps = append(steps,
+				"ALTER TABLE t MODIFY v VARCHAR(30) NOT NULL",
+				"ALTER TABLE t MODIFY v DECIMAL(20,0) NOT NULL",
+				"ALTER TABLE t MODIFY v BIGINT UNSIGNED NOT NULL")
+		}
+	}
+	steps = append(steps,
+		"ALTER TABLE t DROP INDEX v",
+		"ALTER TABLE t ADD COLUMN c2 DATETIME DEFAULT '2024-01-02 03:04:05' AFTER id")
 	start := time.Now()
 	for _, q := range steps {
 		time.Sleep(100 * time.Millisecond)
