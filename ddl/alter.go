@@ -34,8 +34,9 @@ type Values interface {
 	OriginDefault(col *catalog.ColumnInfo) (*string, error)
 	// ReorgRow rewrites a stored row of t for the MODIFY COLUMN in
 	// progress (see modify.go): its changing column gets its value. A value
-	// that does not convert fails with MySQL's error, naming row rowNum.
-	ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error)
+	// that does not convert fails with MySQL's error, naming row rowNum,
+	// in a strict sql_mode, and is clipped with warnings otherwise.
+	ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error)
 }
 
 // table returns a base table of the current schema by name, with MySQL's
@@ -86,12 +87,32 @@ func (d *DDL) change(ctx context.Context, tableID int64, fn func(t *catalog.Tabl
 	return d.Wait(ctx, d.Catalog.InfoSchema().Version)
 }
 
+// AlterResult is what ALTER TABLE reports, as MySQL's copying ALTER does:
+// the rows a MODIFY COLUMN rewrote, and the warnings of values it clipped.
+type AlterResult struct {
+	Rows     uint64
+	Warnings []*errno.Error
+}
+
+func (r *AlterResult) warn(ws []*errno.Error) {
+	for _, w := range ws {
+		if len(r.Warnings) < 64 {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+}
+
 // AlterTable runs ALTER TABLE: its specifications one after another, each
 // an online change of its own. Specifications of kinds Basalt does not
-// support fail the statement before any runs.
-// sqlMode is the session's (expression.SQLMode): how MODIFY COLUMN
-// converts values.
-func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) error {
+// support fail the statement before any runs. sqlMode is the session's
+// (expression.SQLMode): how MODIFY COLUMN converts values.
+func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) (AlterResult, error) {
+	var res AlterResult
+	err := d.alterTable(ctx, currentDB, s, build, sqlMode, &res)
+	return res, err
+}
+
+func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32, res *AlterResult) error {
 	dbName := s.Table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -127,9 +148,9 @@ func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 		case ast.AlterTableDropColumn:
 			err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
 		case ast.AlterTableModifyColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build)
+			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build, res)
 		case ast.AlterTableChangeColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build)
+			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build, res)
 		case ast.AlterTableRenameColumn:
 			err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
 		case ast.AlterTableAlterColumn:

@@ -51,7 +51,9 @@ const changingName = "_Col$_"
 
 // modifyReorg runs a MODIFY / CHANGE COLUMN of old into nc (which has
 // old's id) that rewrites the rows; see above.
-func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.ColumnInfo, pos *ast.ColumnPosition, mode uint32, build IndexBuilder) error {
+// The rows rewritten and the warnings go to res (a statement of several
+// MODIFYs reports the table's rows once, as MySQL's single copy does).
+func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.ColumnInfo, pos *ast.ColumnPosition, mode uint32, build IndexBuilder, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	if pk := t.PrimaryKey(); pk != nil && indexHas(pk, old) {
 		return notSupported("changing the type of a primary key column")
@@ -102,7 +104,7 @@ func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.C
 		return nil
 	})
 	if err == nil {
-		err = d.reorgBackfill(ctx, tableID, pairs, build)
+		err = d.reorgBackfill(ctx, tableID, pairs, build, res)
 	}
 	if err != nil {
 		return d.abandonReorg(ctx, tableID, newID, pairs, err)
@@ -229,7 +231,7 @@ func (d *DDL) abandonReorg(ctx context.Context, tableID, newID int64, pairs [][2
 // reorgBackfill rewrites every row of the table with its changing column
 // and adds its entries to the changing indexes (pairs[i][1]), a batch of
 // rows per transaction.
-func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64, build IndexBuilder) error {
+func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64, build IndexBuilder, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	var ixs []*catalog.IndexInfo
 	for _, p := range pairs {
@@ -241,17 +243,20 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		next, n, err := d.reorgBatch(ctx, t, ixs, build, start, end, rows)
+		next, n, warnings, err := d.reorgBatch(ctx, t, ixs, build, start, end, rows)
 		if errors.Is(err, kv.ErrWriteConflict) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
+		res.warn(warnings)
+		rows += n
 		if next == nil {
+			res.Rows = max(res.Rows, uint64(rows))
 			return nil
 		}
-		start, rows = next, rows+n
+		start = next
 	}
 }
 
@@ -260,19 +265,17 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 // redone whole when one of them did.
 const reorgBatchRows = 128
 
-func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catalog.IndexInfo, build IndexBuilder, start, end []byte, rows int) ([]byte, int, error) {
+func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catalog.IndexInfo, build IndexBuilder, start, end []byte, rows int) (next []byte, n int, warnings []*errno.Error, err error) {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	defer txn.Rollback()
 	it, err := txn.Iter(start, end)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	defer it.Close()
-	var next []byte
-	n := 0
 	for it.Valid() {
 		if n == reorgBatchRows {
 			next = append([]byte(nil), it.Key()...)
@@ -281,43 +284,44 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 		rk := append([]byte(nil), it.Key()...)
 		_, h, err := tablecodec.DecodeRowKey(rk, t.CommonHandle)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		value, err := d.Values.ReorgRow(t, h, it.Value(), rows+n+1)
+		value, ws, err := d.Values.ReorgRow(t, h, it.Value(), rows+n+1)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
+		warnings = append(warnings, ws...)
 		// Writing the row key makes a batch that raced with a writer
 		// fail to commit.
 		if err := txn.Set(rk, value); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		for _, ix := range ixs {
 			key, v, err := build(t, ix, h, value)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, nil, err
 			}
 			if ix.Unique && len(v) > 0 {
 				old, err := txn.Get(ctx, key)
 				switch {
 				case err == nil && string(old) != string(v):
 					vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
-					return nil, 0, dupIndexEntry(t, ix, vals)
+					return nil, 0, nil, dupIndexEntry(t, ix, vals)
 				case err != nil && !errors.Is(err, kv.ErrNotFound):
-					return nil, 0, err
+					return nil, 0, nil, err
 				}
 			}
 			if err := txn.Set(key, v); err != nil {
-				return nil, 0, err
+				return nil, 0, nil, err
 			}
 		}
 		n++
 		if err := it.Next(); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 	}
 	if n == 0 {
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	}
-	return next, n, txn.Commit(ctx)
+	return next, n, warnings, txn.Commit(ctx)
 }

@@ -22,7 +22,7 @@ func (DDLValues) Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, e
 
 // ReorgRow rewrites a stored row for a MODIFY COLUMN in progress (see
 // ReorgRow in write.go).
-func (DDLValues) ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error) {
+func (DDLValues) ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
 	return ReorgRow(t, h, rowValue, rowNum)
 }
 

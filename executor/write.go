@@ -109,31 +109,32 @@ func newWriter(t *catalog.TableInfo) *writer {
 	return w
 }
 
-// derive converts row's value of the column dc derives from. With
-// strict, a value that does not fit fails as the ALTER's sql_mode asks
-// (notNull is the error for a NULL in a NOT NULL column); otherwise it is
-// clipped, without warnings.
-func derive(dc *derivedCol, row []types.Datum, strict *expression.Ctx, notNull func() error) (types.Datum, error) {
-	var ectx *expression.Ctx
-	if strict != nil && expression.SQLMode(dc.col.ChangeMode).Strict() {
-		ectx = strict
-	}
+// derive converts row's value of the column dc derives from, under ectx:
+// in a strict mode a value that does not fit fails (notNull is the error
+// for a NULL in a NOT NULL column); otherwise it is clipped, with
+// warnings in ectx. A nil ectx clips without warnings.
+func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull func() error) (types.Datum, error) {
 	v, err := ConvertForColumn(ectx, row[dc.src], dc.col)
 	if err != nil {
 		return types.Null, err
 	}
 	if v.IsNull() && dc.col.Type.NotNull() {
-		if ectx != nil {
+		if ectx != nil && ectx.Strict {
 			return types.Null, notNull()
+		}
+		if ectx != nil {
+			row := max(ectx.RowNum, 1)
+			ectx.Warn(errno.New(errno.WarnDataTruncated, "Data truncated for column '%s' at row %d", dc.col.Name, row))
 		}
 		v = zeroValue(dc.col)
 	}
 	return v, nil
 }
 
-// strictCtx is the conversion context of a derived column's value stored
-// by a write (its errors fail the write).
-func (w *writer) strictCtx(dc *derivedCol) *expression.Ctx {
+// convCtx is the conversion context of a derived column's value stored
+// by a write: the ALTER's sql_mode (in a strict one, errors fail the
+// write).
+func (w *writer) convCtx(dc *derivedCol) *expression.Ctx {
 	m := expression.SQLMode(dc.col.ChangeMode)
 	return &expression.Ctx{Strict: m.Strict(), Mode: m, Now: time.Now()}
 }
@@ -147,7 +148,7 @@ func (w *writer) fillDerived(row, hidden []types.Datum) error {
 		if dc.stored < 0 {
 			continue
 		}
-		v, err := derive(dc, row, w.strictCtx(dc), func() error {
+		v, err := derive(dc, row, w.convCtx(dc), func() error {
 			return errno.New(errno.ErBadNull, "Column '%s' cannot be null", dc.col.Name)
 		})
 		if err != nil {
@@ -519,38 +520,41 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 // (catalog.ColumnInfo.ChangeFrom) get its value converted, as an INSERT
 // under the ALTER's sql_mode would convert it. A value that does not fit
 // fails in a strict mode, naming rowNum as MySQL's copying ALTER does (a
-// NULL in a NOT NULL column is 1138).
-func ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, error) {
+// NULL in a NOT NULL column is 1138); otherwise it is clipped, and the
+// warnings say so.
+func ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
 	w := newWriter(t)
 	row := make([]types.Datum, len(t.Columns)+1)
 	if err := newRowDecoder(t).decode(h, rowValue, row); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	row = row[:len(t.Columns)]
 	hidden := make([]types.Datum, len(w.hidden))
 	present := make([]bool, len(w.hidden))
 	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, hidden, present); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, ok := range present {
 		if !ok {
 			hidden[i] = w.hiddenOrigin[i]
 		}
 	}
+	var warnings []*errno.Error
 	for i := range w.derived {
 		dc := &w.derived[i]
 		if dc.stored < 0 {
 			continue
 		}
-		ectx := w.strictCtx(dc)
+		ectx := w.convCtx(dc)
 		ectx.RowNum = rowNum
 		v, err := derive(dc, row, ectx, func() error {
 			return errno.New(errno.ErInvalidUseOfNull, "Invalid use of NULL value")
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		hidden[dc.stored] = v
+		warnings = append(warnings, ectx.Warnings...)
 	}
-	return w.rowValue(row, hidden), nil
+	return w.rowValue(row, hidden), warnings, nil
 }
