@@ -104,7 +104,8 @@ func (r *AlterResult) warn(ws []*errno.Error) {
 
 // AlterTable runs ALTER TABLE: its specifications one after another, each
 // an online change of its own. Specifications of kinds Basalt does not
-// support fail the statement before any runs. sqlMode is the session's
+// support, and those whose definitions are wrong (checkSpecs), fail the
+// statement before any runs. sqlMode is the session's
 // (expression.SQLMode): how MODIFY COLUMN converts values.
 func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) (AlterResult, error) {
 	var res AlterResult
@@ -126,6 +127,11 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 	defer unlock()
 	name := s.Table.Name.O
 	if err := checkDropsAll(d, dbName, name, s.Specs); err != nil {
+		return err
+	}
+	if _, t, err := d.table(dbName, name); err != nil {
+		return err
+	} else if err := d.checkSpecs(t, dbName, s.Specs); err != nil {
 		return err
 	}
 	for _, spec := range s.Specs {

@@ -264,7 +264,7 @@ func fillIndexColumns(t *catalog.TableInfo, ix *catalog.IndexInfo, keys []*ast.I
 		}
 		col := t.FindColumn(k.Column.Name.O)
 		if col == nil {
-			return errno.New(errno.ErKeyDoesNotExist, "Key column '%s' doesn't exist in table", k.Column.Name.O)
+			return errno.New(1072, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		length := k.Length
 		if length <= 0 {
