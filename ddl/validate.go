@@ -241,6 +241,15 @@ func checkModifyColumn(vt *catalog.TableInfo, oldName string, cd *ast.ColumnDef,
 	if nc.AutoIncrement && !old.AutoIncrement {
 		return notSupported("adding AUTO_INCREMENT to a column")
 	}
+	if _, ok := typeChange(&old.Type, &nc.Type); !ok {
+		// A rewrite (modify.go), which these columns cannot have yet.
+		if pk := vt.PrimaryKey(); pk != nil && indexHas(pk, old) {
+			return notSupported("changing the type of a primary key column")
+		}
+		if old.AutoIncrement || nc.AutoIncrement {
+			return notSupported("changing the type of an AUTO_INCREMENT column")
+		}
+	}
 	nc.ID = old.ID
 	cols := without(vt.Columns, old.ID)
 	if pos != nil && pos.Tp != ast.ColumnPositionNone {
