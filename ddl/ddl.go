@@ -5,6 +5,8 @@
 // A new index goes write-only first: from then on every writer maintains
 // it. Once every transaction that started under the older schema has ended
 // (Waiter), the existing rows are backfilled and the index becomes public.
+// Column changes are in column.go; a MODIFY COLUMN that rewrites the rows
+// is in modify.go.
 package ddl
 
 import (
