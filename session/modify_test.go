@@ -1,0 +1,188 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/tablecodec"
+)
+
+// TestModifyColumnLeavesNothing checks what a MODIFY COLUMN that rewrites
+// rows (ddl/modify.go) leaves behind, below SQL: after a failed one, the
+// table's definition is the one it had (no hidden column, the same
+// indexes) and the changing indexes' entries are gone; after one that
+// succeeds, no hidden column is left, the indexes have new ids and the
+// old ones' entries are gone. A failure happens while writers change
+// other rows, which must not see an error.
+func TestModifyColumnLeavesNothing(t *testing.T) {
+	drv, _, addr := serveBasalt(t)
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	exec := func(q string) error {
+		_, err := db.ExecContext(ctx, "USE mc; "+q)
+		return err
+	}
+	if _, err := db.Exec("CREATE DATABASE mc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(10), v INT NOT NULL, UNIQUE KEY us (s), KEY ksv (s, v))"); err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for i := range 300 {
+		vals = append(vals, fmt.Sprintf("(%d, '%d', 0)", i, i))
+	}
+	if err := exec("INSERT INTO t VALUES " + strings.Join(vals, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	table := func() *catalog.TableInfo { return drv.catalog.InfoSchema().Table("mc", "t") }
+	// entries counts the keys of index id.
+	entries := func(id int64) int {
+		t.Helper()
+		ts, err := drv.store.CurrentTS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tablecodec.IndexPrefix(table().ID, id)
+		it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		n := 0
+		for ; it.Valid(); it.Next() {
+			n++
+		}
+		return n
+	}
+	indexIDs := func() []int64 {
+		var ids []int64
+		for _, ix := range table().Indexes {
+			ids = append(ids, ix.ID)
+		}
+		return ids
+	}
+	before, maxBefore := indexIDs(), table().MaxIndexID
+
+	// Writers update v of rows 1..99 while MODIFYs fail on row 150.
+	if err := exec("UPDATE t SET s = '0150' WHERE id = 200"); err != nil {
+		t.Fatal(err)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var ops atomic.Int64
+	werr := make(chan error, 2)
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				if _, err := db.ExecContext(ctx, "UPDATE mc.t SET v = v + 1 WHERE id = ?", 1+w+2*(i%49)); err != nil {
+					werr <- err
+					return
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	// '150' and '0150' are one integer: the unique index fails (1062);
+	// 'x' is no integer (1366).
+	err1 := exec("ALTER TABLE t MODIFY s INT")
+	if err := exec("UPDATE t SET s = 'x' WHERE id = 200"); err != nil {
+		t.Fatal(err)
+	}
+	err2 := exec("ALTER TABLE t MODIFY s INT")
+	stop.Store(true)
+	wg.Wait()
+	close(werr)
+	for err := range werr {
+		t.Errorf("writer: %v", err)
+	}
+	if err1 == nil || !strings.Contains(err1.Error(), "1062") {
+		t.Errorf("MODIFY with duplicates: %v, want 1062", err1)
+	}
+	if err2 == nil || !strings.Contains(err2.Error(), "1366") {
+		t.Errorf("MODIFY of 'x' to INT: %v, want 1366", err2)
+	}
+	t.Logf("%d writer updates during the two failed MODIFYs", ops.Load())
+	tb := table()
+	if len(tb.Hidden) != 0 {
+		t.Errorf("hidden columns left after failed MODIFYs: %+v", tb.Hidden)
+	}
+	if got := indexIDs(); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("indexes %v after failed MODIFYs, want %v", got, before)
+	}
+	if tb.MaxIndexID <= maxBefore {
+		t.Errorf("MaxIndexID %d: the MODIFYs built no index", tb.MaxIndexID)
+	}
+	for id := maxBefore + 1; id <= tb.MaxIndexID; id++ {
+		if n := entries(id); n != 0 {
+			t.Errorf("abandoned index %d keeps %d entries", id, n)
+		}
+	}
+	if c := tb.FindColumn("s"); c == nil || !c.Type.IsString() {
+		t.Errorf("column s after failed MODIFYs: %+v", c)
+	}
+	if err := exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	if err := db.QueryRow("SELECT SUM(v) FROM mc.t").Scan(&sum); err != nil || int64(sum) != ops.Load() {
+		t.Errorf("SUM(v) = %d, %v; want the %d updates", sum, err, ops.Load())
+	}
+
+	// Without the bad values it converts.
+	if err := exec("UPDATE t SET s = '1000' WHERE id = 200"); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec("ALTER TABLE t MODIFY s INT"); err != nil {
+		t.Fatal(err)
+	}
+	tb = table()
+	if len(tb.Hidden) != 0 {
+		t.Errorf("hidden columns left after MODIFY: %+v", tb.Hidden)
+	}
+	for _, id := range before {
+		if id == tb.PrimaryKey().ID {
+			continue // the handle: not rebuilt
+		}
+		if findIndex(tb, id) != nil {
+			t.Errorf("index %d still in the schema after MODIFY", id)
+		}
+		if n := entries(id); n != 0 {
+			t.Errorf("old index %d keeps %d entries", id, n)
+		}
+	}
+	for _, name := range []string{"us", "ksv"} {
+		ix := tb.FindIndex(name)
+		if ix == nil || ix.State != catalog.StatePublic || entries(ix.ID) != 300 {
+			t.Errorf("index %s after MODIFY: %+v", name, ix)
+		}
+	}
+	if err := exec("ADMIN CHECK TABLE t"); err != nil {
+		t.Fatal(err)
+	}
+	var id int
+	if err := db.QueryRow("SELECT id FROM mc.t WHERE s = 150").Scan(&id); err != nil || id != 150 {
+		t.Errorf("s = 150: id %d, %v", id, err)
+	}
+}
+
+func findIndex(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
+	for _, ix := range t.Indexes {
+		if ix.ID == id {
+			return ix
+		}
+	}
+	return nil
+}
