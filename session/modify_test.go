@@ -4,13 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/store/local"
 	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // TestModifyColumnLeavesNothing checks what a MODIFY COLUMN that rewrites
@@ -185,4 +191,147 @@ func findIndex(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
 		}
 	}
 	return nil
+}
+
+// TestModifyColumnRecovery opens a store whose schema holds a MODIFY
+// COLUMN that a restart interrupted, before and after its swap, written
+// as ddl/modify.go leaves it: the driver takes the hidden column and its
+// indexes away, with their entries, and the table works as before.
+func TestModifyColumnRecovery(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	// open serves the store in dir until the returned function stops it.
+	open := func() (*Driver, *sql.DB, func()) {
+		st, err := local.Open(dir, local.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drv, err := Open(st, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.New(server.Config{}, drv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drv.SetServer(srv)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(ln)
+		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", ln.Addr()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return drv, db, func() {
+			db.Close()
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			srv.Shutdown(c)
+			st.Close()
+		}
+	}
+	drv, db, stop := open()
+	for _, q := range []string{"CREATE DATABASE mr", "USE mr",
+		"CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(10), KEY ks (s))",
+		"INSERT INTO t VALUES (1, '1'), (2, '2')"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// interrupt publishes the state of a MODIFY s INT: before the swap
+	// a changing column derived from s and an index on it (write-only);
+	// after it, the old column derived from s and its index, write-only
+	// until setState makes it delete-only as the swap leaves it.
+	interrupt := func(swapped bool) int64 {
+		var ixID int64
+		err := drv.catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+			nt := is.Table("mr", "t").Clone()
+			s := nt.FindColumn("s")
+			nt.MaxColumnID++
+			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: "_Col$_s", Type: catalog.FieldType{Tp: mysql.TypeLong, Flen: 11},
+				State: catalog.StateWriteOnly, ChangeFrom: s.ID, ChangeMode: uint32(expression.ModeStrictTransTables)}
+			if swapped {
+				c.Name, c.Type, c.ChangeMode = "_Col$_old_s", s.Type, 0
+			}
+			nt.Hidden = append(nt.Hidden, c)
+			nt.MaxIndexID++
+			ixID = nt.MaxIndexID
+			nt.Indexes = append(nt.Indexes, &catalog.IndexInfo{ID: ixID, Name: "ks", State: catalog.StateWriteOnly,
+				Columns: []catalog.IndexColumn{{Name: c.Name, Length: -1}}})
+			nt.FixOffsets()
+			is.PutTable(is.DB("mr"), nt)
+			return m.PutTable(nt)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ixID
+	}
+	entries := func(drv *Driver, id int64) int {
+		ts, err := drv.store.CurrentTS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tablecodec.IndexPrefix(drv.catalog.InfoSchema().Table("mr", "t").ID, id)
+		it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer it.Close()
+		n := 0
+		for ; it.Valid(); it.Next() {
+			n++
+		}
+		return n
+	}
+	for i, swapped := range []bool{false, true} {
+		ixID := interrupt(swapped)
+		// Writers maintain the hidden index; before the swap they
+		// convert strictly, and 'x' is no integer.
+		if _, err := db.Exec(fmt.Sprintf("INSERT INTO mr.t VALUES (%d, '%d')", 10+i, 10+i)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Exec("INSERT INTO mr.t VALUES (99, 'x')")
+		if !swapped && (err == nil || !strings.Contains(err.Error(), "1366")) {
+			t.Fatalf("insert of 'x' with a changing INT column: %v, want 1366", err)
+		}
+		if swapped && err == nil {
+			db.Exec("DELETE FROM mr.t WHERE id = 99")
+		}
+		if n := entries(drv, ixID); n != 1 {
+			t.Fatalf("hidden index %d has %d entries, want the one written", ixID, n)
+		}
+		if swapped {
+			err := drv.catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+				nt := is.Table("mr", "t").Clone()
+				findIndex(nt, ixID).State = catalog.StateDeleteOnly
+				is.PutTable(is.DB("mr"), nt)
+				return m.PutTable(nt)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		stop()
+		drv, db, stop = open()
+		tb := drv.catalog.InfoSchema().Table("mr", "t")
+		if len(tb.Hidden) != 0 || findIndex(tb, ixID) != nil || len(tb.Indexes) != 2 {
+			t.Fatalf("after restart: hidden %+v, indexes %+v", tb.Hidden, tb.Indexes)
+		}
+		if n := entries(drv, ixID); n != 0 {
+			t.Errorf("index %d keeps %d entries after restart", ixID, n)
+		}
+		for _, q := range []string{"INSERT INTO mr.t VALUES (99, 'x')", "DELETE FROM mr.t WHERE id = 99", "ADMIN CHECK TABLE mr.t"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM mr.t WHERE s >= '1'").Scan(&n); err != nil || n != 4 {
+		t.Errorf("rows: %d, %v; want 4", n, err)
+	}
+	stop()
 }
