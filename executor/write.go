@@ -123,8 +123,7 @@ func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull fun
 			return types.Null, notNull()
 		}
 		if ectx != nil {
-			row := max(ectx.RowNum, 1)
-			ectx.Warn(errno.New(errno.WarnDataTruncated, "Data truncated for column '%s' at row %d", dc.col.Name, row))
+			ectx.Warn(errno.New(errno.WarnDataTruncated, "Data truncated for column '%s' at row %d", dc.col.Name, max(ectx.RowNum, 1)))
 		}
 		v = zeroValue(dc.col)
 	}
@@ -141,14 +140,20 @@ func (w *writer) convCtx(dc *derivedCol) *expression.Ctx {
 
 // fillDerived sets the stored hidden columns that derive from a visible
 // one to their values for row, failing where the ALTER's strict mode
-// would.
-func (w *writer) fillDerived(row, hidden []types.Datum) error {
+// would. An update (old is the row it replaces) that leaves the visible
+// value as it was does not fail on it: the value was there before the
+// ALTER's backfill passed the row, which then fails the ALTER instead.
+func (w *writer) fillDerived(row, old, hidden []types.Datum) error {
 	for i := range w.derived {
 		dc := &w.derived[i]
 		if dc.stored < 0 {
 			continue
 		}
-		v, err := derive(dc, row, w.convCtx(dc), func() error {
+		ectx := w.convCtx(dc)
+		if old != nil && sameValue(old[dc.src], row[dc.src]) {
+			ectx = nil
+		}
+		v, err := derive(dc, row, ectx, func() error {
 			return errno.New(errno.ErBadNull, "Column '%s' cannot be null", dc.col.Name)
 		})
 		if err != nil {
@@ -351,7 +356,7 @@ func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) err
 
 // addRecordHidden is addRecord with the hidden columns' values.
 func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
-	if err := w.fillDerived(row, hidden); err != nil {
+	if err := w.fillDerived(row, nil, hidden); err != nil {
 		return err
 	}
 	rk := tablecodec.RowKey(w.t.ID, h)
@@ -468,7 +473,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 	if err != nil {
 		return err
 	}
-	if err := w.fillDerived(new, hidden); err != nil {
+	if err := w.fillDerived(new, old, hidden); err != nil {
 		return err
 	}
 	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))

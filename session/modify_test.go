@@ -24,8 +24,9 @@ import (
 // table's definition is the one it had (no hidden column, the same
 // indexes) and the changing indexes' entries are gone; after one that
 // succeeds, no hidden column is left, the indexes have new ids and the
-// old ones' entries are gone. A failure happens while writers change
-// other rows, which must not see an error.
+// old ones' entries are gone. The failures happen while writers change
+// other columns, also of the row whose value does not convert, and must
+// not see an error.
 func TestModifyColumnLeavesNothing(t *testing.T) {
 	drv, _, addr := serveBasalt(t)
 	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
@@ -45,7 +46,7 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var vals []string
-	for i := range 300 {
+	for i := range 1000 {
 		vals = append(vals, fmt.Sprintf("(%d, '%d', 0)", i, i))
 	}
 	if err := exec("INSERT INTO t VALUES " + strings.Join(vals, ", ")); err != nil {
@@ -80,8 +81,9 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 	}
 	before, maxBefore := indexIDs(), table().MaxIndexID
 
-	// Writers update v of rows 1..99 while MODIFYs fail on row 150.
-	if err := exec("UPDATE t SET s = '0150' WHERE id = 200"); err != nil {
+	// Writers update v of rows 1..98 and 900 while MODIFYs fail on row
+	// 900, the backfill's last batch.
+	if err := exec("UPDATE t SET s = '0150' WHERE id = 900"); err != nil {
 		t.Fatal(err)
 	}
 	var stop atomic.Bool
@@ -93,7 +95,11 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; !stop.Load(); i++ {
-				if _, err := db.ExecContext(ctx, "UPDATE mc.t SET v = v + 1 WHERE id = ?", 1+w+2*(i%49)); err != nil {
+				id := 1 + w + 2*(i%49)
+				if w == 0 && i%5 == 0 {
+					id = 900 // whose s does not convert
+				}
+				if _, err := db.ExecContext(ctx, "UPDATE mc.t SET v = v + 1 WHERE id = ?", id); err != nil {
 					werr <- err
 					return
 				}
@@ -101,10 +107,13 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 			}
 		}()
 	}
+	for ops.Load() < 10 {
+		time.Sleep(time.Millisecond)
+	}
 	// '150' and '0150' are one integer: the unique index fails (1062);
 	// 'x' is no integer (1366).
 	err1 := exec("ALTER TABLE t MODIFY s INT")
-	if err := exec("UPDATE t SET s = 'x' WHERE id = 200"); err != nil {
+	if err := exec("UPDATE t SET s = 'x' WHERE id = 900"); err != nil {
 		t.Fatal(err)
 	}
 	err2 := exec("ALTER TABLE t MODIFY s INT")
@@ -148,7 +157,7 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 	}
 
 	// Without the bad values it converts.
-	if err := exec("UPDATE t SET s = '1000' WHERE id = 200"); err != nil {
+	if err := exec("UPDATE t SET s = '1000' WHERE id = 900"); err != nil {
 		t.Fatal(err)
 	}
 	if err := exec("ALTER TABLE t MODIFY s INT"); err != nil {
@@ -171,7 +180,7 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 	}
 	for _, name := range []string{"us", "ksv"} {
 		ix := tb.FindIndex(name)
-		if ix == nil || ix.State != catalog.StatePublic || entries(ix.ID) != 300 {
+		if ix == nil || ix.State != catalog.StatePublic || entries(ix.ID) != 1000 {
 			t.Errorf("index %s after MODIFY: %+v", name, ix)
 		}
 	}
