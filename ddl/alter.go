@@ -32,11 +32,19 @@ type Values interface {
 	// takes in the rows that exist (nil for NULL); an invalid default
 	// fails with 1067.
 	OriginDefault(col *catalog.ColumnInfo) (*string, error)
-	// ReorgRow rewrites a stored row of t for the MODIFY COLUMN in
-	// progress (see modify.go): its changing column gets its value. A value
-	// that does not convert fails with MySQL's error, naming row rowNum,
-	// in a strict sql_mode, and is clipped with warnings otherwise.
-	ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error)
+	// Reorg rewrites rows of t for the MODIFY COLUMN in progress (see
+	// modify.go).
+	Reorg(t *catalog.TableInfo) RowReorg
+}
+
+// RowReorg rewrites the stored rows of a table, one at a time, for a
+// MODIFY COLUMN: Row gives the changing column its value (a value that
+// does not convert fails with MySQL's error, naming row rowNum, in a
+// strict sql_mode, and is clipped with warnings otherwise); Entry is the
+// entry of the row Row rewrote last in a changing index.
+type RowReorg interface {
+	Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error)
+	Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error)
 }
 
 // table returns a base table of the current schema by name, with MySQL's
@@ -154,9 +162,9 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 		case ast.AlterTableDropColumn:
 			err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
 		case ast.AlterTableModifyColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build, res)
+			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
 		case ast.AlterTableChangeColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, build, res)
+			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
 		case ast.AlterTableRenameColumn:
 			err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
 		case ast.AlterTableAlterColumn:

@@ -332,7 +332,7 @@ func (d *DDL) alterColumnDefault(ctx context.Context, tableID int64, cd *ast.Col
 // schema alone where the stored values keep their encoding (checked
 // first in a strict sql_mode where some may not fit), else a rewrite of
 // every row (modify.go).
-func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition, mode uint32, build IndexBuilder, res *AlterResult) error {
+func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition, mode uint32, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	old := t.FindColumn(oldName)
 	if old == nil {
@@ -384,7 +384,7 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 	// A change of encoding, and in a non-strict sql_mode one that may
 	// clip values, rewrites the rows.
 	if !ok || !sameCollation || (check && !expression.SQLMode(mode).Strict()) {
-		return d.modifyReorg(ctx, tableID, old, nc, pos, mode, build, res)
+		return d.modifyReorg(ctx, tableID, old, nc, pos, mode, res)
 	}
 	if check && t.PKIsHandle && t.HandleColumn() == old {
 		return notSupported("narrowing the integer primary key")

@@ -54,7 +54,7 @@ const changingName = "_Col$_"
 // old's id) that rewrites the rows; see above.
 // The rows rewritten and the warnings go to res (a statement of several
 // MODIFYs reports the table's rows once, as MySQL's single copy does).
-func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.ColumnInfo, pos *ast.ColumnPosition, mode uint32, build IndexBuilder, res *AlterResult) error {
+func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.ColumnInfo, pos *ast.ColumnPosition, mode uint32, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	if pk := t.PrimaryKey(); pk != nil && indexHas(pk, old) {
 		return notSupported("changing the type of a primary key column")
@@ -105,7 +105,7 @@ func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.C
 		return nil
 	})
 	if err == nil {
-		err = d.reorgBackfill(ctx, tableID, pairs, build, res)
+		err = d.reorgBackfill(ctx, tableID, pairs, res)
 	}
 	if err != nil {
 		return d.abandonReorg(ctx, tableID, newID, pairs, err)
@@ -232,7 +232,7 @@ func (d *DDL) abandonReorg(ctx context.Context, tableID, newID int64, pairs [][2
 // reorgBackfill rewrites every row of the table with its changing column
 // and adds its entries to the changing indexes (pairs[i][1]), a batch of
 // rows per transaction.
-func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64, build IndexBuilder, res *AlterResult) error {
+func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	var ixs []*catalog.IndexInfo
 	for _, p := range pairs {
@@ -244,7 +244,7 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		next, n, warnings, err := d.reorgBatch(ctx, t, ixs, build, start, end, rows)
+		next, n, warnings, err := d.reorgBatch(ctx, t, ixs, start, end, rows)
 		if errors.Is(err, kv.ErrWriteConflict) {
 			continue
 		}
@@ -266,7 +266,7 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 // redone whole when one of them did.
 const reorgBatchRows = 128
 
-func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catalog.IndexInfo, build IndexBuilder, start, end []byte, rows int) (next []byte, n int, warnings []*errno.Error, err error) {
+func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catalog.IndexInfo, start, end []byte, rows int) (next []byte, n int, warnings []*errno.Error, err error) {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
 		return nil, 0, nil, err
@@ -277,6 +277,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 		return nil, 0, nil, err
 	}
 	defer it.Close()
+	reorg := d.Values.Reorg(t)
 	for it.Valid() {
 		if n == reorgBatchRows {
 			next = append([]byte(nil), it.Key()...)
@@ -287,7 +288,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		value, ws, err := d.Values.ReorgRow(t, h, it.Value(), rows+n+1)
+		value, ws, err := reorg.Row(h, it.Value(), rows+n+1)
 		if err != nil {
 			return nil, 0, nil, err
 		}
@@ -298,7 +299,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 			return nil, 0, nil, err
 		}
 		for _, ix := range ixs {
-			key, v, err := build(t, ix, h, value)
+			key, v, err := reorg.Entry(ix, h)
 			if err != nil {
 				return nil, 0, nil, err
 			}

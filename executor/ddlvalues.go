@@ -4,9 +4,9 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -20,11 +20,9 @@ func (DDLValues) Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, e
 	return ConvertForColumn(strictCtx(), v, col)
 }
 
-// ReorgRow rewrites a stored row for a MODIFY COLUMN in progress (see
-// ReorgRow in write.go).
-func (DDLValues) ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
-	return ReorgRow(t, h, rowValue, rowNum)
-}
+// Reorg rewrites rows for a MODIFY COLUMN in progress (see Reorg in
+// write.go).
+func (DDLValues) Reorg(t *catalog.TableInfo) ddl.RowReorg { return NewReorg(t) }
 
 // OriginDefault is the value a column being added takes in existing rows,
 // as text: its default (CURRENT_TIMESTAMP is now), NULL, or for a NOT NULL

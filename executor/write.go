@@ -520,28 +520,43 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 	return e.key, e.value, err
 }
 
-// ReorgRow returns a stored row rewritten for a MODIFY COLUMN in
-// progress: the write-only hidden columns that derive from a visible one
-// (catalog.ColumnInfo.ChangeFrom) get its value converted, as an INSERT
-// under the ALTER's sql_mode would convert it. A value that does not fit
+// Reorg rewrites the stored rows of one version of a table for the
+// MODIFY COLUMN in progress (ddl/modify.go), one row at a time: Row
+// gives the write-only hidden columns that derive from a visible one
+// (catalog.ColumnInfo.ChangeFrom) its value converted, as an INSERT under
+// the ALTER's sql_mode would convert it, and Entry the row's entry in an
+// index being built. Not safe for concurrent use.
+type Reorg struct {
+	w      *writer
+	dec    *rowDecoder
+	row    []types.Datum
+	hidden []types.Datum
+	found  []bool
+}
+
+// NewReorg returns a Reorg for table t.
+func NewReorg(t *catalog.TableInfo) *Reorg {
+	w := newWriter(t)
+	return &Reorg{w: w, dec: newRowDecoder(t), row: make([]types.Datum, len(t.Columns)+1),
+		hidden: make([]types.Datum, len(w.hidden)), found: make([]bool, len(w.hidden))}
+}
+
+// Row returns the stored row rowValue rewritten. A value that does not fit
 // fails in a strict mode, naming rowNum as MySQL's copying ALTER does (a
 // NULL in a NOT NULL column is 1138); otherwise it is clipped, and the
 // warnings say so.
-func ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
-	w := newWriter(t)
-	row := make([]types.Datum, len(t.Columns)+1)
-	if err := newRowDecoder(t).decode(h, rowValue, row); err != nil {
+func (r *Reorg) Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
+	w := r.w
+	if err := r.dec.decode(h, rowValue, r.row); err != nil {
 		return nil, nil, err
 	}
-	row = row[:len(t.Columns)]
-	hidden := make([]types.Datum, len(w.hidden))
-	present := make([]bool, len(w.hidden))
-	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, hidden, present); err != nil {
+	row := r.row[:len(w.t.Columns)]
+	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, r.hidden, r.found); err != nil {
 		return nil, nil, err
 	}
-	for i, ok := range present {
+	for i, ok := range r.found {
 		if !ok {
-			hidden[i] = w.hiddenOrigin[i]
+			r.hidden[i] = w.hiddenOrigin[i]
 		}
 	}
 	var warnings []*errno.Error
@@ -558,8 +573,14 @@ func ReorgRow(t *catalog.TableInfo, h tablecodec.Handle, rowValue []byte, rowNum
 		if err != nil {
 			return nil, nil, err
 		}
-		hidden[dc.stored] = v
+		r.hidden[dc.stored] = v
 		warnings = append(warnings, ectx.Warnings...)
 	}
-	return w.rowValue(row, hidden), warnings, nil
+	return w.rowValue(row, r.hidden), warnings, nil
+}
+
+// Entry returns the entry in index ix of the row Row rewrote last.
+func (r *Reorg) Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error) {
+	e, err := r.w.entry(ix, r.w.extended(r.row[:len(r.w.t.Columns)]), h)
+	return e.key, e.value, err
 }
