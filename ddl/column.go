@@ -382,8 +382,11 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 		return err
 	}
 	// A change of encoding, and in a non-strict sql_mode one that may
-	// clip values, rewrites the rows.
-	if !ok || !sameCollation || (check && !expression.SQLMode(mode).Strict()) {
+	// clip values, rewrites the rows (but the columns a rewrite cannot
+	// take yet are checked instead, as in a strict mode).
+	pk := t.PrimaryKey()
+	rewritable := !old.AutoIncrement && (pk == nil || !indexHas(pk, old))
+	if !ok || !sameCollation || (check && !expression.SQLMode(mode).Strict() && rewritable) {
 		return d.modifyReorg(ctx, tableID, old, nc, pos, mode, res)
 	}
 	if check && t.PKIsHandle && t.HandleColumn() == old {
