@@ -116,6 +116,11 @@ type ColumnInfo struct {
 	ChangeMode uint32 `json:"change_mode,omitempty"`
 }
 
+// ChangingPrefix starts the names of the hidden columns of a MODIFY
+// COLUMN in progress: the changing one is ChangingPrefix and the name it
+// will have.
+const ChangingPrefix = "_Col$_"
+
 // IndexColumn is one column of an index.
 type IndexColumn struct {
 	Name string `json:"name"`

@@ -48,7 +48,7 @@ import (
 // by one that started after it.
 
 // changingName names the hidden columns of a MODIFY COLUMN in progress.
-const changingName = "_Col$_"
+const changingName = catalog.ChangingPrefix
 
 // modifyReorg runs a MODIFY / CHANGE COLUMN of old into nc (which has
 // old's id) that rewrites the rows; see above.

@@ -57,7 +57,7 @@ type derivedCol struct {
 	at     int                 // index in t.Hidden
 	stored int                 // index in writer.hidden, or -1 (delete-only)
 	src    int                 // offset of the visible column it converts
-	col    *catalog.ColumnInfo // the hidden column, named as the visible one for messages
+	col    *catalog.ColumnInfo // the hidden column, named for messages
 }
 
 func newWriter(t *catalog.TableInfo) *writer {
@@ -90,7 +90,8 @@ func newWriter(t *catalog.TableInfo) *writer {
 			continue
 		}
 		cc := *c
-		cc.Name = t.Columns[src].Name
+		// Messages name the column as the ALTER does.
+		cc.Name = strings.TrimPrefix(c.Name, catalog.ChangingPrefix)
 		dc := derivedCol{at: i, stored: -1, src: src, col: &cc}
 		for j, h := range w.hidden {
 			if h.ID == c.ID {
