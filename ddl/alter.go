@@ -154,7 +154,12 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 		if err != nil {
 			return err
 		}
+		u, ok := d.undoable(t, spec, build)
 		if err := d.alterSpec(ctx, &dbName, &name, t, spec, build, sqlMode, res); err != nil {
+			if spec.Tp == ast.AlterTableAddColumns && u != nil {
+				// Its own columns and keys that were added.
+				undo = append(undo, u)
+			}
 			if reversible && len(undo) > 0 {
 				ctx := context.WithoutCancel(ctx)
 				for i := len(undo) - 1; i >= 0; i-- {
@@ -166,7 +171,7 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 			}
 			return err
 		}
-		if u, ok := d.undoable(t, spec, build); !ok {
+		if !ok {
 			reversible = false
 		} else if u != nil {
 			undo = append(undo, u)
