@@ -105,13 +105,30 @@ type ColumnInfo struct {
 	// NULL. Rows written since hold the column, a NULL as an explicit
 	// marker when OriginDefault is set (tablecodec/row.go).
 	OriginDefault *string `json:"origin_default,omitempty"`
+	// ChangeFrom, on a hidden column, names the column (by id) whose
+	// values it holds converted to its own type: a MODIFY COLUMN that
+	// rewrites values is in progress (ddl/modify.go). Writers derive it
+	// from that column, never from its default or from what the row held.
+	// ChangeMode is the ALTER's sql_mode (expression.SQLMode): in a strict
+	// mode a value that does not fit fails the conversion, as a strict
+	// INSERT would; otherwise it is clipped as a non-strict one does.
+	ChangeFrom int64  `json:"change_from,omitempty"`
+	ChangeMode uint32 `json:"change_mode,omitempty"`
 }
+
+// ChangingPrefix starts the names of the hidden columns of a MODIFY
+// COLUMN in progress: the changing one is ChangingPrefix and the name it
+// will have.
+const ChangingPrefix = "_Col$_"
 
 // IndexColumn is one column of an index.
 type IndexColumn struct {
-	Name   string `json:"name"`
-	Offset int    `json:"offset"` // into TableInfo.Columns
-	Length int    `json:"length"` // prefix length, or -1 for the whole value
+	Name string `json:"name"`
+	// Offset is into TableInfo.Columns, or for an index being built on a
+	// hidden column (only ever one that is not public), past them:
+	// len(Columns)+i names Hidden[i].
+	Offset int `json:"offset"`
+	Length int `json:"length"` // prefix length, or -1 for the whole value
 }
 
 // IndexInfo describes an index.
@@ -135,7 +152,8 @@ type TableInfo struct {
 	// Hidden are columns in the middle of an online ADD or DROP COLUMN:
 	// no statement reads them; writers give write-only ones a value (a new
 	// row its default, an updated row the value it had) and leave
-	// delete-only ones out. Their Offset is meaningless.
+	// delete-only ones out. Hidden[i] has Offset len(Columns)+i (see
+	// IndexColumn.Offset).
 	Hidden []*ColumnInfo `json:"hidden_columns,omitempty"`
 	// PKIsHandle says the primary key is one integer column whose value is
 	// the row's handle. CommonHandle says the primary key is clustered on
@@ -236,18 +254,36 @@ func (t *TableInfo) WriteOnlyColumns() []*ColumnInfo {
 }
 
 // FixOffsets renumbers the columns' offsets after columns were added,
-// dropped or moved, and points index columns at them by name.
+// dropped or moved (hidden ones after the others), and points index
+// columns at them by name.
 func (t *TableInfo) FixOffsets() {
 	for i, c := range t.Columns {
 		c.Offset = i
 	}
+	for i, c := range t.Hidden {
+		c.Offset = len(t.Columns) + i
+	}
 	for _, ix := range t.Indexes {
 		for i := range ix.Columns {
-			if c := t.FindColumn(ix.Columns[i].Name); c != nil {
+			c := t.FindColumn(ix.Columns[i].Name)
+			if c == nil {
+				c = t.FindHidden(ix.Columns[i].Name)
+			}
+			if c != nil {
 				ix.Columns[i].Offset = c.Offset
 			}
 		}
 	}
+}
+
+// FindHidden returns the hidden column named name, or nil.
+func (t *TableInfo) FindHidden(name string) *ColumnInfo {
+	for _, c := range t.Hidden {
+		if strings.EqualFold(c.Name, name) {
+			return c
+		}
+	}
+	return nil
 }
 
 // WritableIndexes returns the indexes DML must maintain (public and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -31,6 +32,19 @@ type Values interface {
 	// takes in the rows that exist (nil for NULL); an invalid default
 	// fails with 1067.
 	OriginDefault(col *catalog.ColumnInfo) (*string, error)
+	// Reorg rewrites rows of t for the MODIFY COLUMN in progress (see
+	// modify.go).
+	Reorg(t *catalog.TableInfo) RowReorg
+}
+
+// RowReorg rewrites the stored rows of a table, one at a time, for a
+// MODIFY COLUMN: Row gives the changing column its value (a value that
+// does not convert fails with MySQL's error, naming row rowNum, in a
+// strict sql_mode, and is clipped with warnings otherwise); Entry is the
+// entry of the row Row rewrote last in a changing index.
+type RowReorg interface {
+	Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error)
+	Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error)
 }
 
 // table returns a base table of the current schema by name, with MySQL's
@@ -81,10 +95,36 @@ func (d *DDL) change(ctx context.Context, tableID int64, fn func(t *catalog.Tabl
 	return d.Wait(ctx, d.Catalog.InfoSchema().Version)
 }
 
+// AlterResult is what ALTER TABLE reports, as MySQL's copying ALTER does:
+// the rows a MODIFY COLUMN rewrote, and the warnings of values it clipped.
+type AlterResult struct {
+	Rows     uint64
+	Warnings []*errno.Error
+}
+
+func (r *AlterResult) warn(ws []*errno.Error) {
+	for _, w := range ws {
+		if len(r.Warnings) < 64 {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+}
+
 // AlterTable runs ALTER TABLE: its specifications one after another, each
 // an online change of its own. Specifications of kinds Basalt does not
-// support fail the statement before any runs.
-func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder) error {
+// support, and those whose definitions are wrong (checkSpecs), fail the
+// statement before any runs. One that fails on the table's rows (a
+// duplicate, a value that does not convert) takes back those that ran
+// before it when all of them can be (adds, renames, defaults); after a
+// DROP, a MODIFY or a RENAME TABLE the earlier parts stay done. sqlMode is the session's
+// (expression.SQLMode): how MODIFY COLUMN converts values.
+func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) (AlterResult, error) {
+	var res AlterResult
+	err := d.alterTable(ctx, currentDB, s, build, sqlMode, &res)
+	return res, err
+}
+
+func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32, res *AlterResult) error {
 	dbName := s.Table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -100,67 +140,149 @@ func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 	if err := checkDropsAll(d, dbName, name, s.Specs); err != nil {
 		return err
 	}
+	if _, t, err := d.table(dbName, name); err != nil {
+		return err
+	} else if err := d.checkSpecs(t, dbName, s.Specs); err != nil {
+		return err
+	}
+	// The parts run one after another. If one fails after others ran,
+	// those are taken back when they all can be (see undoable).
+	var undo []func(context.Context) error
+	reversible := true
 	for _, spec := range s.Specs {
 		_, t, err := d.table(dbName, name)
 		if err != nil {
 			return err
 		}
-		switch spec.Tp {
-		case ast.AlterTableAddColumns:
-			for _, cd := range spec.NewColumns {
-				if err := d.addColumn(ctx, t.ID, cd, spec.Position, spec.IfNotExists, build); err != nil {
-					return err
+		u, ok := d.undoable(t, spec, build)
+		if err := d.alterSpec(ctx, &dbName, &name, t, spec, build, sqlMode, res); err != nil {
+			if spec.Tp == ast.AlterTableAddColumns && u != nil {
+				// Its own columns and keys that were added.
+				undo = append(undo, u)
+			}
+			if reversible && len(undo) > 0 {
+				ctx := context.WithoutCancel(ctx)
+				for i := len(undo) - 1; i >= 0; i-- {
+					if uerr := undo[i](ctx); uerr != nil {
+						return errors.Join(err, uerr)
+					}
 				}
+				res.Rows = 0
 			}
-			for _, c := range spec.NewConstraints {
-				if err := d.addConstraint(ctx, t.ID, c, build); err != nil {
-					return err
-				}
-			}
-		case ast.AlterTableDropColumn:
-			err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
-		case ast.AlterTableModifyColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position)
-		case ast.AlterTableChangeColumn:
-			err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position)
-		case ast.AlterTableRenameColumn:
-			err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
-		case ast.AlterTableAlterColumn:
-			err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
-		case ast.AlterTableAddConstraint:
-			err = d.addConstraint(ctx, t.ID, spec.Constraint, build)
-		case ast.AlterTableDropIndex:
-			ix := t.FindIndex(spec.Name)
-			if ix == nil || ix.State != catalog.StatePublic {
-				if !spec.IfExists {
-					err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
-				}
-				break
-			}
-			err = d.dropIndexLocked(ctx, t, ix)
-		case ast.AlterTableDropPrimaryKey:
-			ix := t.PrimaryKey()
-			if ix == nil {
-				err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP 'PRIMARY'; check that column/key exists")
-				break
-			}
-			err = d.dropIndexLocked(ctx, t, ix)
-		case ast.AlterTableRenameIndex:
-			err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
-		case ast.AlterTableRenameTable:
-			newDB := spec.NewTable.Schema.O
-			if newDB == "" {
-				newDB = dbName
-			}
-			if err = d.renameTableLocked(ctx, dbName, t.Name, newDB, spec.NewTable.Name.O); err == nil {
-				dbName, name = newDB, spec.NewTable.Name.O
-			}
-		}
-		if err != nil {
 			return err
+		}
+		if !ok {
+			reversible = false
+		} else if u != nil {
+			undo = append(undo, u)
 		}
 	}
 	return nil
+}
+
+// undoable returns how to take back part spec of an ALTER, which ran on
+// table t (as it was before), or false if Basalt cannot take it back (it
+// dropped or rewrote something). A nil func means nothing to take back.
+func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec, build IndexBuilder) (func(context.Context) error, bool) {
+	switch spec.Tp {
+	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+		return nil, true
+	case ast.AlterTableAddColumns, ast.AlterTableAddConstraint:
+		// Drop what the part added: the indexes, then the columns.
+		return func(ctx context.Context) error {
+			now := d.Catalog.InfoSchema().TableByID(t.ID)
+			for _, ix := range now.Indexes {
+				if findIndexByID(t, ix.ID) == nil {
+					if err := d.dropIndexLocked(ctx, d.Catalog.InfoSchema().TableByID(t.ID), ix); err != nil {
+						return err
+					}
+				}
+			}
+			for _, c := range now.Columns {
+				if columnByID(t, c.ID) == nil {
+					if err := d.dropColumn(ctx, t.ID, c.Name, true, build); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}, true
+	case ast.AlterTableRenameColumn:
+		from, to := spec.OldColumnName.Name.O, spec.NewColumnName.Name.O
+		return func(ctx context.Context) error { return d.renameColumn(ctx, t.ID, to, from) }, true
+	case ast.AlterTableRenameIndex:
+		from, to := spec.FromKey.O, spec.ToKey.O
+		return func(ctx context.Context) error { return d.renameIndex(ctx, t.ID, to, from) }, true
+	case ast.AlterTableAlterColumn:
+		old := *t.FindColumn(spec.NewColumns[0].Name.Name.O)
+		return func(ctx context.Context) error {
+			return d.publish(ctx, t.ID, func(t *catalog.TableInfo) error {
+				if c := columnByID(t, old.ID); c != nil {
+					c.HasDefault, c.Default, c.DefaultNull, c.DefaultNow = old.HasDefault, old.Default, old.DefaultNull, old.DefaultNow
+				}
+				return nil
+			})
+		}, true
+	}
+	return nil, false
+}
+
+// alterSpec runs one part of an ALTER TABLE on table t (dbName.name,
+// which RENAME changes).
+func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.TableInfo, spec *ast.AlterTableSpec, build IndexBuilder, sqlMode uint32, res *AlterResult) error {
+	var err error
+	switch spec.Tp {
+	case ast.AlterTableAddColumns:
+		for _, cd := range spec.NewColumns {
+			if err := d.addColumn(ctx, t.ID, cd, spec.Position, spec.IfNotExists, build); err != nil {
+				return err
+			}
+		}
+		for _, c := range spec.NewConstraints {
+			if err := d.addConstraint(ctx, t.ID, c, build); err != nil {
+				return err
+			}
+		}
+	case ast.AlterTableDropColumn:
+		err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
+	case ast.AlterTableModifyColumn:
+		err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
+	case ast.AlterTableChangeColumn:
+		err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
+	case ast.AlterTableRenameColumn:
+		err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
+	case ast.AlterTableAlterColumn:
+		err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
+	case ast.AlterTableAddConstraint:
+		err = d.addConstraint(ctx, t.ID, spec.Constraint, build)
+	case ast.AlterTableDropIndex:
+		ix := t.FindIndex(spec.Name)
+		if ix == nil || ix.State != catalog.StatePublic {
+			if !spec.IfExists {
+				err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
+			}
+			break
+		}
+		err = d.dropIndexLocked(ctx, t, ix)
+	case ast.AlterTableDropPrimaryKey:
+		ix := t.PrimaryKey()
+		if ix == nil {
+			err = errno.New(errno.ErCantDropFieldOrKey, "Can't DROP 'PRIMARY'; check that column/key exists")
+			break
+		}
+		err = d.dropIndexLocked(ctx, t, ix)
+	case ast.AlterTableRenameIndex:
+		err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
+	case ast.AlterTableRenameTable:
+		newDB := spec.NewTable.Schema.O
+		if newDB == "" {
+			newDB = *dbName
+		}
+		if err = d.renameTableLocked(ctx, *dbName, t.Name, newDB, spec.NewTable.Name.O); err == nil {
+			*dbName, *name = newDB, spec.NewTable.Name.O
+		}
+	}
+	return err
 }
 
 // checkDropsAll refuses, as MySQL does before changing anything, an ALTER

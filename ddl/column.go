@@ -8,11 +8,11 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
-	ptypes "github.com/pingcap/tidb/pkg/parser/types"
 )
 
 // Column changes rewrite no rows. A row stores its columns by id
@@ -36,8 +36,8 @@ import (
 //     first, so that writers enforce it, and then every row is checked;
 //     if one fails, the old definition comes back and the statement fails
 //     as MySQL's copying ALTER would (1265, 1264, 1138). Other changes of
-//     type (INT to VARCHAR, a new scale) would need rows rewritten and fail
-//     with 1235.
+//     type (INT to VARCHAR, a new scale), and in a non-strict sql_mode
+//     those that may clip values, rewrite the rows (modify.go).
 
 // addColumn runs one ADD COLUMN.
 func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool, build IndexBuilder) error {
@@ -328,8 +328,11 @@ func (d *DDL) alterColumnDefault(ctx context.Context, tableID int64, cd *ast.Col
 	})
 }
 
-// modifyColumn runs MODIFY COLUMN and CHANGE COLUMN.
-func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition) error {
+// modifyColumn runs MODIFY COLUMN and CHANGE COLUMN: a change of the
+// schema alone where the stored values keep their encoding (checked
+// first in a strict sql_mode where some may not fit), else a rewrite of
+// every row (modify.go).
+func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, cd *ast.ColumnDef, pos *ast.ColumnPosition, mode uint32, res *AlterResult) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	old := t.FindColumn(oldName)
 	if old == nil {
@@ -352,26 +355,23 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 	if nc.AutoIncrement && !old.AutoIncrement {
 		return notSupported("adding AUTO_INCREMENT to a column")
 	}
+	sameCollation := true
 	if nc.Type.IsString() && !nc.Type.IsBinary() {
 		if nc.Type.Collate == "" {
-			nc.Type.Charset, nc.Type.Collate = old.Type.Charset, old.Type.Collate
+			if old.Type.IsString() && !old.Type.IsBinary() {
+				nc.Type.Charset, nc.Type.Collate = old.Type.Charset, old.Type.Collate
+			} else {
+				nc.Type.Charset, nc.Type.Collate = t.Charset, t.Collate
+			}
 			if err := checkTypeLimits(nc, true); err != nil {
 				return err
 			}
 		}
-		if !strings.EqualFold(nc.Type.Charset, old.Type.Charset) || !strings.EqualFold(nc.Type.Collate, old.Type.Collate) {
-			return notSupported("changing the character set or collation of a column")
-		}
+		sameCollation = strings.EqualFold(nc.Type.Charset, old.Type.Charset) && strings.EqualFold(nc.Type.Collate, old.Type.Collate)
 	}
 	check, ok := typeChange(&old.Type, &nc.Type)
-	if !ok {
-		return notSupported(fmt.Sprintf("changing column '%s' from %s to %s", old.Name, typeString(&old.Type), typeString(&nc.Type)))
-	}
 	if nc.Type.NotNull() && !old.Type.NotNull() {
 		check = true
-	}
-	if check && t.PKIsHandle && t.HandleColumn() == old {
-		return notSupported("narrowing the integer primary key")
 	}
 	if nc.HasDefault && !nc.DefaultNull && !nc.DefaultNow {
 		if _, err := d.Values.Convert(types.NewString(nc.Default), nc); err != nil {
@@ -380,6 +380,17 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 	}
 	if _, err := insertAt(t, without(t.Columns, old.ID), nc, pos); err != nil {
 		return err
+	}
+	// A change of encoding, and in a non-strict sql_mode one that may
+	// clip values, rewrites the rows (but the columns a rewrite cannot
+	// take yet are checked instead, as in a strict mode).
+	pk := t.PrimaryKey()
+	rewritable := !old.AutoIncrement && (pk == nil || !indexHas(pk, old))
+	if !ok || !sameCollation || (check && !expression.SQLMode(mode).Strict() && rewritable) {
+		return d.modifyReorg(ctx, tableID, old, nc, pos, mode, res)
+	}
+	if check && t.PKIsHandle && t.HandleColumn() == old {
+		return notSupported("narrowing the integer primary key")
 	}
 	oldDef := *old
 	oldOrder := t.ColumnIDs()
@@ -510,20 +521,6 @@ func isBlob(tp byte) bool {
 		return true
 	}
 	return false
-}
-
-func typeString(ft *catalog.FieldType) string {
-	s := strings.ToLower(ptypes.TypeToStr(ft.Tp, ft.Charset))
-	switch {
-	case ft.Tp == mysql.TypeNewDecimal:
-		s += fmt.Sprintf("(%d,%d)", ft.Flen, ft.Decimal)
-	case ft.IsString() && !isBlob(ft.Tp) && ft.Tp != mysql.TypeEnum && ft.Tp != mysql.TypeSet:
-		s += fmt.Sprintf("(%d)", ft.Flen)
-	}
-	if ft.Unsigned() {
-		s += " unsigned"
-	}
-	return s
 }
 
 // checkColumn reads every row of t and fails if one holds a value that

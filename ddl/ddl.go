@@ -5,6 +5,8 @@
 // A new index goes write-only first: from then on every writer maintains
 // it. Once every transaction that started under the older schema has ended
 // (Waiter), the existing rows are backfilled and the index becomes public.
+// Column changes are in column.go; a MODIFY COLUMN that rewrites the rows
+// is in modify.go.
 package ddl
 
 import (
@@ -264,7 +266,7 @@ func fillIndexColumns(t *catalog.TableInfo, ix *catalog.IndexInfo, keys []*ast.I
 		}
 		col := t.FindColumn(k.Column.Name.O)
 		if col == nil {
-			return errno.New(errno.ErKeyDoesNotExist, "Key column '%s' doesn't exist in table", k.Column.Name.O)
+			return errno.New(1072, "Key column '%s' doesn't exist in table", k.Column.Name.O)
 		}
 		length := k.Length
 		if length <= 0 {

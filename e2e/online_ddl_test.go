@@ -26,8 +26,9 @@ const longDDLEnv = "BASALT_E2E_ONLINE_DDL_LONG"
 //     sysbench retries, are only counted).
 //  3. ALTER TABLE ADD INDEX on c (backfilled), then ADD COLUMN with a
 //     default (no row rewritten); with BASALT_E2E_ONLINE_DDL_LONG=1 also
-//     ADD COLUMN ... AFTER, MODIFY, DROP COLUMN, ADD UNIQUE INDEX and DROP
-//     INDEX, with 8 threads and prepared statements on and off.
+//     ADD COLUMN ... AFTER, MODIFY (one that rewrites the rows of the
+//     indexed k), DROP COLUMN, ADD UNIQUE INDEX and DROP INDEX, with 8
+//     threads and prepared statements on and off.
 //  4. ADMIN CHECK TABLE (CHECK TABLE on MariaDB); the row count is still
 //     100,000 (oltp_read_write deletes and reinserts the same ids); every
 //     row reads the added column's default; the new index answers.
@@ -49,6 +50,8 @@ func TestOnlineDDL(t *testing.T) {
 			"ALTER TABLE sbtest.sbtest1 ADD COLUMN note VARCHAR(20) DEFAULT 'n' AFTER k",
 			"ALTER TABLE sbtest.sbtest1 MODIFY extra BIGINT NOT NULL DEFAULT 7",
 			"ALTER TABLE sbtest.sbtest1 ADD UNIQUE INDEX idk (id, k)",
+			// Rewrites every row and rebuilds k_1 and idk (ddl/modify.go).
+			"ALTER TABLE sbtest.sbtest1 MODIFY k BIGINT UNSIGNED NOT NULL DEFAULT 0",
 			"ALTER TABLE sbtest.sbtest1 DROP COLUMN note",
 			"ALTER TABLE sbtest.sbtest1 DROP INDEX idk",
 			"ALTER TABLE sbtest.sbtest1 MODIFY pad CHAR(60) NOT NULL DEFAULT ''",

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/types"
@@ -18,6 +19,10 @@ func strictCtx() *expression.Ctx { return &expression.Ctx{Strict: true, Now: tim
 func (DDLValues) Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, error) {
 	return ConvertForColumn(strictCtx(), v, col)
 }
+
+// Reorg rewrites rows for a MODIFY COLUMN in progress (see Reorg in
+// write.go).
+func (DDLValues) Reorg(t *catalog.TableInfo) ddl.RowReorg { return NewReorg(t) }
 
 // OriginDefault is the value a column being added takes in existing rows,
 // as text: its default (CURRENT_TIMESTAMP is now), NULL, or for a NOT NULL

@@ -3,10 +3,12 @@ package executor
 import (
 	"errors"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
@@ -21,6 +23,14 @@ import (
 // keep: a new row gets their default, an updated row keeps the values it
 // had (read back from the stored row, so that writers under the next
 // schema version, which see the column, lose nothing).
+//
+// While a MODIFY COLUMN rewrites a column's values (ddl/modify.go), a
+// hidden column derives from a visible one (catalog.ColumnInfo.ChangeFrom):
+// writers store the visible value converted to the hidden column's type,
+// and indexes being built on the hidden column (their columns' offsets
+// point past the visible ones) get entries computed from it. The entries
+// of old rows are computed the same way, so they are the ones that were
+// written.
 type writer struct {
 	t       *catalog.TableInfo
 	ids     []int64
@@ -34,6 +44,20 @@ type writer struct {
 	// hiddenIDs and hiddenOrigin describe hidden.
 	hiddenIDs    []int64
 	hiddenOrigin []types.Datum
+	// derived are the hidden columns that derive from a visible one;
+	// extend says an index reads a hidden column, so index entries are
+	// computed over the row extended with t.Hidden's values.
+	derived []derivedCol
+	extend  bool
+}
+
+// derivedCol is a hidden column whose value is a visible column's,
+// converted (catalog.ColumnInfo.ChangeFrom).
+type derivedCol struct {
+	at     int                 // index in t.Hidden
+	stored int                 // index in writer.hidden, or -1 (delete-only)
+	src    int                 // offset of the visible column it converts
+	col    *catalog.ColumnInfo // the hidden column, named for messages
 }
 
 func newWriter(t *catalog.TableInfo) *writer {
@@ -52,7 +76,111 @@ func newWriter(t *catalog.TableInfo) *writer {
 		}
 		w.hiddenOrigin = originDefaults(w.hidden)
 	}
+	for i, c := range t.Hidden {
+		if c.ChangeFrom == 0 {
+			continue
+		}
+		src := -1
+		for _, v := range t.Columns {
+			if v.ID == c.ChangeFrom {
+				src = v.Offset
+			}
+		}
+		if src < 0 {
+			continue
+		}
+		cc := *c
+		// Messages name the column as the ALTER does.
+		cc.Name = strings.TrimPrefix(c.Name, catalog.ChangingPrefix)
+		dc := derivedCol{at: i, stored: -1, src: src, col: &cc}
+		for j, h := range w.hidden {
+			if h.ID == c.ID {
+				dc.stored = j
+			}
+		}
+		w.derived = append(w.derived, dc)
+	}
+	for _, ix := range w.indexes {
+		for _, ic := range ix.Columns {
+			if ic.Offset >= len(t.Columns) {
+				w.extend = true
+			}
+		}
+	}
 	return w
+}
+
+// derive converts row's value of the column dc derives from, under ectx:
+// in a strict mode a value that does not fit fails (notNull is the error
+// for a NULL in a NOT NULL column); otherwise it is clipped, with
+// warnings in ectx. A nil ectx clips without warnings.
+func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull func() error) (types.Datum, error) {
+	v, err := ConvertForColumn(ectx, row[dc.src], dc.col)
+	if err != nil {
+		return types.Null, err
+	}
+	if v.IsNull() && dc.col.Type.NotNull() {
+		if ectx != nil && ectx.Strict {
+			return types.Null, notNull()
+		}
+		if ectx != nil {
+			ectx.Warn(errno.New(errno.WarnDataTruncated, "Data truncated for column '%s' at row %d", dc.col.Name, max(ectx.RowNum, 1)))
+		}
+		v = zeroValue(dc.col)
+	}
+	return v, nil
+}
+
+// convCtx is the conversion context of a derived column's value stored
+// by a write: the ALTER's sql_mode (in a strict one, errors fail the
+// write).
+func (w *writer) convCtx(dc *derivedCol) *expression.Ctx {
+	m := expression.SQLMode(dc.col.ChangeMode)
+	return &expression.Ctx{Strict: m.Strict(), Mode: m, Now: time.Now()}
+}
+
+// fillDerived sets the stored hidden columns that derive from a visible
+// one to their values for row, failing where the ALTER's strict mode
+// would. An update (old is the row it replaces) that leaves the visible
+// value as it was does not fail on it: the value was there before the
+// ALTER's backfill passed the row, which then fails the ALTER instead.
+func (w *writer) fillDerived(row, old, hidden []types.Datum) error {
+	for i := range w.derived {
+		dc := &w.derived[i]
+		if dc.stored < 0 {
+			continue
+		}
+		ectx := w.convCtx(dc)
+		if old != nil && sameValue(old[dc.src], row[dc.src]) {
+			ectx = nil
+		}
+		v, err := derive(dc, row, ectx, func() error {
+			return errno.New(errno.ErBadNull, "Column '%s' cannot be null", dc.col.Name)
+		})
+		if err != nil {
+			return err
+		}
+		hidden[dc.stored] = v
+	}
+	return nil
+}
+
+// extended returns row with the values of t.Hidden after it when an
+// index reads a hidden column (else row itself). Derived columns get
+// their converted values, clipped where they do not fit: a value that
+// does not fit never reaches the store (fillDerived fails its write), so
+// the entries of stored rows are the ones computed here.
+func (w *writer) extended(row []types.Datum) []types.Datum {
+	if !w.extend {
+		return row
+	}
+	full := make([]types.Datum, len(w.t.Columns)+len(w.t.Hidden))
+	copy(full, row[:len(w.t.Columns)])
+	for i := range w.derived {
+		dc := &w.derived[i]
+		full[len(w.t.Columns)+dc.at], _ = derive(dc, row, nil, nil)
+	}
+	return full
 }
 
 // rowValue encodes a row, with the values of the hidden columns (nil when
@@ -92,6 +220,9 @@ func (w *writer) newHidden(ctx *Ctx) []types.Datum {
 	}
 	out := make([]types.Datum, len(w.hidden))
 	for i, c := range w.hidden {
+		if c.ChangeFrom != 0 {
+			continue // fillDerived
+		}
 		v, err := defaultValue(ctx, c)
 		if err != nil || (v.IsNull() && c.Type.NotNull()) {
 			v = zeroValue(c)
@@ -141,6 +272,8 @@ type indexEntry struct {
 	vals       []types.Datum
 }
 
+// entry computes ix's entry of a row (extended when an index reads hidden
+// columns).
 func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
 	vals := make([]types.Datum, len(ix.Columns))
 	hasNull := false
@@ -169,6 +302,7 @@ func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 }
 
 func (w *writer) entries(row []types.Datum, h tablecodec.Handle) ([]indexEntry, error) {
+	row = w.extended(row)
 	out := make([]indexEntry, 0, len(w.indexes))
 	for _, ix := range w.indexes {
 		e, err := w.entry(ix, row, h)
@@ -223,6 +357,9 @@ func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) err
 
 // addRecordHidden is addRecord with the hidden columns' values.
 func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
+	if err := w.fillDerived(row, nil, hidden); err != nil {
+		return err
+	}
 	rk := tablecodec.RowKey(w.t.ID, h)
 	insert := ctx.Txn.Mode() == kv.Optimistic
 	lazy := insert && ctx.LazyUniqueChecks
@@ -351,6 +488,9 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 	if err != nil {
 		return err
 	}
+	if err := w.fillDerived(new, old, hidden); err != nil {
+		return err
+	}
 	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))
 }
 
@@ -358,6 +498,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 // a pessimistic write locks.
 func (w *writer) uniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, error) {
 	keys := [][]byte{tablecodec.RowKey(w.t.ID, h)}
+	row = w.extended(row)
 	for _, ix := range w.indexes {
 		if !ix.Unique || ix.State == catalog.StateDeleteOnly {
 			continue
@@ -381,6 +522,80 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 		return nil, nil, err
 	}
 	w := &writer{t: t}
-	e, err := w.entry(ix, row[:len(t.Columns)], h)
+	full := row[:len(t.Columns)]
+	for _, ic := range ix.Columns {
+		if ic.Offset >= len(t.Columns) {
+			// An index being built on a hidden column (MODIFY COLUMN).
+			w = newWriter(t)
+			full = w.extended(full)
+			break
+		}
+	}
+	e, err := w.entry(ix, full, h)
+	return e.key, e.value, err
+}
+
+// Reorg rewrites the stored rows of one version of a table for the
+// MODIFY COLUMN in progress (ddl/modify.go), one row at a time: Row
+// gives the write-only hidden columns that derive from a visible one
+// (catalog.ColumnInfo.ChangeFrom) its value converted, as an INSERT under
+// the ALTER's sql_mode would convert it, and Entry the row's entry in an
+// index being built. Not safe for concurrent use.
+type Reorg struct {
+	w      *writer
+	dec    *rowDecoder
+	row    []types.Datum
+	hidden []types.Datum
+	found  []bool
+}
+
+// NewReorg returns a Reorg for table t.
+func NewReorg(t *catalog.TableInfo) *Reorg {
+	w := newWriter(t)
+	return &Reorg{w: w, dec: newRowDecoder(t), row: make([]types.Datum, len(t.Columns)+1),
+		hidden: make([]types.Datum, len(w.hidden)), found: make([]bool, len(w.hidden))}
+}
+
+// Row returns the stored row rowValue rewritten. A value that does not fit
+// fails in a strict mode, naming rowNum as MySQL's copying ALTER does (a
+// NULL in a NOT NULL column is 1138); otherwise it is clipped, and the
+// warnings say so.
+func (r *Reorg) Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
+	w := r.w
+	if err := r.dec.decode(h, rowValue, r.row); err != nil {
+		return nil, nil, err
+	}
+	row := r.row[:len(w.t.Columns)]
+	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, r.hidden, r.found); err != nil {
+		return nil, nil, err
+	}
+	for i, ok := range r.found {
+		if !ok {
+			r.hidden[i] = w.hiddenOrigin[i]
+		}
+	}
+	var warnings []*errno.Error
+	for i := range w.derived {
+		dc := &w.derived[i]
+		if dc.stored < 0 {
+			continue
+		}
+		ectx := w.convCtx(dc)
+		ectx.RowNum = rowNum
+		v, err := derive(dc, row, ectx, func() error {
+			return errno.New(errno.ErInvalidUseOfNull, "Invalid use of NULL value")
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		r.hidden[dc.stored] = v
+		warnings = append(warnings, ectx.Warnings...)
+	}
+	return w.rowValue(row, r.hidden), warnings, nil
+}
+
+// Entry returns the entry in index ix of the row Row rewrote last.
+func (r *Reorg) Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error) {
+	e, err := r.w.entry(ix, r.w.extended(r.row[:len(r.w.t.Columns)]), h)
 	return e.key, e.value, err
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -181,7 +182,7 @@ func (fb *fromBuilder) estimate(l *fromLeaf, conds []*conj) float64 {
 // unique index of the table.
 func uniqueColumn(ts *TableSource, name string) bool {
 	for _, ix := range ts.Table.Indexes {
-		if ix.Unique && len(ix.Columns) == 1 && strings.EqualFold(ts.Table.Columns[ix.Columns[0].Offset].Name, name) {
+		if ix.Unique && ix.State == catalog.StatePublic && len(ix.Columns) == 1 && strings.EqualFold(ts.Table.Columns[ix.Columns[0].Offset].Name, name) {
 			return true
 		}
 	}

@@ -79,6 +79,9 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
 	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion, Values: executor.DDLValues{}}
+	if err := d.ddl.RecoverModify(context.Background()); err != nil {
+		return nil, err
+	}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
 	}

@@ -280,7 +280,16 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 	case *ast.DropIndexStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
 	case *ast.AlterTableStmt:
-		return s.ddl(ctx, func() error { return s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry) })
+		if err := s.commit(ctx); err != nil {
+			return server.Result{}, err
+		}
+		res, err := s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry, uint32(s.sqlMode()))
+		s.warnings = append(s.warnings, res.Warnings...)
+		if err != nil {
+			return server.Result{}, err
+		}
+		return server.Result{AffectedRows: res.Rows,
+			Info: fmt.Sprintf("Records: %d  Duplicates: 0  Warnings: %d", res.Rows, len(res.Warnings))}, nil
 	case *ast.RenameTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.RenameTable(ctx, s.db, x) })
 	case *ast.ShowStmt:

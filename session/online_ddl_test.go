@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +17,8 @@ import (
 // update (v = v + 1, in autocommit statements and in transactions),
 // delete and read it. No writer may see an error, no write may be lost
 // (each writer owns its rows and knows what they must hold), every row has
-// the value an added column gives it, and ADMIN CHECK TABLE passes.
+// the value an added column gives it, and ADMIN CHECK TABLE passes. Two
+// MODIFY COLUMNs rewrite the values of indexed columns, one of them v.
 func TestOnlineDDL(t *testing.T) {
 	db, err := sql.Open("mysql", startBasalt(t))
 	if err != nil {
@@ -159,17 +162,33 @@ func TestOnlineDDL(t *testing.T) {
 		"ALTER TABLE t ADD INDEX v (v)",
 		"ALTER TABLE t ADD COLUMN c0 VARCHAR(10) DEFAULT 'zero' FIRST",
 		"ALTER TABLE t MODIFY v BIGINT NOT NULL",
+		// Values rewritten, index v rebuilt (ddl/modify.go).
+		"ALTER TABLE t MODIFY v DECIMAL(20,0) NOT NULL",
 		"ALTER TABLE t ADD INDEX c1w (c1, w)",
 		"ALTER TABLE t DROP COLUMN c0",
 		"ALTER TABLE t MODIFY pad VARCHAR(10) NOT NULL DEFAULT 'p'",
 		"ALTER TABLE t ADD UNIQUE INDEX wid (w, id)",
-		"ALTER TABLE t DROP INDEX v",
-		"ALTER TABLE t ADD COLUMN c2 DATETIME DEFAULT '2024-01-02 03:04:05' AFTER id",
+		// Rewritten too, under the writers' reads by index w, with w in
+		// three indexes (one unique).
+		"ALTER TABLE t MODIFY w BIGINT UNSIGNED NOT NULL",
 	}
+	// BASALT_ONLINE_MODIFY_ROUNDS=n adds n rounds of rewriting MODIFYs of
+	// the indexed v (to text, to decimal, to unsigned) to the default two.
+	if n, _ := strconv.Atoi(os.Getenv("BASALT_ONLINE_MODIFY_ROUNDS")); n > 0 {
+		for range n {
+			steps = append(steps,
+				"ALTER TABLE t MODIFY v VARCHAR(30) NOT NULL",
+				"ALTER TABLE t MODIFY v DECIMAL(20,0) NOT NULL",
+				"ALTER TABLE t MODIFY v BIGINT UNSIGNED NOT NULL")
+		}
+	}
+	steps = append(steps,
+		"ALTER TABLE t DROP INDEX v",
+		"ALTER TABLE t ADD COLUMN c2 DATETIME DEFAULT '2024-01-02 03:04:05' AFTER id")
 	start := time.Now()
 	for _, q := range steps {
 		time.Sleep(100 * time.Millisecond)
-		before := ops.Load()
+		before, began := ops.Load(), time.Now()
 		if stop.Load() {
 			break
 		}
@@ -182,7 +201,7 @@ func TestOnlineDDL(t *testing.T) {
 			}
 			t.Fatalf("%s: %v", q, err)
 		}
-		t.Logf("%-60s %6d writer ops during it", q, ops.Load()-before)
+		t.Logf("%-60s %6d writer ops during it, %v", q, ops.Load()-before, time.Since(began).Round(time.Millisecond))
 	}
 	time.Sleep(100 * time.Millisecond)
 	stop.Store(true)
