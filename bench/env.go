@@ -78,7 +78,7 @@ func gatherEnvironment(plan *Plan, workDir string) Environment {
 		case KindMariaDB:
 			bin := t.Binary
 			if bin == "" {
-				bin = findProgram("mariadbd", "/usr/sbin/mariadbd")
+				bin = FindProgram("mariadbd", "/usr/sbin/mariadbd")
 			}
 			if bin != "" && env.MariaDBVersion == "" {
 				// "/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for ..."

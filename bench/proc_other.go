@@ -4,6 +4,6 @@ package bench
 
 import "syscall"
 
-// sysProcAttr has nothing to add outside Linux, which alone offers a
+// SysProcAttr has nothing to add outside Linux, which alone offers a
 // parent-death signal.
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func SysProcAttr() *syscall.SysProcAttr { return nil }

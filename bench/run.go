@@ -222,7 +222,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				run.Intervals = append(run.Intervals, iv)
 				prog.interval(iv)
 			})
-			sum, ok := parseSummary(out)
+			sum, ok := ParseSummary(out)
 			if err == nil && !ok {
 				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", Tail(out, 20))
 			}

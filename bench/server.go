@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -35,7 +34,7 @@ type server struct {
 	bin  string
 	args []string
 	port int
-	log  *tailBuffer
+	log  *TailBuffer
 	proc *process // nil when not running
 }
 
@@ -53,7 +52,7 @@ func (s *server) start(ctx context.Context) error {
 		return nil
 	}
 	if s.log == nil {
-		s.log = &tailBuffer{}
+		s.log = &TailBuffer{}
 	}
 	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))); err != nil {
 		return fmt.Errorf("starting %s: port %d is in use: %w", s.name, s.port, err)
@@ -62,7 +61,7 @@ func (s *server) start(ctx context.Context) error {
 	}
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.name, err)
 	}
@@ -195,9 +194,9 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	return out.Close()
 }
 
-// findProgram returns the path of name on $PATH, else fallback if that
+// FindProgram returns the path of name on $PATH, else fallback if that
 // exists, else "".
-func findProgram(name, fallback string) string {
+func FindProgram(name, fallback string) string {
 	if path, err := exec.LookPath(name); err == nil {
 		return path
 	}
@@ -205,32 +204,6 @@ func findProgram(name, fallback string) string {
 		return fallback
 	}
 	return ""
-}
-
-// logLimit is how much of a server's output a tailBuffer keeps.
-const logLimit = 1 << 20
-
-// tailBuffer is an io.Writer that keeps the last logLimit bytes written to
-// it. It is safe for concurrent use.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - logLimit; over > logLimit {
-		b.buf = append([]byte(nil), b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }
 
 // errMissing is wrapped by the errors for missing external programs.

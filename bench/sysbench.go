@@ -136,10 +136,10 @@ var (
 	summaryP95          = regexp.MustCompile(`(?m)^\s*95th percentile:\s+([\d.]+)`)
 )
 
-// parseSummary reads the final report of a sysbench 1.0 run ("SQL
+// ParseSummary reads the final report of a sysbench 1.0 run ("SQL
 // statistics", "General statistics", "Latency (ms)"). ok is false when the
 // output has no summary.
-func parseSummary(out string) (s Summary, ok bool) {
+func ParseSummary(out string) (s Summary, ok bool) {
 	m := summaryTransactions.FindStringSubmatch(out)
 	if m == nil {
 		return s, false

@@ -37,7 +37,7 @@ func TestParseSysbench(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("intervals:\n got %+v\nwant %+v", got, want)
 	}
-	sum, ok := parseSummary(run)
+	sum, ok := ParseSummary(run)
 	wantSum := Summary{
 		Seconds: 3.0318, Transactions: 1055, TPS: 347.92, Queries: 21116, QPS: 6963.78,
 		AvgLatencyMs: 11.44, P95LatencyMs: 26.68, MaxLatencyMs: 70.33, Errors: 1,
@@ -50,7 +50,7 @@ func TestParseSysbench(t *testing.T) {
 	}
 
 	fatal := readTestdata(t, "sysbench", "fatal.txt")
-	if _, ok := parseSummary(fatal); ok {
+	if _, ok := ParseSummary(fatal); ok {
 		t.Errorf("fatal.txt: found a summary in a failed run")
 	}
 	lines := FatalLines(fatal)

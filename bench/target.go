@@ -147,9 +147,9 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 	mariadbd := spec.Binary
 	if mariadbd == "" {
-		mariadbd = findProgram("mariadbd", "/usr/sbin/mariadbd")
+		mariadbd = FindProgram("mariadbd", "/usr/sbin/mariadbd")
 	}
-	installDB := findProgram("mariadb-install-db", "/usr/bin/mariadb-install-db")
+	installDB := FindProgram("mariadb-install-db", "/usr/bin/mariadb-install-db")
 	if mariadbd == "" || installDB == "" {
 		return nil, fmt.Errorf("target %s: MariaDB is %w (apt-get install mariadb-server)", spec.Name, errMissing)
 	}

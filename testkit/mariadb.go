@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/basalt-db/basalt/bench"
 )
 
 // StartMariaDB starts a throwaway MariaDB on a free port with a new data
@@ -15,8 +17,8 @@ import (
 // test when MariaDB is not installed.
 func StartMariaDB(t testing.TB) *Server {
 	t.Helper()
-	mariadbd := findProgram("mariadbd", "/usr/sbin/mariadbd")
-	installDB := findProgram("mariadb-install-db", "/usr/bin/mariadb-install-db")
+	mariadbd := bench.FindProgram("mariadbd", "/usr/sbin/mariadbd")
+	installDB := bench.FindProgram("mariadb-install-db", "/usr/bin/mariadb-install-db")
 	if mariadbd == "" || installDB == "" {
 		t.Skip("testkit: MariaDB is not installed (apt-get install mariadb-server)")
 	}
@@ -70,16 +72,4 @@ func StartMariaDB(t testing.TB) *Server {
 		"--collation-server=utf8mb4_general_ci",
 	}, common...)
 	return startServer(t, MariaDB, mariadbd, args, port)
-}
-
-// findProgram returns the path of name on $PATH, else fallback if that
-// exists, else "".
-func findProgram(name, fallback string) string {
-	if path, err := exec.LookPath(name); err == nil {
-		return path
-	}
-	if _, err := os.Stat(fallback); err == nil {
-		return fallback
-	}
-	return ""
 }

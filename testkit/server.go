@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/basalt-db/basalt/bench"
 )
 
 // Flavor names the software behind a Server.
@@ -41,7 +43,7 @@ type Server struct {
 	port   int
 	bin    string
 	args   []string
-	log    *tailBuffer
+	log    *bench.TailBuffer
 	proc   *process // nil when not running
 }
 
@@ -57,7 +59,7 @@ type process struct {
 // prints its log.
 func startServer(t testing.TB, flavor Flavor, bin string, args []string, port int) *Server {
 	t.Helper()
-	s := &Server{flavor: flavor, host: "127.0.0.1", port: port, bin: bin, args: args, log: &tailBuffer{}}
+	s := &Server{flavor: flavor, host: "127.0.0.1", port: port, bin: bin, args: args, log: &bench.TailBuffer{}}
 	t.Cleanup(func() {
 		if s.proc != nil {
 			if err := s.Stop(); err != nil {
@@ -159,7 +161,7 @@ func (s *Server) Restart() error {
 func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = bench.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.flavor, err)
 	}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/basalt-db/basalt/bench"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/basalt-db/basalt/bench"
 )
 
 // SysbenchResult is what one sysbench invocation printed and the figures of
@@ -82,29 +82,9 @@ func Sysbench(t testing.TB, srv *Server, args ...string) (SysbenchResult, error)
 	return res, nil
 }
 
-var (
-	sysbenchTransactions = regexp.MustCompile(`(?m)^\s*transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
-	sysbenchQueries      = regexp.MustCompile(`(?m)^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
-	sysbenchIgnored      = regexp.MustCompile(`(?m)^\s*ignored errors:\s+(\d+)`)
-	sysbenchReconnects   = regexp.MustCompile(`(?m)^\s*reconnects:\s+(\d+)`)
-)
-
-// parseSysbench reads the figures of sysbench 1.0's "SQL statistics".
+// parseSysbench reads the figures of sysbench 1.0's summary.
 func parseSysbench(out string) SysbenchResult {
-	res := SysbenchResult{Output: out}
-	if m := sysbenchTransactions.FindStringSubmatch(out); m != nil {
-		res.Transactions, _ = strconv.ParseInt(m[1], 10, 64)
-		res.TPS, _ = strconv.ParseFloat(m[2], 64)
-	}
-	if m := sysbenchQueries.FindStringSubmatch(out); m != nil {
-		res.Queries, _ = strconv.ParseInt(m[1], 10, 64)
-		res.QPS, _ = strconv.ParseFloat(m[2], 64)
-	}
-	if m := sysbenchIgnored.FindStringSubmatch(out); m != nil {
-		res.IgnoredErrors, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	if m := sysbenchReconnects.FindStringSubmatch(out); m != nil {
-		res.Reconnects, _ = strconv.ParseInt(m[1], 10, 64)
-	}
-	return res
+	sum, _ := bench.ParseSummary(out)
+	return SysbenchResult{Output: out, Transactions: sum.Transactions, TPS: sum.TPS,
+		Queries: sum.Queries, QPS: sum.QPS, IgnoredErrors: sum.Errors, Reconnects: sum.Reconnects}
 }

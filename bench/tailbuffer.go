@@ -1,22 +1,22 @@
-package testkit
+package bench
 
 import (
 	"fmt"
 	"sync"
 )
 
-// logLimit is how much of a server's output a tailBuffer keeps.
+// logLimit is how much of a server's output a TailBuffer keeps.
 const logLimit = 1 << 20
 
-// tailBuffer is an io.Writer that keeps the last logLimit bytes written to
-// it. It is safe for concurrent use.
-type tailBuffer struct {
+// TailBuffer is an io.Writer that keeps the last logLimit bytes written to
+// it, for a server's output. It is safe for concurrent use.
+type TailBuffer struct {
 	mu      sync.Mutex
 	buf     []byte
 	dropped int
 }
 
-func (b *tailBuffer) Write(p []byte) (int, error) {
+func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf = append(b.buf, p...)
@@ -29,7 +29,7 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // String returns what is kept, with a note of how much was dropped.
-func (b *tailBuffer) String() string {
+func (b *TailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.dropped > 0 {
