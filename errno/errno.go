@@ -99,6 +99,9 @@ const (
 	ErTrgInWrongSchema             = 1435
 	ErCantUpdateUsedTableInSfOrTrg = 1442
 	ErReferencedTrgDoesNotExist    = 3011
+	ErTooManyRows                  = 1172
+	ErSpFetchNoData                = 1329
+	ErMixOfGroupFuncAndFields      = 1140
 )
 
 var states = map[uint16]string{
@@ -122,7 +125,7 @@ var states = map[uint16]string{
 	ErFunctionNotExists: "42000", ErWrongParamcountToFunc: "42000", ErCantAggregate2Collation: "HY000",
 	ErUnknownTimeZone: "HY000", ErWrongTypeForVar: "42000", ErVarCantBeRead: "HY000",
 	ErDerivedMustHaveAlias: "42000", ErWrongNumberOfColumnsInSelect: "21000",
-	ErSpNoRetset: "0A000",
+	ErSpNoRetset: "0A000", ErTooManyRows: "42000", ErSpFetchNoData: "02000", ErMixOfGroupFuncAndFields: "42000",
 }
 
 // New returns the error code with a message formatted from format and args.

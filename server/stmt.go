@@ -15,7 +15,8 @@ package server
 //	if params > 0:
 //	  null bitmap, (params+7)/8 bytes, param i at bit i
 //	  1 new-params-bound flag
-//	  if the flag is 1: params × (1 type, 1 flags; 0x80 = unsigned)
+//	  if the flag is not 0: params × (1 type, 1 flags; 0x80 = unsigned)
+//	  (MySQL and MariaDB read any non-zero byte as set)
 //	  the non-NULL values, in binary.go's encoding — except parameters
 //	  sent with COM_STMT_SEND_LONG_DATA, which take those bytes instead
 //
@@ -154,7 +155,7 @@ func (s *stmtState) decodeParams(r *reader) bool {
 	if r.bad {
 		return false
 	}
-	if bound == 1 {
+	if bound != 0 {
 		types := r.take(2 * n)
 		if r.bad {
 			return false

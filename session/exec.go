@@ -34,7 +34,12 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
-		return parseError(err)
+		if stmts, sql, err = s.parseWithInto(sql, err); err != nil {
+			return parseError(err)
+		}
+	}
+	if err := noPlaceholders(sql, stmts); err != nil {
+		return err
 	}
 	if len(stmts) == 0 {
 		return server.NewError(1065, "Query was empty")
@@ -76,6 +81,9 @@ func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, mul
 		if err != nil {
 			return parseError(err)
 		}
+		if err := noPlaceholders(p.SQL, stmts); err != nil {
+			return err
+		}
 		for _, st := range stmts {
 			units = append(units, unit{st: st})
 		}
@@ -94,6 +102,35 @@ func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, mul
 		if err := w.WriteResult(res, i < len(units)-1); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// noPlaceholders rejects a '?' in a text query: placeholders belong to
+// prepared statements, and MySQL's grammar for COM_QUERY has none (1064).
+func noPlaceholders(sql string, stmts []ast.StmtNode) error {
+	if strings.IndexByte(sql, '?') < 0 {
+		return nil
+	}
+	for _, st := range stmts {
+		pc := &paramCollector{}
+		st.Accept(pc)
+		if len(pc.params) == 0 {
+			continue
+		}
+		off := pc.params[0].Offset
+		for _, p := range pc.params[1:] {
+			off = min(off, p.Offset)
+		}
+		if off < 0 || off >= len(sql) {
+			off = 0
+		}
+		near := sql[off:]
+		if len(near) > 80 {
+			near = near[:80]
+		}
+		line := 1 + strings.Count(sql[:off], "\n")
+		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %d", near, line)
 	}
 	return nil
 }
@@ -215,6 +252,8 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		return s.execSelect(ctx, x, params, cached)
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
 		return s.execDML(ctx, st, params, cached)
+	case *selectInto:
+		return s.execSelectInto(ctx, x, params)
 	case *ast.BeginStmt:
 		if err := s.commit(ctx); err != nil {
 			return server.Result{}, err
@@ -717,6 +756,11 @@ func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
 			} else if cn, ok := v.Value.(*ast.ColumnNameExpr); ok && v.IsSystem {
 				// SET autocommit = ON: a bare word is a string.
 				val = types.NewString(cn.Name.Name.O)
+			} else if hasSubquery(v.Value) {
+				var err error
+				if val, err = s.evalWithSubquery(ctx, v.Value); err != nil {
+					return err
+				}
 			} else {
 				b := &expression.Builder{Clause: "field list"}
 				e, err := b.Build(v.Value)

@@ -70,7 +70,9 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
-		return nil, parseError(err)
+		if stmts, _, err = s.parseWithInto(sql, err); err != nil {
+			return nil, parseError(err)
+		}
 	}
 	if len(stmts) != 1 {
 		return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")

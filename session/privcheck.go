@@ -48,6 +48,8 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 	switch x := st.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return ch.reads(st, nil)
+	case *selectInto:
+		return ch.stmt(x.StmtNode)
 	case *ast.InsertStmt:
 		target := insertTarget(x)
 		if target != nil {
