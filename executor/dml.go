@@ -354,6 +354,7 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 			if ctx.Eval.Strict {
 				return false, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
 			}
+			ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
 			v = zeroValue(col)
 		}
 		if !sameValue(row[a.Col], v) {
@@ -404,6 +405,11 @@ func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types
 func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
+	if p.Ignore {
+		// Conversion errors, in WHERE and SET, become warnings.
+		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
+		ctx.Eval.Strict = false
+	}
 	rows, err := rowsToWrite(ctx, t, p.Source)
 	if err != nil {
 		return res, err
@@ -427,8 +433,12 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			return res, err
 		}
 		if changed {
-			if err := rewriteRow(ctx, w, old, row, h); err != nil {
+			skipped, err := rewriteRowIgnore(ctx, w, old, row, h, p.Ignore)
+			if err != nil {
 				return res, err
+			}
+			if skipped {
+				continue
 			}
 			res.Affected++
 		}
@@ -438,6 +448,25 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// rewriteRowIgnore is rewriteRow for UPDATE, which with IGNORE leaves a
+// row whose new values duplicate a key as it was, with the duplicate as a
+// warning, and reports it skipped.
+func rewriteRowIgnore(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Handle, ignore bool) (bool, error) {
+	if !ignore {
+		return false, rewriteRow(ctx, w, old, newRow, h)
+	}
+	sp := ctx.Txn.Savepoint()
+	err := rewriteRow(ctx, w, old, newRow, h)
+	var dup *errno.Error
+	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
+		ctx.Txn.ReleaseSavepoint(sp)
+		return false, err
+	}
+	ctx.Txn.RollbackTo(sp)
+	ctx.Eval.Warn(dup)
+	return true, nil
 }
 
 // rewriteRow replaces the row old at handle h with newRow, for UPDATE and
@@ -488,6 +517,10 @@ func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Han
 func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
+	if p.Ignore {
+		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
+		ctx.Eval.Strict = false
+	}
 	rows, err := rowsToWrite(ctx, t, p.Source)
 	if err != nil {
 		return res, err

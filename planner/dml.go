@@ -59,6 +59,9 @@ type Update struct {
 	Table  *catalog.TableInfo
 	Source Plan
 	Set    []Assignment
+	// Ignore (UPDATE IGNORE) skips rows whose new values duplicate a key
+	// and turns conversion errors into warnings.
+	Ignore bool
 }
 
 // Delete is a planned single-table DELETE.
@@ -66,6 +69,9 @@ type Delete struct {
 	DB     string
 	Table  *catalog.TableInfo
 	Source Plan
+	// Ignore (DELETE IGNORE) turns errors of the WHERE clause's
+	// conversions into warnings.
+	Ignore bool
 }
 
 // BuildInsert plans an INSERT.
@@ -237,7 +243,7 @@ func BuildUpdate(c *Context, s *ast.UpdateStmt) (*Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Update{DB: src.DB, Table: src.Table, Source: source}
+	p := &Update{DB: src.DB, Table: src.Table, Source: source, Ignore: s.IgnoreErr}
 	eb := c.builder(src.Schema(), "field list")
 	for _, a := range s.List {
 		col := src.Table.FindColumn(a.Column.Name.O)
@@ -266,5 +272,5 @@ func BuildDelete(c *Context, s *ast.DeleteStmt) (*Delete, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Delete{DB: src.DB, Table: src.Table, Source: source}, nil
+	return &Delete{DB: src.DB, Table: src.Table, Source: source, Ignore: s.IgnoreErr}, nil
 }
