@@ -32,7 +32,7 @@ func (c *Ctx) location() *time.Location {
 	c.loc = time.Local
 	if c.Session != nil {
 		if v, err := c.Session.SysVar("time_zone", false); err == nil {
-			if loc, ok := parseTimeZone(string(types.ToText(v))); ok {
+			if loc, ok := ParseTimeZone(string(types.ToText(v))); ok {
 				c.loc = loc
 			}
 		}
@@ -40,23 +40,29 @@ func (c *Ctx) location() *time.Location {
 	return c.loc
 }
 
-// parseTimeZone reads a time_zone value: SYSTEM, an offset like '+08:00',
-// or a zone name.
-func parseTimeZone(s string) (*time.Location, bool) {
+// ParseTimeZone reads a time_zone value: SYSTEM (the server's zone), an
+// offset from '-13:59' to '+14:00', or a zone name from the system's
+// time zone database (MySQL's with its tz tables loaded).
+func ParseTimeZone(s string) (*time.Location, bool) {
 	s = strings.TrimSpace(s)
 	switch {
-	case strings.EqualFold(s, "SYSTEM") || s == "":
+	case strings.EqualFold(s, "SYSTEM"):
 		return time.Local, true
+	case s == "" || strings.EqualFold(s, "Local"):
+		return nil, false
 	case strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-"):
 		h, m, ok := strings.Cut(s[1:], ":")
 		hh, err1 := strconv.Atoi(h)
 		mm, err2 := strconv.Atoi(m)
-		if !ok || err1 != nil || err2 != nil || hh > 14 || mm > 59 {
+		if !ok || err1 != nil || err2 != nil || len(h) == 0 || len(h) > 2 || len(m) != 2 || mm > 59 {
 			return nil, false
 		}
 		off := hh*3600 + mm*60
 		if s[0] == '-' {
 			off = -off
+		}
+		if off > 14*3600 || off < -(13*3600+59*60) {
+			return nil, false
 		}
 		return time.FixedZone(s, off), true
 	}

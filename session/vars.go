@@ -1,7 +1,9 @@
 package session
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
@@ -140,6 +142,9 @@ var sysVars = map[string]sysVarDef{
 
 func init() {
 	sysVars["version"] = roVar(types.NewString(expression.Version))
+	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
+	zone, _ := time.Now().Zone()
+	sysVars["system_time_zone"] = roVar(types.NewString(zone))
 }
 
 // sysVar reads a system variable; session values shadow global ones.
@@ -221,6 +226,21 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 			return err
 		}
 		v = types.NewString(m.String())
+	}
+	if name == "time_zone" {
+		loc, ok := expression.ParseTimeZone(v.Str())
+		if !ok {
+			return errno.New(errno.ErUnknownTimeZone, "Unknown or incorrect time zone: '%s'", v.Str())
+		}
+		if s := v.Str(); s[0] == '+' || s[0] == '-' {
+			// An offset reads back as MySQL writes it: '+8:00' is '+08:00'.
+			_, off := time.Now().In(loc).Zone()
+			sign := '+'
+			if off < 0 {
+				sign, off = '-', -off
+			}
+			v = types.NewString(fmt.Sprintf("%c%02d:%02d", sign, off/3600, off/60%60))
+		}
 	}
 	if name == "tidb_txn_mode" {
 		m := strings.ToLower(v.Str())
