@@ -19,8 +19,10 @@ type aggBuilder struct {
 	c       *Context
 	src     Plan
 	groupBy []expression.Expr
-	aggs    []*AggFunc
-	aggTps  []catalog.FieldType
+	// groupAST are the GROUP BY items, positions and aliases resolved.
+	groupAST []ast.ExprNode
+	aggs     []*AggFunc
+	aggTps   []catalog.FieldType
 }
 
 func (a *aggBuilder) addGroupBy(n ast.ExprNode, fields []*field) error {
@@ -45,6 +47,7 @@ func (a *aggBuilder) addGroupBy(n ast.ExprNode, fields []*field) error {
 		return err
 	}
 	a.groupBy = append(a.groupBy, e)
+	a.groupAST = append(a.groupAST, n)
 	return nil
 }
 

@@ -20,6 +20,8 @@ type Context struct {
 	Stats func(tableID int64) *catalog.TableStats
 	// Parse parses a stored view's query.
 	Parse func(sql string) (ast.StmtNode, error)
+	// OnlyFullGroupBy is sql_mode's ONLY_FULL_GROUP_BY (see fullgroupby.go).
+	OnlyFullGroupBy bool
 
 	outer     *scope // the query around a subquery
 	viewDepth int
@@ -101,7 +103,7 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 		}
 	}
 	lock := sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
-	src, star, err := c.buildFrom(sel, lock)
+	src, star, leaves, err := c.buildFromLeaves(sel, lock)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +135,16 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 		return c.builder(post.Schema(), clause).Build(n)
 	}
 
+	var fgb *fullGroupBy
+	if agg != nil && c.OnlyFullGroupBy && (sel.GroupBy != nil || hasAgg(fields)) {
+		fgb = newFullGroupBy(sel, src.Schema(), leaves, agg.groupBy, agg.groupAST)
+		for i, f := range fields {
+			if err := fgb.check(f.expr, "SELECT list", i+1); err != nil {
+				return nil, err
+			}
+		}
+	}
+
 	var exprs []expression.Expr
 	var out []ResultField
 	for _, f := range fields {
@@ -162,10 +174,15 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 	var sortItems []SortItem
 	nVisible := len(exprs)
 	if sel.OrderBy != nil {
-		for _, item := range sel.OrderBy.Items {
+		for i, item := range sel.OrderBy.Items {
 			idx, err := resolveOrderItem(item.Expr, fields, nVisible)
 			if err != nil {
 				return nil, err
+			}
+			if idx < 0 && fgb != nil {
+				if err := fgb.check(item.Expr, "ORDER BY clause", i+1); err != nil {
+					return nil, err
+				}
 			}
 			if idx < 0 {
 				if sel.Distinct {

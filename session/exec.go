@@ -197,7 +197,8 @@ func stmtType(st ast.StmtNode) metrics.StmtType {
 }
 
 func (s *Session) planContext() *planner.Context {
-	return &planner.Context{IS: s.schema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView}
+	return &planner.Context{IS: s.schema(), DB: s.db, Stats: s.d.catalog.Stats, Parse: parseView,
+		OnlyFullGroupBy: s.sqlMode()&expression.ModeOnlyFullGroupBy != 0}
 }
 
 // schema is the schema statements are planned with: the running
