@@ -246,6 +246,10 @@ func (b *Builder) buildAll(ns []ast.ExprNode) ([]Expr, error) {
 	return out, nil
 }
 
+// compareOps are the comparison operators, as MySQL names them in errors.
+var compareOps = map[opcode.Op]string{opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=",
+	opcode.GT: ">", opcode.GE: ">=", opcode.NullEQ: "<=>"}
+
 func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 	l, err := b.Build(x.L)
 	if err != nil {
@@ -254,6 +258,11 @@ func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 	r, err := b.Build(x.R)
 	if err != nil {
 		return nil, err
+	}
+	if op, ok := compareOps[x.Op]; ok {
+		if err := CheckCollationMix(op, l, r); err != nil {
+			return nil, err
+		}
 	}
 	switch x.Op {
 	case opcode.EQ:

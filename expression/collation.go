@@ -1,6 +1,7 @@
 package expression
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -69,6 +70,49 @@ func (b *Builder) collate(x *ast.SetCollationExpr) (Expr, error) {
 		}
 		return d.WithCollation(coll), nil
 	}}, nil
+}
+
+// derivation is an operand's coercibility, for CheckCollationMix: a
+// COLLATE clause is EXPLICIT, a column IMPLICIT; other operands are left
+// unchecked ("").
+func derivation(e Expr) (collate, name string) {
+	switch x := e.(type) {
+	case *Func:
+		if x.Name == collateFunc {
+			return x.Tp.Collate, "EXPLICIT"
+		}
+	case *Column:
+		if x.Tp.IsString() && x.Tp.Collate != "" {
+			return x.Tp.Collate, "IMPLICIT"
+		}
+	}
+	return "", ""
+}
+
+// CheckCollationMix refuses, as MySQL does (1267), to compare two strings
+// of the same coercibility whose collations cannot be reconciled: two
+// different COLLATE clauses, or two columns of one character set with
+// different collations neither of which is a _bin one (a _bin collation
+// wins over the others of its character set).
+func CheckCollationMix(op string, a, b Expr) error {
+	ca, da := derivation(a)
+	cb, db := derivation(b)
+	if da == "" || da != db || strings.EqualFold(ca, cb) {
+		return nil
+	}
+	if da == "IMPLICIT" {
+		_, csa, _, oka := types.LookupCollation(ca)
+		_, csb, _, okb := types.LookupCollation(cb)
+		if !oka || !okb || csa != csb || isBinCollation(ca) || isBinCollation(cb) {
+			return nil
+		}
+	}
+	return errno.New(errno.ErCantAggregate2Collation, "Illegal mix of collations (%s,%s) and (%s,%s) for operation '%s'", ca, da, cb, db, op)
+}
+
+func isBinCollation(name string) bool {
+	name = strings.ToLower(name)
+	return name == "binary" || strings.HasSuffix(name, "_bin")
 }
 
 // explicitCollation returns the collation a COLLATE clause among args

@@ -419,6 +419,9 @@ func (fb *fromBuilder) indexJoin(outer JoinSide, outerLeaves lset, inner *fromNo
 		if err != nil {
 			return JoinSide{}, false, err
 		}
+		if err := expression.CheckCollationMix("=", col, key); err != nil {
+			return JoinSide{}, false, err
+		}
 		if frame < 0 {
 			frame = fb.c.nextID()
 		}
@@ -605,6 +608,9 @@ func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bo
 	}
 	ie, err := b.Build(in)
 	if err != nil {
+		return false, err
+	}
+	if err := expression.CheckCollationMix("=", oe, ie); err != nil {
 		return false, err
 	}
 	oc, ic := expression.KeyClass(oe.Type()), expression.KeyClass(ie.Type())
