@@ -35,7 +35,7 @@ func (ctx *Ctx) lock(keys ...[]byte) error {
 func defaultValue(ctx *Ctx, col *catalog.ColumnInfo) (types.Datum, error) {
 	switch {
 	case col.DefaultNow:
-		return ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.Now), types.TimeDatetime, 6), col)
+		return ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
 	case col.HasDefault && !col.DefaultNull:
 		return ConvertForColumn(ctx.Eval, types.NewString(col.Default), col)
 	case col.HasDefault || !col.Type.NotNull() || col.AutoIncrement:
@@ -82,7 +82,7 @@ func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Ha
 		pk := t.PrimaryKey()
 		vals := make([]types.Datum, len(pk.Columns))
 		for i, c := range pk.Columns {
-			vals[i] = row[c.Offset]
+			vals[i] = storedKeyValue(ctx, t, t.Columns[c.Offset], row[c.Offset])
 		}
 		enc, err := encodeDatums(vals)
 		return tablecodec.Handle{Common: enc}, err
@@ -211,7 +211,8 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 // statement asks (IGNORE, REPLACE, ON DUPLICATE KEY UPDATE). It returns the
 // affected-row count MySQL reports for it.
 func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tablecodec.Handle) (uint64, error) {
-	keys, err := w.uniqueKeys(row, h)
+	stored := storedRow(ctx, w.t, row)
+	keys, err := w.uniqueKeys(stored, h)
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +220,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		return 0, err
 	}
 	sp := ctx.Txn.Savepoint()
-	err = w.addRecord(ctx, row, h)
+	err = sessionDupError(ctx, w.t, w.addRecord(ctx, stored, h), stored, row)
 	var dup *errno.Error
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
 		ctx.Txn.ReleaseSavepoint(sp)
@@ -241,7 +242,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 				return 0, err
 			}
 			if !found {
-				if err := w.addRecord(ctx, row, h); err != nil {
+				if err := w.addRecord(ctx, stored, h); err != nil {
 					return 0, err
 				}
 				return affected + 1, ctx.fire(w.t, catalog.After, catalog.OnInsert, nil, row)
@@ -253,7 +254,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 			if err := ctx.fire(w.t, catalog.Before, catalog.OnDelete, old, nil); err != nil {
 				return 0, err
 			}
-			if err := w.removeRecord(ctx, old, oldH); err != nil {
+			if err := w.removeRecord(ctx, storedRow(ctx, w.t, old), oldH); err != nil {
 				return 0, err
 			}
 			if err := ctx.fire(w.t, catalog.After, catalog.OnDelete, old, nil); err != nil {
@@ -298,7 +299,7 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 // findConflict finds the existing row that holds one of keys (the row key
 // first, then unique index keys).
 func findConflict(ctx *Ctx, w *writer, keys [][]byte) ([]types.Datum, tablecodec.Handle, bool, error) {
-	dec := newRowDecoder(w.t)
+	dec := newSessionRowDecoder(ctx, w.t)
 	row := make([]types.Datum, len(w.t.Columns)+1)
 	for i, k := range keys {
 		v, err := ctx.Reader.Get(ctx.Context, k)
@@ -366,7 +367,7 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 	if changed {
 		for _, col := range t.Columns {
 			if col.OnUpdateNow && !assigned[col.Offset] {
-				v, err := ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.Now), types.TimeDatetime, 6), col)
+				v, err := ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
 				if err != nil {
 					return false, err
 				}
@@ -483,6 +484,13 @@ func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Han
 			return err
 		}
 	}
+	stored := storedRow(ctx, w.t, newRow)
+	return sessionDupError(ctx, w.t, rewriteStored(ctx, w, storedRow(ctx, w.t, old), stored, h, newH), stored, newRow)
+}
+
+// rewriteStored is rewriteRow with the rows in their stored form and the
+// new row's handle.
+func rewriteStored(ctx *Ctx, w *writer, old, newRow []types.Datum, h, newH tablecodec.Handle) error {
 	if string(newH.Encoded()) != string(h.Encoded()) {
 		// The row moves with the values of the hidden columns it had.
 		hidden, err := w.oldHidden(ctx, h)
@@ -534,7 +542,7 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
-		if err := w.removeRecord(ctx, row, HandleOf(t, r)); err != nil {
+		if err := w.removeRecord(ctx, storedRow(ctx, t, row), HandleOf(t, r)); err != nil {
 			return res, err
 		}
 		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {

@@ -98,7 +98,7 @@ func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return err
 		}
-		if err := w.removeRecord(ctx, row, h); err != nil {
+		if err := w.removeRecord(ctx, storedRow(ctx, t, row), h); err != nil {
 			return err
 		}
 		res.Affected++

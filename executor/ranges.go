@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/planner"
@@ -302,6 +303,24 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 			if !iv.hiInf && !sameKind(iv.hi, col) {
 				iv.hiInf, iv.hiExcl = true, false
 			}
+			if loc := storageZone(ctx, t); loc != nil && col.Type.Tp == mysql.TypeTimestamp {
+				// Keys hold UTC. Where the zone's clock jumps, a local
+				// time maps to no or two instants: widen by the jump,
+				// inclusively (every row is checked against the
+				// condition anyway).
+				widen := time.Duration(0)
+				if hasDST(loc) {
+					widen = 2 * time.Hour
+				}
+				if !iv.loInf {
+					iv.lo = shiftBound(iv.lo, loc, -widen)
+					iv.loExcl = iv.loExcl && widen == 0
+				}
+				if !iv.hiInf {
+					iv.hi = shiftBound(iv.hi, loc, widen)
+					iv.hiExcl = iv.hiExcl && widen == 0
+				}
+			}
 		}
 		kr := keyRange{}
 		if iv.loInf {
@@ -358,4 +377,17 @@ func sameKind(d types.Datum, col *catalog.ColumnInfo) bool {
 		return d.Kind() == types.KindDecimal
 	}
 	return false
+}
+
+// shiftBound converts a TIMESTAMP range bound in loc to UTC, moved by d.
+func shiftBound(v types.Datum, loc *time.Location, d time.Duration) types.Datum {
+	v = timestampToUTC(v, loc)
+	if d == 0 || v.Kind() != types.KindTime {
+		return v
+	}
+	t, tt, fsp := v.Time()
+	if t == 0 || t.Month() == 0 || t.Day() == 0 {
+		return v
+	}
+	return types.NewTime(types.FromGoTime(t.GoTime(time.UTC).Add(d)), tt, fsp)
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/kv"
@@ -21,6 +22,10 @@ type rowDecoder struct {
 	// typed are the columns whose stored datums need their column's
 	// type attached: a collation other than the default, ENUM, SET.
 	typed []*catalog.ColumnInfo
+	// zone, if not nil, is the session's zone that the TIMESTAMP columns
+	// at timestamps are read in (see timezone.go).
+	zone       *time.Location
+	timestamps []int
 }
 
 func newRowDecoder(t *catalog.TableInfo) *rowDecoder {
@@ -59,6 +64,9 @@ func (d *rowDecoder) decode(h tablecodec.Handle, value []byte, row []types.Datum
 	}
 	for _, c := range d.typed {
 		cols[c.Offset] = typeStored(cols[c.Offset], c)
+	}
+	for _, off := range d.timestamps {
+		cols[off] = timestampFromUTC(cols[off], d.zone)
 	}
 	for i, ok := range d.present {
 		if !ok && i != d.handleAt && !d.defaults[i].IsNull() {
@@ -118,7 +126,7 @@ type pointGetExec struct {
 }
 
 func (e *pointGetExec) Open(ctx *Ctx) error {
-	e.dec = newRowDecoder(e.p.Table)
+	e.dec = newSessionRowDecoder(ctx, e.p.Table)
 	e.row = make([]types.Datum, len(e.p.Table.Columns)+1)
 	e.done = false
 	return nil
@@ -235,7 +243,7 @@ func evalIndexKey(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, exprs [
 		if types.Compare(cv, v) != 0 {
 			return nil, false, nil
 		}
-		vals[i] = cv
+		vals[i] = storedKeyValue(ctx, t, col, cv)
 	}
 	return vals, true, nil
 }
@@ -262,7 +270,7 @@ type batchPointGetExec struct {
 
 func (e *batchPointGetExec) Open(ctx *Ctx) error {
 	t := e.p.Table
-	e.dec = newRowDecoder(t)
+	e.dec = newSessionRowDecoder(ctx, t)
 	e.rows, e.pos = nil, 0
 	seen := map[string]bool{}
 	var handles []tablecodec.Handle
@@ -369,7 +377,7 @@ type tableScanExec struct {
 
 func (e *tableScanExec) Open(ctx *Ctx) error {
 	t := e.p.Table
-	e.dec = newRowDecoder(t)
+	e.dec = newSessionRowDecoder(ctx, t)
 	e.row = make([]types.Datum, len(t.Columns)+1)
 	if e.p.Ranges == nil {
 		e.ranges = []keyRange{{start: tablecodec.RowPrefix(t.ID), end: catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))}}
@@ -456,7 +464,7 @@ const lookupBatch = 256
 
 func (e *indexScanExec) Open(ctx *Ctx) error {
 	t := e.p.Table
-	e.dec = newRowDecoder(t)
+	e.dec = newSessionRowDecoder(ctx, t)
 	e.batch, e.pos = nil, 0
 	ivs := []interval{{loInf: true, hiInf: true}}
 	if e.p.Ranges != nil {

@@ -70,6 +70,13 @@ func ParseTimeZone(s string) (*time.Location, bool) {
 	return loc, err == nil
 }
 
+// Location is the session's time zone (time_zone).
+func (c *Ctx) Location() *time.Location { return c.location() }
+
+// NowInZone is the statement's time in the session's time zone, what
+// NOW() and CURRENT_TIMESTAMP defaults read.
+func (c *Ctx) NowInZone() time.Time { return c.now() }
+
 // now is the statement's time in the session's time zone.
 func (c *Ctx) now() time.Time {
 	n := c.Now
