@@ -396,6 +396,11 @@ func (b *Builder) like(x *ast.PatternLikeOrIlikeExpr) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x.IsLike {
+		if err := CheckCollationMix("like", e, p); err != nil {
+			return nil, err
+		}
+	}
 	escape := rune(x.Escape)
 	not := x.Not
 	ilike := !x.IsLike
