@@ -136,7 +136,7 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 	}
 
 	var fgb *fullGroupBy
-	if agg != nil && c.OnlyFullGroupBy && (sel.GroupBy != nil || hasAgg(fields)) {
+	if agg != nil && c.OnlyFullGroupBy {
 		fgb = newFullGroupBy(sel, src.Schema(), leaves, agg.groupBy, agg.groupAST)
 		for i, f := range fields {
 			if err := fgb.check(f.expr, "SELECT list", i+1); err != nil {
