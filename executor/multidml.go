@@ -65,6 +65,10 @@ func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
 // target rows, Affected those that changed.
 func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 	var res DMLResult
+	if p.Ignore {
+		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
+		ctx.Eval.Strict = false
+	}
 	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, r, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i]
 		res.Matched++
@@ -78,8 +82,12 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 			return err
 		}
 		if changed {
-			if err := rewriteRow(ctx, w, old, cols, h); err != nil {
+			skipped, err := rewriteRowIgnore(ctx, w, old, cols, h, p.Ignore)
+			if err != nil {
 				return err
+			}
+			if skipped {
+				return nil
 			}
 			res.Affected++
 		}
@@ -92,6 +100,10 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 // deleted from all its targets.
 func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 	var res DMLResult
+	if p.Ignore {
+		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
+		ctx.Eval.Strict = false
+	}
 	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, _, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i].Table
 		row := sub[:len(t.Columns)]

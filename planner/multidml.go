@@ -28,12 +28,14 @@ type MultiTarget struct {
 type MultiUpdate struct {
 	Source  Plan
 	Targets []*MultiTarget
+	Ignore  bool // UPDATE IGNORE, as Update.Ignore
 }
 
 // MultiDelete is a planned multi-table DELETE.
 type MultiDelete struct {
 	Source  Plan
 	Targets []*MultiTarget
+	Ignore  bool // DELETE IGNORE, as Delete.Ignore
 }
 
 // IsMultiUpdate reports an UPDATE of more than one table reference.
@@ -85,7 +87,7 @@ func BuildMultiUpdate(c *Context, s *ast.UpdateStmt) (*MultiUpdate, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &MultiUpdate{Source: src}
+	p := &MultiUpdate{Source: src, Ignore: s.IgnoreErr}
 	eb := c.builder(src.Schema(), "field list")
 	for _, a := range s.List {
 		cn := a.Column
@@ -119,7 +121,7 @@ func BuildMultiDelete(c *Context, s *ast.DeleteStmt) (*MultiDelete, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &MultiDelete{Source: src}
+	p := &MultiDelete{Source: src, Ignore: s.IgnoreErr}
 	for _, tn := range s.Tables.Tables {
 		name := tn.Name.O
 		var match *fromLeaf
