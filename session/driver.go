@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -54,6 +55,8 @@ type Driver struct {
 	active  map[int64]int
 	drained *sync.Cond
 	globals map[string]types.Datum
+	// globalsChanged counts changes of globals, for sessions' caches.
+	globalsChanged atomic.Uint64
 
 	acl aclState // accounts and grants (acl.go)
 }

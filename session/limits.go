@@ -74,6 +74,7 @@ func (s *Session) initLimits() {
 		"tidb_mem_quota_query": global("tidb_mem_quota_query"),
 	} {
 		s.vars[name] = v
+		s.hot.valid = false
 		s.applyLimit(name, v)
 	}
 }

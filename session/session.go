@@ -8,6 +8,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
@@ -47,6 +48,33 @@ type Session struct {
 	subject *privilege.Subject
 
 	limits // max_execution_time, tidb_mem_quota_query, wait_timeout (limits.go)
+
+	// hot caches the variables every statement reads (see hotVars).
+	hot hotVars
+}
+
+// hotVars holds the values of the system variables that every statement
+// reads, so that it does not look them up (a lowercasing, three map
+// lookups and the driver's mutex) several times per statement. They are
+// valid while valid is set (cleared when the session changes a variable)
+// and global equals the driver's count of global changes.
+type hotVars struct {
+	valid      bool
+	global     uint64
+	autocommit bool
+	sqlMode    expression.SQLMode
+	lockWait   time.Duration
+}
+
+// hotVar returns the cached hot variables, reading them again if a
+// variable changed since.
+func (s *Session) hotVar() *hotVars {
+	h := &s.hot
+	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
+		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
+			sqlMode: s.readSQLMode(), lockWait: s.readLockWait()}
+	}
+	return h
 }
 
 func newSession(d *Driver, info server.ConnInfo) *Session {
@@ -59,7 +87,9 @@ func newSession(d *Driver, info server.ConnInfo) *Session {
 }
 
 // autocommit reports the session's autocommit setting.
-func (s *Session) autocommit() bool {
+func (s *Session) autocommit() bool { return s.hotVar().autocommit }
+
+func (s *Session) readAutocommit() bool {
 	v, err := s.sysVar("autocommit", false)
 	return err != nil || types.ToBool(v)
 }
@@ -103,6 +133,7 @@ func (s *Session) UseDB(_ context.Context, db string) error {
 func (s *Session) Reset(context.Context) error {
 	s.rollback()
 	s.vars = map[string]types.Datum{}
+	s.hot.valid = false
 	s.userVars = map[string]types.Datum{}
 	s.warnings = nil
 	s.initLimits()
@@ -156,7 +187,9 @@ func (s *Session) pessimistic() bool {
 }
 
 // lockWait is innodb_lock_wait_timeout.
-func (s *Session) lockWait() time.Duration {
+func (s *Session) lockWait() time.Duration { return s.hotVar().lockWait }
+
+func (s *Session) readLockWait() time.Duration {
 	v, err := s.sysVar("innodb_lock_wait_timeout", false)
 	if err != nil {
 		return s.d.cfg.LockWaitTimeout

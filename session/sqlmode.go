@@ -13,7 +13,9 @@ import (
 var parsedModes sync.Map // string → expression.SQLMode
 
 // sqlMode is the session's sql_mode.
-func (s *Session) sqlMode() expression.SQLMode {
+func (s *Session) sqlMode() expression.SQLMode { return s.hotVar().sqlMode }
+
+func (s *Session) readSQLMode() expression.SQLMode {
 	v, _ := s.sysVar("sql_mode", false)
 	str := v.Str()
 	if m, ok := parsedModes.Load(str); ok {

@@ -256,8 +256,10 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		s.d.mu.Lock()
 		s.d.globals[name] = v
 		s.d.mu.Unlock()
+		s.d.globalsChanged.Add(1)
 	} else {
 		s.vars[name] = v
+		s.hot.valid = false
 	}
 	s.setLimit(name, v, global)
 	return nil
