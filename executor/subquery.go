@@ -30,8 +30,9 @@ type rowSet struct {
 // BindSubqueries makes ctx able to run subqueries: it sets ctx.Eval.Subq.
 // Call it once per statement execution, after setting ctx's reader.
 func BindSubqueries(ctx *Ctx) {
-	ctx.Eval.Subq = &subqueryRunner{ctx: ctx, cache: map[*expression.Subquery][][]types.Datum{},
-		execs: map[*expression.Subquery]Executor{}, sets: map[*expression.Subquery]*rowSet{}}
+	// The runner's maps are made at first use: most statements have no
+	// subquery.
+	ctx.Eval.Subq = &subqueryRunner{ctx: ctx}
 }
 
 func (r *subqueryRunner) Contains(ec *expression.Ctx, s *expression.Subquery, left []types.Datum) (bool, bool, error) {
@@ -52,6 +53,9 @@ func (r *subqueryRunner) Contains(ec *expression.Ctx, s *expression.Subquery, le
 			}
 			set.keys[string(rowKey(nil, row))] = struct{}{}
 		}
+		if r.sets == nil {
+			r.sets = map[*expression.Subquery]*rowSet{}
+		}
 		r.sets[s] = set
 	}
 	_, found := set.keys[string(rowKey(nil, left))]
@@ -66,6 +70,9 @@ func (r *subqueryRunner) Rows(ec *expression.Ctx, s *expression.Subquery, params
 		rows, err := r.run(s, 0)
 		if err != nil {
 			return nil, err
+		}
+		if r.cache == nil {
+			r.cache = map[*expression.Subquery][][]types.Datum{}
 		}
 		r.cache[s] = rows
 		return rows, nil
@@ -85,6 +92,9 @@ func (r *subqueryRunner) run(s *expression.Subquery, limit int) ([][]types.Datum
 		var err error
 		if ex, err = Build(p); err != nil {
 			return nil, err
+		}
+		if r.execs == nil {
+			r.execs = map[*expression.Subquery]Executor{}
 		}
 		r.execs[s] = ex
 	}
