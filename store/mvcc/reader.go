@@ -345,8 +345,8 @@ func (s *Scanner) advance() {
 // Next before it seeks past the rest.
 const maxSteps = 3
 
-// seekRun is how many keys a forward scan moves past by seeks alone after
-// a key with more than maxSteps records.
+// seekRun is how many keys a forward scan moves past by seeks, counting
+// the key with more than maxSteps records that starts the run.
 const seekRun = 8
 
 // forwardValue reads the value of s.cur visible at s.ts, with s.writes at
@@ -354,8 +354,8 @@ const seekRun = 8
 // record.
 //
 // Most keys have a few records, and Next over them is cheaper than a seek.
-// A key with more records is skipped with SeekGE, and so are the next
-// seekRun keys: once its previous move was a seek, Pebble turns a seek to
+// A key with more records is skipped with SeekGE, and so are the keys
+// after it, seekRun in all: once its previous move was a seek, Pebble turns a seek to
 // a nearby later key into a few steps inside the memtable
 // (TrySeekUsingNext), far cheaper than a Next through the merging iterator
 // followed by a full seek, and hot keys (rows updated often between GC
