@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/server"
-	"github.com/basalt-db/basalt/store/local"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
@@ -211,34 +208,14 @@ func TestModifyColumnRecovery(t *testing.T) {
 	ctx := context.Background()
 	// open serves the store in dir until the returned function stops it.
 	open := func() (*Driver, *sql.DB, func()) {
-		st, err := local.Open(dir, local.Options{NoSync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		drv, err := Open(st, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := server.New(server.Config{}, drv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		drv.SetServer(srv)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go srv.Serve(ln)
-		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", ln.Addr()))
+		drv, _, addr, stop := serveStore(t, dir, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
+		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return drv, db, func() {
 			db.Close()
-			c, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			srv.Shutdown(c)
-			st.Close()
+			stop()
 		}
 	}
 	drv, db, stop := open()

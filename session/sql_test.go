@@ -28,15 +28,26 @@ func startBasalt(t *testing.T) string {
 // ends, and returns its driver, server and address.
 func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {
 	t.Helper()
-	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
+	drv, srv, addr, stop := serveStore(t, t.TempDir(),
+		Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	t.Cleanup(stop)
+	return drv, srv, addr
+}
+
+// serveStore serves Basalt with cfg from the store in dir on a loopback
+// port until stop is called, which shuts the server down and closes the
+// store (so that a test can open dir again, as after a restart).
+func serveStore(t *testing.T, dir string, cfg Config) (drv *Driver, srv *server.Server, addr net.Addr, stop func()) {
+	t.Helper()
+	st, err := local.Open(dir, local.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err := Open(st, Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	drv, err = Open(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{}, drv)
+	srv, err = server.New(server.Config{}, drv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +57,12 @@ func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {
 		t.Fatal(err)
 	}
 	go srv.Serve(ln)
-	t.Cleanup(func() {
+	return drv, srv, ln.Addr(), func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
 		st.Close()
-	})
-	return drv, srv, ln.Addr()
+	}
 }
 
 // TestSQL runs the SQL behaviour scripts in testdata/*.test (sqllogictest

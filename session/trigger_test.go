@@ -1,47 +1,21 @@
 package session
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/basalt-db/basalt/server"
-	"github.com/basalt-db/basalt/store/local"
 	"github.com/go-sql-driver/mysql"
 )
 
 // serveDir serves Basalt from the store in dir until stop is called.
 func serveDir(t *testing.T, dir string) (addr string, stop func()) {
 	t.Helper()
-	st, err := local.Open(dir, local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv, err := Open(st, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{}, drv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv.SetServer(srv)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	return ln.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		st.Close()
-	}
+	_, _, a, stop := serveStore(t, dir, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
+	return a.String(), stop
 }
 
 func mustExec(t *testing.T, db *sql.DB, qs ...string) {
