@@ -41,6 +41,10 @@ type Options struct {
 	BlockCacheSize int64
 	// MemTableSize is Pebble's memtable size in bytes (default 64 MiB).
 	MemTableSize uint64
+	// LatestCacheSize bounds the memory that keeps the newest version of
+	// the keys of hot ranges (default 64 MiB; negative: no such cache).
+	// See store/mvcc/latest.go.
+	LatestCacheSize int64
 	// GCLifeTime is how long old versions are kept (default 10 minutes).
 	GCLifeTime time.Duration
 	// GCInterval is how often GC runs (default 10 minutes).
@@ -56,6 +60,9 @@ func (o *Options) withDefaults() Options {
 	r := *o
 	if r.BlockCacheSize == 0 {
 		r.BlockCacheSize = 256 << 20
+	}
+	if r.LatestCacheSize == 0 {
+		r.LatestCacheSize = 64 << 20
 	}
 	if r.MemTableSize == 0 {
 		r.MemTableSize = 64 << 20
@@ -159,6 +166,11 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	}
 	ms := mvcc.NewStore(eng, mvcc.RealClock{}, !o.NoSync)
 	ms.OnePhaseOnly = true
+	if o.LatestCacheSize > 0 {
+		if err := ms.EnableLatestCache(o.LatestCacheSize); err != nil {
+			return nil, err
+		}
+	}
 	s = &Store{
 		dir: dir, opts: o, lock: lock, db: db, eng: eng, oracle: orc,
 		mvcc:   ms,

@@ -104,8 +104,9 @@ func (l *Latches) WaitRead(ctx context.Context, key []byte, ts uint64) error {
 	for {
 		l.mu.Lock()
 		g, ok := l.held[string(key)]
+		wait := ok && g.committing && g.startTS <= ts // committing is written under mu
 		l.mu.Unlock()
-		if !ok || !g.committing || g.startTS > ts {
+		if !wait {
 			return nil
 		}
 		select {

@@ -91,8 +91,9 @@ func (e *MemEngine) Dump(cf CF) (keys, values [][]byte) {
 }
 
 type memIter struct {
-	kvs []memKV
-	pos int
+	kvs    []memKV
+	pos    int
+	closed bool
 }
 
 func (it *memIter) Valid() bool { return it.pos >= 0 && it.pos < len(it.kvs) }
@@ -114,4 +115,13 @@ func (it *memIter) SeekLT(key []byte) bool {
 
 func (it *memIter) Key() []byte   { return it.kvs[it.pos].key }
 func (it *memIter) Value() []byte { return it.kvs[it.pos].value }
-func (it *memIter) Close() error  { return nil }
+
+// Close implements EngineIter. Closing twice panics, as it breaks Pebble,
+// which reuses closed iterators.
+func (it *memIter) Close() error {
+	if it.closed {
+		panic("mvcc: engine iterator closed twice")
+	}
+	it.closed = true
+	return nil
+}

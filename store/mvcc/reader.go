@@ -230,6 +230,16 @@ type Scanner struct {
 	cur        []byte // enc(key) of the key being examined
 	seek       []byte // the key of the next seek, reused
 	seekKeys   int    // keys the forward scan still moves past by SeekGE only (see forwardValue)
+
+	// With a latest-version cache (see latest.go): a scan over cached
+	// chunks walks their slots, and a scan that is not tells the cache how
+	// crowded with versions its range was.
+	cache      *latestCache
+	start, end []byte // the scan's bounds, for the cache
+	crowded    int    // keys met with older versions to step over
+	slots      []*slot
+	pos        int // index in slots of the next key, backward: one past it
+	lo, hi     []byte
 }
 
 // NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
@@ -270,6 +280,10 @@ func NewScanner(r Reader, start, end []byte, ts uint64, reverse, checkLocks bool
 // advance moves to the next visible key in the scan direction.
 func (s *Scanner) advance() {
 	s.valid = false
+	if s.slots != nil {
+		s.advanceCached()
+		return
+	}
 	for s.err == nil {
 		wValid, lValid := s.writes.Valid(), s.locks.Valid()
 		if !wValid && !lValid {
@@ -416,6 +430,9 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 	// Step past the key's older versions.
 	s.seek = append(s.seek[:0], s.cur...)
 	s.seek[len(s.seek)-1]++ // keyEnd(s.cur)
+	if it.Valid() && bytes.Compare(it.Key(), s.seek) < 0 {
+		s.crowded++
+	}
 	for ok := it.Valid(); ok && bytes.Compare(it.Key(), s.seek) < 0; {
 		ok = move(s.seek)
 	}
@@ -448,7 +465,86 @@ func (s *Scanner) Next() error {
 
 // Close releases the scanner's iterators.
 func (s *Scanner) Close() error {
+	if s.cache != nil && s.crowded >= crowdedKeys {
+		s.cache.noteCrowded(s.r, s.start, s.end)
+	}
 	return errors.Join(s.writes.Close(), s.locks.Close())
+}
+
+// newCachedScanner returns a scanner at ts over slots, the cached keys of
+// [start, end).
+func newCachedScanner(r Reader, slots []*slot, start, end []byte, ts uint64, reverse bool) *Scanner {
+	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: noIter{}, locks: noIter{}, slots: slots, lo: start, hi: end}
+	if reverse {
+		s.pos = len(slots)
+	}
+	s.advanceCached()
+	return s
+}
+
+// advanceCached is advance over cached slots. A key whose cached record is
+// newer than s.ts is read from the engine.
+func (s *Scanner) advanceCached() {
+	for s.err == nil {
+		var sl *slot
+		if s.reverse {
+			if s.pos == 0 {
+				return
+			}
+			s.pos--
+			sl = s.slots[s.pos]
+		} else {
+			if s.pos == len(s.slots) {
+				return
+			}
+			sl = s.slots[s.pos]
+			s.pos++
+		}
+		var v []byte
+		var found bool
+		if rec := sl.rec.Load(); rec.commitTS <= s.ts {
+			if rec.w.Kind == WriteDelete {
+				continue
+			}
+			v, s.err = cachedValue(s.r, rec, sl.encKey, s.value[:0])
+			found = s.err == nil
+		} else {
+			if _, ok := s.writes.(noIter); ok {
+				var lo, hi []byte
+				if s.lo != nil {
+					lo = encodeKey(s.lo)
+				}
+				if s.hi != nil {
+					hi = encodeKey(s.hi)
+				}
+				if s.writes, s.err = s.r.NewIter(CFWrite, lo, hi); s.err != nil {
+					s.writes = noIter{}
+					return
+				}
+			}
+			v, found, s.err = visibleValue(s.r, s.writes, sl.encKey, s.ts, s.value[:0])
+		}
+		if s.err == nil && found {
+			s.key, s.value, s.valid = append(s.key[:0], sl.key...), v, true
+			return
+		}
+	}
+}
+
+// cachedValue returns the value of a cached Put record of encKey, appended
+// to buf.
+func cachedValue(r Reader, rec *latestRec, encKey, buf []byte) ([]byte, error) {
+	if rec.w.Kind != WritePut {
+		return nil, kv.ErrNotFound
+	}
+	if rec.w.HasShortValue {
+		return append(buf, rec.w.ShortValue...), nil
+	}
+	v, err := r.Get(CFDefault, versionKey(encKey, rec.w.StartTS))
+	if err != nil {
+		return nil, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+	}
+	return append(buf, v...), nil
 }
 
 // noIter is an empty iterator.

@@ -30,6 +30,33 @@ type Store struct {
 	// lock column family never holds a lock that blocks readers (only
 	// pessimistic ones), and reads skip it. Prewrite is then refused.
 	OnePhaseOnly bool
+
+	cache *latestCache // see latest.go; nil unless enabled
+}
+
+// EnableLatestCache keeps the newest version of the keys of hot chunks in
+// memory, up to limit bytes (see latest.go). Only a OnePhaseOnly store may
+// use it; call it before the store serves.
+func (s *Store) EnableLatestCache(limit int64) error {
+	if !s.OnePhaseOnly {
+		return errors.New("mvcc: the latest-version cache needs a one-phase-only store")
+	}
+	s.cache = newLatestCache(limit)
+	return nil
+}
+
+// write applies b to the engine and then to the cache. Commands call it
+// with their latches held.
+func (s *Store) write(b *Batch, sync bool) error {
+	err := s.eng.Write(b, sync)
+	if s.cache != nil {
+		if err != nil {
+			s.cache.clear() // the batch may or may not be applied
+		} else {
+			s.cache.apply(b)
+		}
+	}
+	return err
 }
 
 // NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
@@ -48,6 +75,16 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 	if err := s.latches.WaitRead(ctx, key, ts); err != nil {
 		return nil, err
 	}
+	if s.cache != nil {
+		if rec, ok := s.cache.get(key); ok {
+			if rec == nil {
+				return nil, kv.ErrNotFound
+			}
+			if rec.commitTS <= ts {
+				return cachedValue(s.eng, rec, encodeKey(key), nil)
+			}
+		}
+	}
 	return Get(s.eng, key, ts, !s.OnePhaseOnly)
 }
 
@@ -57,7 +94,16 @@ func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse 
 	if err := s.latches.WaitReadRange(ctx, start, end, ts); err != nil {
 		return nil, err
 	}
-	return NewScanner(s.eng, start, end, ts, reverse, !s.OnePhaseOnly)
+	if s.cache != nil {
+		if slots, ok := s.cache.slotsOf(start, end); ok {
+			return newCachedScanner(s.eng, slots, start, end, ts, reverse), nil
+		}
+	}
+	sc, err := NewScanner(s.eng, start, end, ts, reverse, !s.OnePhaseOnly)
+	if err == nil && s.cache != nil {
+		sc.cache, sc.start, sc.end = s.cache, start, end
+	}
+	return sc, err
 }
 
 // run executes one command under latches on keys and applies its batch.
@@ -74,7 +120,7 @@ func (s *Store) run(ctx context.Context, startTS uint64, keys [][]byte, sync boo
 	if b.Len() == 0 {
 		return nil
 	}
-	return s.eng.Write(&b, sync)
+	return s.write(&b, sync)
 }
 
 // PessimisticLock takes req's locks in key order. When another transaction
@@ -160,7 +206,7 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 			if err != nil {
 				return err
 			}
-			if err := s.eng.Write(&b, s.Sync); err != nil {
+			if err := s.write(&b, s.Sync); err != nil {
 				return err
 			}
 			commitTS = ts
@@ -238,12 +284,12 @@ func (s *Store) ResolveLock(ctx context.Context, keys [][]byte, startTS, commitT
 func (s *Store) DeleteRange(start, end []byte) error {
 	var b Batch
 	DeleteRange(&b, start, end)
-	return s.eng.Write(&b, s.Sync)
+	return s.write(&b, s.Sync)
 }
 
 // GC removes versions hidden below safePoint; see GC.
 func (s *Store) GC(safePoint uint64) (GCStats, error) {
-	return GC(s.eng, safePoint, func(b *Batch) error { return s.eng.Write(b, false) })
+	return GC(s.eng, safePoint, func(b *Batch) error { return s.write(b, false) })
 }
 
 // noWaitError reports a lock met when no wait was allowed as a lock wait

@@ -1,0 +1,310 @@
+package mvcc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// latestWorld is a one-phase store with a latest-version cache, its clock,
+// and the read timestamps in use (so that GC keeps what they read).
+type latestWorld struct {
+	eng   *MemEngine
+	s     *Store
+	clock atomic.Uint64
+
+	mu     sync.Mutex
+	active map[uint64]int
+}
+
+func newLatestWorld(t *testing.T, limit int64) *latestWorld {
+	w := &latestWorld{eng: NewMemEngine(), active: map[uint64]int{}}
+	w.s = NewStore(w.eng, RealClock{}, false)
+	w.s.OnePhaseOnly = true
+	if err := w.s.EnableLatestCache(limit); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *latestWorld) next() (uint64, error) { return w.clock.Add(1), nil }
+
+// readTS issues a read timestamp that GC keeps readable until done.
+func (w *latestWorld) readTS() (ts uint64, done func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ts = w.clock.Add(1)
+	w.active[ts]++
+	return ts, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.active[ts]--; w.active[ts] == 0 {
+			delete(w.active, ts)
+		}
+	}
+}
+
+func (w *latestWorld) safePoint() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	sp := w.clock.Load()
+	for ts := range w.active {
+		sp = min(sp, ts-1)
+	}
+	return sp
+}
+
+func (w *latestWorld) commit(ms []kv.Mutation) error {
+	startTS, _ := w.next()
+	_, err := w.s.OnePhaseCommit(context.Background(), &PrewriteRequest{Mutations: ms, StartTS: startTS}, w.next, 0)
+	return err
+}
+
+// scanBoth scans [start, end) at ts through the store (the cache when it
+// covers the range) and straight from the engine, and says how they differ.
+func (w *latestWorld) scanBoth(start, end []byte, ts uint64, reverse bool) (cached bool, diff string) {
+	ctx := context.Background()
+	sc, err := w.s.Scan(ctx, start, end, ts, reverse)
+	if err != nil {
+		return false, err.Error()
+	}
+	cached = sc.slots != nil
+	got := drain(sc)
+	plain, err := NewScanner(w.eng, start, end, ts, reverse, false)
+	if err != nil {
+		return cached, err.Error()
+	}
+	want := drain(plain)
+	if got != want {
+		return cached, fmt.Sprintf("scan [%q, %q) at %d reverse=%t (cached %t):\n got %s\nwant %s", start, end, ts, reverse, cached, got, want)
+	}
+	return cached, ""
+}
+
+func drain(sc *Scanner) string {
+	var b strings.Builder
+	for ; sc.Valid(); sc.Next() {
+		fmt.Fprintf(&b, "%q=%q ", sc.Key(), trimValue(sc.Value()))
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(&b, "error %v", err)
+	}
+	sc.Close()
+	return b.String()
+}
+
+func trimValue(v []byte) string {
+	if len(v) > 20 {
+		return fmt.Sprintf("%s...(%d bytes)", v[:20], len(v))
+	}
+	return string(v)
+}
+
+// latestKey is a key of the test's keyspace: "t", a chunk byte and a key
+// byte, so chunks have the prefix "t"+chunk. A few keys of chunk 2 have
+// another length, which makes the chunk unfit to cache while they exist.
+func latestKey(rng *rand.Rand) []byte {
+	k := []byte{'t', byte(rng.IntN(3)), byte(rng.IntN(24))}
+	if k[1] == 2 {
+		switch rng.IntN(200) {
+		case 0:
+			return k[:2]
+		case 1:
+			return append(k, 'x')
+		}
+	}
+	return k
+}
+
+func latestValue(rng *rand.Rand, n int) []byte {
+	if rng.IntN(10) == 0 {
+		return bytes.Repeat([]byte{'L'}, MaxShortValue+1+rng.IntN(10)) // in CFDefault
+	}
+	return fmt.Appendf(nil, "v%d", n)
+}
+
+// TestLatestCacheMatchesEngine runs writers, GC, cache loads, drops and
+// evictions concurrently with readers, and checks that every scan and get
+// through the cache sees exactly what a plain read of the engine at the
+// same timestamp sees.
+func TestLatestCacheMatchesEngine(t *testing.T) {
+	w := newLatestWorld(t, 12<<10) // small: chunks get evicted
+	deadline := time.Now().Add(2 * time.Second)
+	if testing.Short() {
+		deadline = time.Now().Add(300 * time.Millisecond)
+	}
+	var (
+		wg        sync.WaitGroup
+		failed    atomic.Bool
+		cachedOps atomic.Int64
+		reads     atomic.Int64
+		commits   atomic.Int64
+		fail      = func(format string, args ...any) {
+			if failed.CompareAndSwap(false, true) {
+				t.Errorf(format, args...)
+			}
+		}
+	)
+	run := func(fn func(rng *rand.Rand)) {
+		wg.Add(1)
+		seed := rand.Uint64()
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			for time.Now().Before(deadline) && !failed.Load() {
+				fn(rng)
+			}
+		}()
+	}
+	for range 3 { // writers
+		run(func(rng *rand.Rand) {
+			var ms []kv.Mutation
+			for range 1 + rng.IntN(3) {
+				m := kv.Mutation{Op: kv.OpPut, Key: latestKey(rng)}
+				switch rng.IntN(10) {
+				case 0, 1:
+					m.Op = kv.OpDelete
+				case 2:
+					m.Op = kv.OpLock // leaves a lock record
+				default:
+					m.Value = latestValue(rng, int(commits.Load()))
+				}
+				ms = append(ms, m)
+			}
+			err := w.commit(ms)
+			if err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+				fail("commit: %v", err)
+			}
+			commits.Add(1)
+		})
+	}
+	for range 2 { // readers
+		run(func(rng *rand.Rand) {
+			ts, done := w.readTS()
+			defer done()
+			c := byte(rng.IntN(3))
+			lo, hi := byte(rng.IntN(24)), byte(rng.IntN(24))
+			start, end := []byte{'t', c, min(lo, hi)}, []byte{'t', c, max(lo, hi) + 1}
+			if rng.IntN(4) == 0 { // across two chunks
+				end = []byte{'t', min(c+1, 2), hi}
+			}
+			cached, diff := w.scanBoth(start, end, ts, rng.IntN(3) == 0)
+			if diff != "" {
+				fail("%s", diff)
+			}
+			reads.Add(1)
+			if cached {
+				cachedOps.Add(1)
+			}
+			key := latestKey(rng)
+			got, gerr := w.s.Get(context.Background(), key, ts)
+			want, werr := Get(w.eng, key, ts, false)
+			if !bytes.Equal(got, want) || (gerr == nil) != (werr == nil) {
+				fail("get %q at %d: got %q, %v; want %q, %v", key, ts, trimValue(got), gerr, trimValue(want), werr)
+			}
+		})
+	}
+	run(func(rng *rand.Rand) { // GC
+		if _, err := w.s.GC(w.safePoint()); err != nil {
+			fail("gc: %v", err)
+		}
+		time.Sleep(time.Millisecond)
+	})
+	run(func(rng *rand.Rand) { // the cache's own churn
+		switch rng.IntN(100) {
+		case 0:
+			w.s.cache.clear()
+		default:
+			w.s.cache.load(w.eng, []byte{'t', byte(rng.IntN(3))})
+		}
+		time.Sleep(time.Millisecond)
+	})
+	wg.Wait()
+	t.Logf("%d commits, %d scans, %d of them through the cache", commits.Load(), reads.Load(), cachedOps.Load())
+	if !failed.Load() && cachedOps.Load() == 0 {
+		t.Error("no read went through the cache")
+	}
+}
+
+// TestLatestCacheLifecycle checks when a chunk gets cached and dropped.
+func TestLatestCacheLifecycle(t *testing.T) {
+	w := newLatestWorld(t, 1<<20)
+	put := func(key []byte, v string) {
+		t.Helper()
+		if err := w.commit([]kv.Mutation{{Op: kv.OpPut, Key: key, Value: []byte(v)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := func(start, end []byte) (cached bool) {
+		t.Helper()
+		ts, done := w.readTS()
+		defer done()
+		cached, diff := w.scanBoth(start, end, ts, false)
+		if diff != "" {
+			t.Fatal(diff)
+		}
+		return cached
+	}
+	// Ten versions of each key of chunk "a": scans are crowded.
+	for v := range 10 {
+		for k := range 8 {
+			put([]byte{'a', byte(k)}, fmt.Sprint(v))
+		}
+	}
+	start, end := []byte{'a', 0}, []byte{'a', 8}
+	for i := range heatToLoad {
+		if scan(start, end) {
+			t.Fatalf("scan %d went through the cache before the chunk was hot", i)
+		}
+	}
+	if !scan(start, end) {
+		t.Fatal("a hot chunk was not cached")
+	}
+	// A commit after loading is seen.
+	put([]byte{'a', 3}, "new")
+	put([]byte{'a', 9}, "added")
+	if !scan(start, []byte{'a', 10}) {
+		t.Fatal("the chunk left the cache after writes")
+	}
+	// A key of another length in the chunk drops it.
+	put([]byte{'a', 3, 0}, "long")
+	if scan(start, end) {
+		t.Fatal("a chunk holding a longer key is still cached")
+	}
+	// Once found unfit, a chunk is not loaded again.
+	for range 10 {
+		for k := range 8 {
+			put([]byte{'a', byte(k)}, "again")
+		}
+	}
+	for range 2 * heatToLoad {
+		if scan(start, end) {
+			t.Fatal("an unfit chunk was cached")
+		}
+	}
+	// Dropping the range drops a cached chunk.
+	for range 10 {
+		for k := range 8 {
+			put([]byte{'b', byte(k)}, "b")
+		}
+	}
+	w.s.cache.load(w.eng, []byte{'b'})
+	if !scan([]byte{'b', 0}, []byte{'b', 8}) {
+		t.Fatal("chunk b was not cached")
+	}
+	if err := w.s.DeleteRange([]byte{'b'}, []byte{'c'}); err != nil {
+		t.Fatal(err)
+	}
+	if scan([]byte{'b', 0}, []byte{'b', 8}) {
+		t.Fatal("chunk b is still cached after its range was dropped")
+	}
+}
