@@ -106,6 +106,9 @@ type Storage struct {
 	GCLifeTime Duration `toml:"gc-life-time"`
 	// MemTableSize is the storage engine's memtable size.
 	MemTableSize ByteSize `toml:"memtable-size"`
+	// LatestVersionCacheSize bounds the memory that holds the newest
+	// version of the rows of hot key ranges; 0 turns the cache off.
+	LatestVersionCacheSize ByteSize `toml:"latest-version-cache-size"`
 }
 
 // Transaction modes, the values of txn.default-mode.
@@ -144,6 +147,8 @@ func Default() *Config {
 			SyncLog:        true,
 			GCLifeTime:     Duration(10 * time.Minute),
 			MemTableSize:   64 * MiB,
+
+			LatestVersionCacheSize: 64 * MiB,
 		},
 		Txn: Txn{
 			LockWaitTimeout: 50,

@@ -59,6 +59,8 @@ func TestLoadFull(t *testing.T) {
 			SyncLog:        false,
 			GCLifeTime:     Duration(90 * time.Minute),
 			MemTableSize:   128 * MiB,
+
+			LatestVersionCacheSize: 0,
 		},
 		Txn: Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
 		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",

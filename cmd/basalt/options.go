@@ -17,15 +17,25 @@ import (
 // The data directory itself (cfg.Path) is local.Open's first argument.
 func storeOptions(cfg *config.Config, logger *slog.Logger) local.Options {
 	return local.Options{
-		NoSync:         !cfg.Storage.SyncLog,
-		BlockCacheSize: int64(cfg.Storage.BlockCacheSize),
-		MemTableSize:   uint64(cfg.Storage.MemTableSize),
-		GCLifeTime:     time.Duration(cfg.Storage.GCLifeTime),
+		NoSync:          !cfg.Storage.SyncLog,
+		BlockCacheSize:  int64(cfg.Storage.BlockCacheSize),
+		MemTableSize:    uint64(cfg.Storage.MemTableSize),
+		LatestCacheSize: latestCacheSize(cfg.Storage.LatestVersionCacheSize),
+		GCLifeTime:      time.Duration(cfg.Storage.GCLifeTime),
 		// A commit waits for another transaction's lock as long as a
 		// statement would (innodb_lock_wait_timeout).
 		CommitLockWait: cfg.Txn.LockWait(),
 		Logger:         log.New(storeLog{logger.Handler().WithAttrs([]slog.Attr{slog.String("component", "store")})}, "", 0),
 	}
+}
+
+// latestCacheSize maps latest-version-cache-size onto the store's option,
+// where 0 asks for the default size and a negative size turns it off.
+func latestCacheSize(size config.ByteSize) int64 {
+	if size == 0 {
+		return -1
+	}
+	return int64(size)
 }
 
 // storeLog carries the store's log.Logger lines into slog, each at its

@@ -14,7 +14,7 @@ func TestStoreOptions(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	cfg := config.Default()
 	o := storeOptions(cfg, logger)
-	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 64<<20 ||
+	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 64<<20 || o.LatestCacheSize != 64<<20 ||
 		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -24,7 +24,7 @@ func TestStoreOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = storeOptions(cfg, logger)
-	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 ||
+	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 || o.LatestCacheSize != -1 ||
 		o.GCLifeTime != 90*time.Minute || o.CommitLockWait != 5*time.Second {
 		t.Errorf("full.toml: %+v", o)
 	}

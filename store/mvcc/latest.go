@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/basalt-db/basalt/codec"
 )
 
 // This file keeps in memory the newest committed version of every key of
@@ -141,6 +143,7 @@ func (c *latestCache) apply(b *Batch) {
 	if len(m.byPrefix) == 0 {
 		return
 	}
+	var buf []byte // the user key of an entry; chunks copy what they keep
 	for i := range b.Entries {
 		e := &b.Entries[i]
 		if e.CF != CFWrite {
@@ -155,11 +158,12 @@ func (c *latestCache) apply(b *Batch) {
 			c.clear()
 			return
 		}
-		key, err := decodeKey(encKey)
+		_, key, err := codec.DecodeBytes(encKey, buf[:0])
 		if err != nil {
 			c.clear()
 			return
 		}
+		buf = key
 		var w Write
 		if !e.Delete {
 			if w, err = decodeWrite(e.Value); err != nil {
@@ -341,9 +345,9 @@ func (c *latestCache) slotsOf(start, end []byte) (slots []*slot, ok bool) {
 	return slots, true
 }
 
-// get returns the cached record of key, with found false if key's chunk
-// is not cached; a nil record means key has no committed version.
-func (c *latestCache) get(key []byte) (rec *latestRec, found bool) {
+// get returns the cached slot of key, with found false if key's chunk is
+// not cached; a nil slot means key has no committed version.
+func (c *latestCache) get(key []byte) (sl *slot, found bool) {
 	if len(key) == 0 {
 		return nil, false
 	}
@@ -356,7 +360,11 @@ func (c *latestCache) get(key []byte) (rec *latestRec, found bool) {
 		return nil, false
 	}
 	ch.used.Store(c.tick.Add(1))
-	return ch.lookup(key), true
+	slots := *ch.slots.Load()
+	if i := search(slots, key); i < len(slots) && bytes.Equal(slots[i].key, key) {
+		return slots[i], true
+	}
+	return nil, true
 }
 
 // noteCrowded records a crowded scan of [start, end) and loads the chunks

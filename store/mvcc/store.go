@@ -76,12 +76,12 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 		return nil, err
 	}
 	if s.cache != nil {
-		if rec, ok := s.cache.get(key); ok {
-			if rec == nil {
+		if sl, ok := s.cache.get(key); ok {
+			if sl == nil {
 				return nil, kv.ErrNotFound
 			}
-			if rec.commitTS <= ts {
-				return cachedValue(s.eng, rec, encodeKey(key), nil)
+			if rec := sl.rec.Load(); rec.commitTS <= ts {
+				return cachedValue(s.eng, rec, sl.encKey, nil)
 			}
 		}
 	}
