@@ -5,8 +5,10 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/basalt-db/basalt/codec"
 )
@@ -52,6 +54,11 @@ type latestCache struct {
 	mu   sync.Mutex     // serializes changes to chunks and heat
 	heat map[string]int // crowded scans seen per chunk prefix not cached
 	tick atomic.Uint64  // use clock for eviction
+
+	// Point reads heat chunks too, counted in one-second windows, so that
+	// a chunk read often enough is cached even without old versions.
+	readHeat   map[string]int // sampled reads per chunk prefix, this window
+	readWindow int64          // the window's unix second
 }
 
 // Tuning of the cache. A crowded scan is one that met at least crowdedKeys
@@ -65,6 +72,11 @@ const (
 	noLoad         = -1 << 30 // heat of a chunk found unfit to cache
 	slotOverhead   = 96       // bytes per cached key besides key and value
 	maxHeatEntries = 1 << 16
+	// One point read in readSample of a key whose chunk is not cached is
+	// counted; readHeatToLoad counted reads within a second load the
+	// chunk: about 128 reads a second of at most 256 keys.
+	readSample     = 16
+	readHeatToLoad = 8
 )
 
 // chunkMap is an immutable set of chunks.
@@ -97,7 +109,7 @@ type latestRec struct {
 }
 
 func newLatestCache(limit int64) *latestCache {
-	c := &latestCache{limit: limit, heat: make(map[string]int)}
+	c := &latestCache{limit: limit, heat: make(map[string]int), readHeat: make(map[string]int)}
 	c.chunks.Store(&chunkMap{byPrefix: map[string]*chunk{}})
 	return c
 }
@@ -400,6 +412,33 @@ func (c *latestCache) noteCrowded(r Reader, start, end []byte) {
 	c.mu.Unlock()
 	for _, p := range load {
 		c.load(r, p)
+	}
+}
+
+// noteRead counts a point read of key, whose chunk is not cached, and
+// loads the chunk from r once it is read often.
+func (c *latestCache) noteRead(r Reader, key []byte) {
+	if len(key) == 0 || rand.Uint32()%readSample != 0 {
+		return
+	}
+	p := key[:len(key)-1]
+	now := time.Now().Unix()
+	c.mu.Lock()
+	if now != c.readWindow {
+		c.readWindow = now
+		clear(c.readHeat)
+	}
+	load := false
+	if c.heat[string(p)] != noLoad {
+		c.readHeat[string(p)]++
+		if c.readHeat[string(p)] >= readHeatToLoad {
+			delete(c.readHeat, string(p))
+			load = true
+		}
+	}
+	c.mu.Unlock()
+	if load {
+		c.load(r, slices.Clone(p))
 	}
 }
 

@@ -291,6 +291,20 @@ func TestLatestCacheLifecycle(t *testing.T) {
 			t.Fatal("an unfit chunk was cached")
 		}
 	}
+	// Point reads heat a chunk too, without versions.
+	put([]byte{'c', 1}, "c1")
+	for range 4000 {
+		ts, done := w.readTS()
+		v, err := w.s.Get(context.Background(), []byte{'c', 1}, ts)
+		done()
+		if err != nil || string(v) != "c1" {
+			t.Fatalf("get c1: %q, %v", v, err)
+		}
+	}
+	if sl, ok := w.s.cache.get([]byte{'c', 1}); !ok || sl == nil {
+		t.Fatal("a chunk read 4,000 times in a row was not cached")
+	}
+
 	// Dropping the range drops a cached chunk.
 	for range 10 {
 		for k := range 8 {

@@ -83,6 +83,8 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 			if rec := sl.rec.Load(); rec.commitTS <= ts {
 				return cachedValue(s.eng, rec, sl.encKey, nil)
 			}
+		} else {
+			s.cache.noteRead(s.eng, key)
 		}
 	}
 	return Get(s.eng, key, ts, !s.OnePhaseOnly)
