@@ -339,6 +339,7 @@ func (c *latestCache) slotsOf(start, end []byte) (slots []*slot, ok bool) {
 		return nil, false
 	}
 	now := c.tick.Add(1)
+	slots = []*slot{} // not nil: a Scanner over no cached key is still cached
 	for _, ch := range chunks {
 		ch.used.Store(now)
 		s := *ch.slots.Load()

@@ -1,6 +1,7 @@
 package mvcc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,12 @@ import (
 //	gc safe-point=T
 //	delete-range start=K end=K      drop every record of [start, end)
 //	dump                            every record of every column family
+//	cache-enable [limit=N]          make the store one-phase-only with a
+//	                                latest-version cache of N bytes
+//	cache-load prefix=K             load the cache's chunk of prefix K
+//	cache                           the cache's chunks and records
+//
+// With the cache enabled, a scan answered from the cache says so.
 //
 // Timestamps are integers, or NNNp for NNN physical milliseconds. Keys and
 // values are written as Go-quoted strings when they need escapes, and
@@ -55,6 +62,36 @@ type harness struct {
 
 	mu    sync.Mutex
 	async map[uint64]chan string
+}
+
+// dumpCache lists the latest-version cache's chunks in key order, each
+// with its records: key=value@commitTS, or key=<delete>@commitTS.
+func (h *harness) dumpCache() string {
+	m := h.s.cache.chunks.Load()
+	var chunks []*chunk
+	for _, ch := range m.byPrefix {
+		chunks = append(chunks, ch)
+	}
+	slices.SortFunc(chunks, func(a, b *chunk) int { return bytes.Compare(a.prefix, b.prefix) })
+	var b strings.Builder
+	for _, ch := range chunks {
+		fmt.Fprintf(&b, "chunk %s complete=%t\n", kvtest.Format(ch.prefix), ch.complete.Load())
+		for _, sl := range *ch.slots.Load() {
+			rec := sl.rec.Load()
+			v := "<delete>"
+			if rec.w.Kind == WritePut {
+				v = "<in default>"
+				if rec.w.HasShortValue {
+					v = kvtest.Format(rec.w.ShortValue)
+				}
+			}
+			fmt.Fprintf(&b, "  %s=%s@%d\n", kvtest.Format(sl.key), v, rec.commitTS)
+		}
+	}
+	if b.Len() == 0 {
+		return "(empty)"
+	}
+	return b.String()
 }
 
 func newHarness() *harness {
@@ -183,6 +220,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if sc.Err() != nil {
 			fmt.Fprintf(&b, "%s\n", result(sc.Err()))
 		}
+		if h.s.cache != nil && sc.slots != nil {
+			b.WriteString("(from the cache)\n")
+		}
 		if b.Len() == 0 {
 			return "(empty)"
 		}
@@ -263,6 +303,21 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "dump":
 		return h.dump(t)
+
+	case "cache-enable":
+		limit := int64(1 << 20)
+		if td.HasArg("limit") {
+			td.ScanArgs(t, "limit", &limit)
+		}
+		h.s.OnePhaseOnly = true
+		return result(h.s.EnableLatestCache(limit))
+
+	case "cache-load":
+		h.s.cache.load(h.eng, str("prefix"))
+		return h.dumpCache()
+
+	case "cache":
+		return h.dumpCache()
 	}
 	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	return ""
