@@ -3,9 +3,9 @@ package mvcc
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sort"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
