@@ -142,7 +142,11 @@ func datumsText(vals []types.Datum) string {
 }
 
 // execAnalyze counts rows and distinct index keys, for the planner and SHOW.
+// Like ADMIN CHECK TABLE it pins its schema before it takes its timestamp,
+// so that the indexes it reads are those its snapshot holds.
 func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (server.Result, error) {
+	is, release := s.pinStmt()
+	defer release()
 	ts, err := s.d.store.CurrentTS()
 	if err != nil {
 		return server.Result{}, err
@@ -159,7 +163,9 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 		}
 	}
 	for _, tn := range x.TableNames {
-		_, t, err := s.planContext().TableRef(tn)
+		pc := s.planContext()
+		pc.IS = is
+		_, t, err := pc.TableRef(tn)
 		if err != nil {
 			return server.Result{}, err
 		}
