@@ -84,6 +84,15 @@ type Log struct {
 type Performance struct {
 	// MaxProcs sets GOMAXPROCS; 0 leaves Go's default (the CPUs available).
 	MaxProcs int `toml:"max-procs"`
+	// GOGC is the Go garbage collector's GOGC: how far the heap grows past
+	// what was live at the last collection before the next one, in percent.
+	// The GOGC environment variable, when set, wins.
+	GOGC int `toml:"gogc"`
+	// GoMemoryLimit is a soft limit on the Go runtime's memory, at which
+	// the collector runs as often as it must to stay under; 0 means none.
+	// The storage engine's caches are outside it. The GOMEMLIMIT
+	// environment variable, when set, wins.
+	GoMemoryLimit ByteSize `toml:"go-memory-limit"`
 }
 
 // PreparedPlanCache configures the per-session cache of prepared
@@ -137,6 +146,7 @@ func Default() *Config {
 		MaxConnections:   0,
 		MaxAllowedPacket: 64 * MiB,
 		Status:           Status{StatusPort: 10080},
+		Performance:      Performance{GOGC: 400, GoMemoryLimit: 448 * MiB},
 		Log:              Log{Level: "info"},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  true,
@@ -211,6 +221,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Performance.MaxProcs < 0 {
 		add(invalid("performance.max-procs", "%d is negative (0 means one per CPU)", c.Performance.MaxProcs))
+	}
+	if c.Performance.GOGC < 1 {
+		add(invalid("performance.gogc", "%d: must be positive", c.Performance.GOGC))
 	}
 	if c.PreparedPlanCache.Capacity < 0 || (c.PreparedPlanCache.Enabled && c.PreparedPlanCache.Capacity == 0) {
 		add(invalid("prepared-plan-cache.capacity", "%d: must be positive (set prepared-plan-cache.enabled = false to disable the cache)", c.PreparedPlanCache.Capacity))

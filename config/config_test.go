@@ -49,7 +49,7 @@ func TestLoadFull(t *testing.T) {
 		MaxAllowedPacket: GiB,
 		Status:           Status{StatusPort: 10081},
 		Log:              Log{Level: "debug", File: "/var/log/basalt.log"},
-		Performance:      Performance{MaxProcs: 8},
+		Performance:      Performance{MaxProcs: 8, GOGC: 150, GoMemoryLimit: 2 * GiB},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  false,
 			Capacity: 0,

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"log/slog"
+	"math"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +62,33 @@ func TestStoreLogLevels(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+func TestTuneGC(t *testing.T) {
+	oldPercent := debug.SetGCPercent(100)
+	oldLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}()
+	p := config.Default().Performance
+	tuneGC(p, func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Errorf("GC percent %d, want the default 400", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 448<<20 {
+		t.Errorf("memory limit %d, want the default 448 MiB", got)
+	}
+
+	// The environment wins.
+	debug.SetMemoryLimit(math.MaxInt64)
+	env := map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}
+	tuneGC(p, func(k string) string { return env[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent %d with GOGC set, want it left at 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d with GOMEMLIMIT set, want it left alone", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,6 +90,7 @@ func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, 
 	if cfg.Performance.MaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.Performance.MaxProcs)
 	}
+	tuneGC(cfg.Performance, os.Getenv)
 
 	info := readBuildInfo()
 	n, err := startNode(cfg, info, logger, newEngine)
@@ -168,4 +170,16 @@ func openLog(cfg config.Log, stderr io.Writer) (*slog.Logger, func(), error) {
 	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	slog.SetDefault(logger)
 	return logger, closeFn, nil
+}
+
+// tuneGC applies performance.gogc and performance.go-memory-limit, unless
+// the GOGC or GOMEMLIMIT environment variables (which the Go runtime reads
+// itself) are set.
+func tuneGC(p config.Performance, getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(p.GOGC)
+	}
+	if getenv("GOMEMLIMIT") == "" && p.GoMemoryLimit > 0 {
+		debug.SetMemoryLimit(int64(p.GoMemoryLimit))
+	}
 }
