@@ -146,7 +146,7 @@ func Default() *Config {
 		MaxConnections:   0,
 		MaxAllowedPacket: 64 * MiB,
 		Status:           Status{StatusPort: 10080},
-		Performance:      Performance{GOGC: 400, GoMemoryLimit: 448 * MiB},
+		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
 		Log:              Log{Level: "info"},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  true,
