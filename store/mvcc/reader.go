@@ -235,11 +235,10 @@ type Scanner struct {
 	// chunks walks their slots, and a scan that is not tells the cache how
 	// crowded with versions its range was.
 	cache      *latestCache
-	start, end []byte // the scan's bounds, for the cache
+	start, end []byte // the scan's bounds, the caller's slices: only for heat
 	crowded    int    // keys met with older versions to step over
 	slots      []*slot
 	pos        int // index in slots of the next key, backward: one past it
-	lo, hi     []byte
 }
 
 // NewScanner returns a scanner over [start, end) at ts; nil bounds are open.
@@ -472,9 +471,9 @@ func (s *Scanner) Close() error {
 }
 
 // newCachedScanner returns a scanner at ts over slots, the cached keys of
-// [start, end).
-func newCachedScanner(r Reader, slots []*slot, start, end []byte, ts uint64, reverse bool) *Scanner {
-	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: noIter{}, locks: noIter{}, slots: slots, lo: start, hi: end}
+// its range.
+func newCachedScanner(r Reader, slots []*slot, ts uint64, reverse bool) *Scanner {
+	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: noIter{}, locks: noIter{}, slots: slots}
 	if reverse {
 		s.pos = len(slots)
 	}
@@ -510,14 +509,8 @@ func (s *Scanner) advanceCached() {
 			found = s.err == nil
 		} else {
 			if _, ok := s.writes.(noIter); ok {
-				var lo, hi []byte
-				if s.lo != nil {
-					lo = encodeKey(s.lo)
-				}
-				if s.hi != nil {
-					hi = encodeKey(s.hi)
-				}
-				if s.writes, s.err = s.r.NewIter(CFWrite, lo, hi); s.err != nil {
+				// Unbounded: the caller's bounds may have changed since.
+				if s.writes, s.err = s.r.NewIter(CFWrite, nil, nil); s.err != nil {
 					s.writes = noIter{}
 					return
 				}

@@ -98,7 +98,7 @@ func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse 
 	}
 	if s.cache != nil {
 		if slots, ok := s.cache.slotsOf(start, end); ok {
-			return newCachedScanner(s.eng, slots, start, end, ts, reverse), nil
+			return newCachedScanner(s.eng, slots, ts, reverse), nil
 		}
 	}
 	sc, err := NewScanner(s.eng, start, end, ts, reverse, !s.OnePhaseOnly)
