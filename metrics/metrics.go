@@ -14,6 +14,10 @@
 //	server_query_duration_seconds{type}   histogram  statement latency, 50µs..10s
 //	server_connections                    gauge      open client connections
 //	session_transaction_total{result}     counter    transactions: commit, rollback
+//	store_latest_cache_chunks             gauge      chunks in the latest-version cache
+//	store_latest_cache_bytes              gauge      their keys and values
+//	store_latest_cache_loads_total        counter    chunks loaded
+//	store_latest_cache_evictions_total    counter    chunks evicted for room
 //
 // and the Go runtime's and the process's standard metrics (go_*, process_*).
 package metrics
@@ -66,7 +70,56 @@ var (
 	txnRolledBack = txnTotal.WithLabelValues("rollback")
 )
 
+// LatestCacheStats is what the store's latest-version cache reports (see
+// store/mvcc/latest.go).
+type LatestCacheStats struct {
+	Chunks    int
+	Bytes     int64
+	Loads     uint64
+	Evictions uint64
+}
+
+// latestCacheFunc reports the callback SetLatestCacheFunc installs.
+var latestCacheFunc atomic.Pointer[func() LatestCacheStats]
+
+func latestCacheStat(pick func(LatestCacheStats) float64) func() float64 {
+	return func() float64 {
+		if f := latestCacheFunc.Load(); f != nil {
+			return pick((*f)())
+		}
+		return 0
+	}
+}
+
+// SetLatestCacheFunc makes the store_latest_cache_* metrics report f()
+// when scraped. It must be safe to call from any goroutine. Until it is
+// set they read 0.
+func SetLatestCacheFunc(f func() LatestCacheStats) {
+	if f == nil {
+		latestCacheFunc.Store(nil)
+		return
+	}
+	latestCacheFunc.Store(&f)
+}
+
+func latestCacheMetrics() []prometheus.Collector {
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: namespace, Subsystem: "store", Name: "latest_cache_" + name, Help: help}
+	}
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("chunks", "Chunks of keys in the latest-version cache.")),
+			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Chunks) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("bytes", "Bytes of keys and values in the latest-version cache.")),
+			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Bytes) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("loads_total", "Chunks loaded into the latest-version cache.")),
+			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Loads) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("evictions_total", "Chunks evicted from the latest-version cache to stay under its size.")),
+			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Evictions) })),
+	}
+}
+
 func init() {
+	registry.MustRegister(latestCacheMetrics()...)
 	registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -126,6 +126,24 @@ func TestConnections(t *testing.T) {
 	}
 }
 
+func TestLatestCache(t *testing.T) {
+	defer SetLatestCacheFunc(nil)
+	if v := value(t, "basalt_store_latest_cache_chunks", "", ""); v != 0 {
+		t.Errorf("unset: %v", v)
+	}
+	SetLatestCacheFunc(func() LatestCacheStats { return LatestCacheStats{Chunks: 3, Bytes: 4096, Loads: 5, Evictions: 2} })
+	for name, want := range map[string]float64{
+		"basalt_store_latest_cache_chunks":          3,
+		"basalt_store_latest_cache_bytes":           4096,
+		"basalt_store_latest_cache_loads_total":     5,
+		"basalt_store_latest_cache_evictions_total": 2,
+	} {
+		if v := value(t, name, "", ""); v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+}
+
 func TestStmtTypeString(t *testing.T) {
 	seen := map[string]bool{}
 	for typ := range numStmtTypes {

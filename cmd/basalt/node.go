@@ -78,6 +78,11 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	}
 	n.engine.SetServer(n.sql)
 	metrics.SetConnectionsFunc(n.sql.ConnectionCount)
+	store := n.store
+	metrics.SetLatestCacheFunc(func() metrics.LatestCacheStats {
+		st := store.LatestCacheStats()
+		return metrics.LatestCacheStats{Chunks: st.Chunks, Bytes: st.Bytes, Loads: st.Loads, Evictions: st.Evictions}
+	})
 
 	go func() {
 		if err := n.sql.Serve(n.sqlLn); !errors.Is(err, server.ErrServerClosed) {

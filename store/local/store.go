@@ -338,6 +338,13 @@ func (s *Store) DeleteRange(_ context.Context, start, end []byte) error {
 // Metrics returns Pebble's metrics, for the status port and benchmarks.
 func (s *Store) Metrics() *pebble.Metrics { return s.db.Metrics() }
 
+// LatestCacheStats describes the latest-version cache (zero when it is
+// off).
+func (s *Store) LatestCacheStats() mvcc.LatestCacheStats {
+	st, _ := s.mvcc.LatestCacheStats()
+	return st
+}
+
 // GCSafePoint returns the timestamp below which GC may remove versions
 // now: GCLifeTime ago, and below every open transaction's start.
 func (s *Store) GCSafePoint() (uint64, error) {

@@ -59,6 +59,25 @@ type latestCache struct {
 	// a chunk read often enough is cached even without old versions.
 	readHeat   map[string]int // sampled reads per chunk prefix, this window
 	readWindow int64          // the window's unix second
+
+	loads, evictions atomic.Uint64 // chunks loaded, and evicted for room
+}
+
+// LatestCacheStats describes a store's latest-version cache.
+type LatestCacheStats struct {
+	Chunks    int    // chunks cached or being loaded
+	Bytes     int64  // their keys and values, as counted against the limit
+	Loads     uint64 // chunks loaded since the store opened
+	Evictions uint64 // chunks evicted to stay under the limit
+}
+
+func (c *latestCache) stats() LatestCacheStats {
+	m := c.chunks.Load()
+	st := LatestCacheStats{Chunks: len(m.byPrefix), Loads: c.loads.Load(), Evictions: c.evictions.Load()}
+	for _, ch := range m.byPrefix {
+		st.Bytes += ch.size.Load()
+	}
+	return st
 }
 
 // Tuning of the cache. A crowded scan is one that met at least crowdedKeys
@@ -481,6 +500,7 @@ func (c *latestCache) load(r Reader, p []byte) {
 	}
 	ch.complete.Store(true)
 	ch.used.Store(c.tick.Add(1))
+	c.loads.Add(1)
 	c.evict()
 }
 
@@ -583,5 +603,6 @@ func (c *latestCache) evict() {
 		victims[ch] = true
 		total -= ch.size.Load()
 	}
+	c.evictions.Add(uint64(len(victims)))
 	c.remove(func(ch *chunk) bool { return victims[ch] })
 }

@@ -229,7 +229,8 @@ func TestLatestCacheMatchesEngine(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	})
 	wg.Wait()
-	t.Logf("%d commits, %d scans, %d of them through the cache", commits.Load(), reads.Load(), cachedOps.Load())
+	st, _ := w.s.LatestCacheStats()
+	t.Logf("%d commits, %d scans, %d of them through the cache; cache %+v", commits.Load(), reads.Load(), cachedOps.Load(), st)
 	if !failed.Load() && cachedOps.Load() == 0 {
 		t.Error("no read went through the cache")
 	}
@@ -268,6 +269,9 @@ func TestLatestCacheLifecycle(t *testing.T) {
 	}
 	if !scan(start, end) {
 		t.Fatal("a hot chunk was not cached")
+	}
+	if st, ok := w.s.LatestCacheStats(); !ok || st.Chunks != 1 || st.Loads != 1 || st.Bytes <= 0 || st.Evictions != 0 {
+		t.Fatalf("stats after one load: %+v, %t", st, ok)
 	}
 	// A commit after loading is seen.
 	put([]byte{'a', 3}, "new")
@@ -320,5 +324,45 @@ func TestLatestCacheLifecycle(t *testing.T) {
 	}
 	if scan([]byte{'b', 0}, []byte{'b', 8}) {
 		t.Fatal("chunk b is still cached after its range was dropped")
+	}
+}
+
+// TestLatestCacheEviction checks that the cache stays under its limit by
+// evicting the chunks read least recently.
+func TestLatestCacheEviction(t *testing.T) {
+	// Each chunk below counts 8 x (2 x 2 + 100 + 96) = 1,600 bytes: two fit.
+	w := newLatestWorld(t, 3500)
+	for _, c := range []byte("abc") {
+		var ms []kv.Mutation
+		for k := range 8 {
+			ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: []byte{c, byte(k)}, Value: bytes.Repeat([]byte{c}, 100)})
+		}
+		if err := w.commit(ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() (out string) {
+		for _, c := range []byte("abc") {
+			if _, ok := w.s.cache.get([]byte{c, 0}); ok {
+				out += string(c)
+			}
+		}
+		return out
+	}
+	w.s.cache.load(w.eng, []byte{'a'})
+	w.s.cache.load(w.eng, []byte{'b'})
+	if got := cached(); got != "ab" { // reads a, then b
+		t.Fatalf("cached %q, want ab", got)
+	}
+	if _, ok := w.s.cache.get([]byte{'a', 1}); !ok { // a is now the newer read
+		t.Fatal("a left the cache")
+	}
+	w.s.cache.load(w.eng, []byte{'c'})
+	if got := cached(); got != "ac" {
+		t.Fatalf("after loading c, cached %q, want ac (b was read least recently)", got)
+	}
+	st, _ := w.s.LatestCacheStats()
+	if st.Chunks != 2 || st.Bytes != 3200 || st.Loads != 3 || st.Evictions != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 }

@@ -45,6 +45,15 @@ func (s *Store) EnableLatestCache(limit int64) error {
 	return nil
 }
 
+// LatestCacheStats describes the latest-version cache; ok is false if it
+// is not enabled.
+func (s *Store) LatestCacheStats() (st LatestCacheStats, ok bool) {
+	if s.cache == nil {
+		return st, false
+	}
+	return s.cache.stats(), true
+}
+
 // write applies b to the engine and then to the cache. Commands call it
 // with their latches held.
 func (s *Store) write(b *Batch, sync bool) error {
