@@ -198,15 +198,5 @@ type TableStats struct {
 	Sampled int64 `json:"sampled,omitempty"`
 }
 
-// PrefixEnd returns the first key after every key that starts with prefix,
-// or nil if there is none (prefix is all 0xFF).
-func PrefixEnd(prefix []byte) []byte {
-	end := append([]byte(nil), prefix...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] != 0xFF {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
+// PrefixEnd is kv.PrefixEnd.
+func PrefixEnd(prefix []byte) []byte { return kv.PrefixEnd(prefix) }

@@ -178,3 +178,16 @@ func CheckEntry(key, value []byte) error {
 	}
 	return nil
 }
+
+// PrefixEnd returns the first key after every key that starts with prefix,
+// or nil if there is none (prefix is all 0xFF).
+func PrefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}

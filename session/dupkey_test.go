@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 )
 
@@ -12,17 +11,8 @@ import (
 // run again to report it) and in explicit transactions of both modes, and
 // that nothing of a failed statement remains.
 func TestDuplicateKeyMessages(t *testing.T) {
-	db, err := sql.Open("mysql", startBasalt(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	c, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := startConn(t)
 	exec := func(q string) error {
 		_, err := c.ExecContext(ctx, q)
 		return err

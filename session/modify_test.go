@@ -51,24 +51,7 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 	}
 	table := func() *catalog.TableInfo { return drv.catalog.InfoSchema().Table("mc", "t") }
 	// entries counts the keys of index id.
-	entries := func(id int64) int {
-		t.Helper()
-		ts, err := drv.store.CurrentTS()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := tablecodec.IndexPrefix(table().ID, id)
-		it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer it.Close()
-		n := 0
-		for ; it.Valid(); it.Next() {
-			n++
-		}
-		return n
-	}
+	entries := func(id int64) int { return indexEntries(t, drv, table().ID, id) }
 	indexIDs := func() []int64 {
 		var ids []int64
 		for _, ix := range table().Indexes {
@@ -256,21 +239,7 @@ func TestModifyColumnRecovery(t *testing.T) {
 		return ixID
 	}
 	entries := func(drv *Driver, id int64) int {
-		ts, err := drv.store.CurrentTS()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := tablecodec.IndexPrefix(drv.catalog.InfoSchema().Table("mr", "t").ID, id)
-		it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer it.Close()
-		n := 0
-		for ; it.Valid(); it.Next() {
-			n++
-		}
-		return n
+		return indexEntries(t, drv, drv.catalog.InfoSchema().Table("mr", "t").ID, id)
 	}
 	for i, swapped := range []bool{false, true} {
 		ixID := interrupt(swapped)
@@ -320,4 +289,25 @@ func TestModifyColumnRecovery(t *testing.T) {
 		t.Errorf("rows: %d, %v; want 4", n, err)
 	}
 	stop()
+}
+
+// indexEntries counts the keys of index indexID of table tableID, as of
+// now.
+func indexEntries(t *testing.T, drv *Driver, tableID, indexID int64) int {
+	t.Helper()
+	ts, err := drv.store.CurrentTS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tablecodec.IndexPrefix(tableID, indexID)
+	it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for ; it.Valid(); it.Next() {
+		n++
+	}
+	return n
 }

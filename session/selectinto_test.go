@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 )
@@ -11,17 +10,8 @@ import (
 // (go-sql-driver prepares statements with arguments), and checks that the
 // text protocol's cut of the INTO clause leaves a '?' outside it alone.
 func TestSelectIntoPrepared(t *testing.T) {
-	db, err := sql.Open("mysql", startBasalt(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := startConn(t)
 	for _, q := range []string{
 		"CREATE DATABASE si", "USE si",
 		"CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))",

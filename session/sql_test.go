@@ -24,6 +24,24 @@ func startBasalt(t *testing.T) string {
 	return fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr)
 }
 
+// startConn serves a fresh Basalt for the test and returns one connection
+// to it, for tests whose statements share session state (USE, SET, an
+// open transaction). Both are closed when the test ends.
+func startConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("mysql", startBasalt(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // serveBasalt serves a fresh Basalt on a loopback port until the test
 // ends, and returns its driver, server and address.
 func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"testing"
 )
@@ -11,17 +10,8 @@ import (
 // is reported with the value the statement gave (its session's zone), not
 // the stored UTC value.
 func TestTimestampDupEntryInSessionZone(t *testing.T) {
-	db, err := sql.Open("mysql", startBasalt(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := startConn(t)
 	for _, q := range []string{
 		"CREATE DATABASE tzd", "USE tzd",
 		"CREATE TABLE t (id INT PRIMARY KEY, u TIMESTAMP NULL UNIQUE)",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/kv"
 )
 
 // This file keeps in memory the newest committed version of every key of
@@ -26,7 +27,7 @@ import (
 // keeps old versions in its undo log. This cache is the in-place copy.
 //
 // A chunk is the range of user keys that have a prefix p, [p,
-// prefixEnd(p)). A chunk is cached only if every key in it is exactly one
+// kv.PrefixEnd(p)). A chunk is cached only if every key in it is exactly one
 // byte longer than p: the row keys of a table with integer handles group
 // into chunks of 256 consecutive handles. The writer of a key then finds the
 // one chunk that can hold it by dropping the key's last byte; a write to a
@@ -150,18 +151,6 @@ func (m *chunkMap) holding(key []byte, fn func(ch *chunk, fits bool)) {
 	}
 }
 
-// prefixEnd returns the smallest key above every key with prefix p, or nil
-// if there is none (p is all 0xff).
-func prefixEnd(p []byte) []byte {
-	end := slices.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i]++; end[i] != 0 {
-			return end[:i+1]
-		}
-	}
-	return nil
-}
-
 // search returns the index of the first slot at or after key.
 func search(slots []*slot, key []byte) int {
 	return sort.Search(len(slots), func(i int) bool { return bytes.Compare(slots[i].key, key) >= 0 })
@@ -227,11 +216,19 @@ func (c *latestCache) apply(b *Batch) {
 	}
 }
 
-// lookup returns the cached record of key in ch, or nil.
-func (ch *chunk) lookup(key []byte) *latestRec {
+// find returns the slot of key in ch, or nil.
+func (ch *chunk) find(key []byte) *slot {
 	slots := *ch.slots.Load()
 	if i := search(slots, key); i < len(slots) && bytes.Equal(slots[i].key, key) {
-		return slots[i].rec.Load()
+		return slots[i]
+	}
+	return nil
+}
+
+// lookup returns the cached record of key in ch, or nil.
+func (ch *chunk) lookup(key []byte) *latestRec {
+	if s := ch.find(key); s != nil {
+		return s.rec.Load()
 	}
 	return nil
 }
@@ -321,9 +318,9 @@ func (c *latestCache) publish(m *chunkMap) {
 	c.chunks.Store(m)
 }
 
-// chunksOf returns the complete chunks that together hold [start, end), or
-// nil if the range is not all cached.
-func (c *latestCache) chunksOf(start, end []byte) []*chunk {
+// chunksOf appends to out the complete chunks that together hold [start,
+// end), or returns nil if the range is not all cached.
+func (c *latestCache) chunksOf(start, end []byte, out []*chunk) []*chunk {
 	if len(start) == 0 || end == nil {
 		return nil
 	}
@@ -331,7 +328,6 @@ func (c *latestCache) chunksOf(start, end []byte) []*chunk {
 	if len(m.byPrefix) == 0 {
 		return nil
 	}
-	var out []*chunk
 	p := start[:len(start)-1]
 	for range maxScanChunks {
 		ch := m.byPrefix[string(p)]
@@ -353,7 +349,8 @@ func (c *latestCache) chunksOf(start, end []byte) []*chunk {
 // slotsOf returns the cached keys in [start, end), or ok false if the range
 // is not all cached.
 func (c *latestCache) slotsOf(start, end []byte) (slots []*slot, ok bool) {
-	chunks := c.chunksOf(start, end)
+	var buf [maxScanChunks]*chunk
+	chunks := c.chunksOf(start, end, buf[:0])
 	if chunks == nil {
 		return nil, false
 	}
@@ -392,11 +389,7 @@ func (c *latestCache) get(key []byte) (sl *slot, found bool) {
 		return nil, false
 	}
 	ch.used.Store(c.tick.Add(1))
-	slots := *ch.slots.Load()
-	if i := search(slots, key); i < len(slots) && bytes.Equal(slots[i].key, key) {
-		return slots[i], true
-	}
-	return nil, true
+	return ch.find(key), true
 }
 
 // noteCrowded records a crowded scan of [start, end) and loads the chunks
@@ -423,7 +416,7 @@ func (c *latestCache) noteCrowded(r Reader, start, end []byte) {
 				c.heat[string(p)] = h
 			}
 		}
-		end2 := prefixEnd(p)
+		end2 := kv.PrefixEnd(p)
 		if end2 == nil || bytes.Compare(end, end2) <= 0 || len(end2) != len(p) {
 			break
 		}
@@ -468,7 +461,7 @@ var errUnfit = errors.New("mvcc: chunk unfit to cache")
 
 // load reads the chunk of prefix p from r into the cache.
 func (c *latestCache) load(r Reader, p []byte) {
-	ch := &chunk{prefix: p, end: prefixEnd(p)}
+	ch := &chunk{prefix: p, end: kv.PrefixEnd(p)}
 	ch.slots.Store(&[]*slot{})
 	c.mu.Lock()
 	old := c.chunks.Load()
