@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -20,22 +21,31 @@ import (
 )
 
 const (
-	// readyTimeout bounds how long a starting server may take to accept a
-	// MySQL connection (MariaDB's crash recovery after a restore counts).
-	readyTimeout = 60 * time.Second
-	// stopTimeout is how long stop waits after SIGTERM before SIGKILL.
-	stopTimeout = 30 * time.Second
+	// defaultReadyTimeout bounds how long a starting server may take to
+	// accept a MySQL connection (MariaDB's crash recovery after a restore
+	// counts).
+	defaultReadyTimeout = 60 * time.Second
+	// defaultStopTimeout is how long Stop waits after SIGTERM before SIGKILL.
+	defaultStopTimeout = 30 * time.Second
 )
 
-// server is a database server process this package started, listening on
-// 127.0.0.1:port. Its methods are not safe for concurrent use.
-type server struct {
-	name string // for messages
-	bin  string
-	args []string
-	port int
-	log  *TailBuffer
-	proc *process // nil when not running
+// Process supervises a database server process listening for MySQL
+// connections on 127.0.0.1:Port: it starts the command line, waits until a
+// ping as root succeeds, and stops it with SIGTERM (SIGKILL after
+// StopTimeout). The bench targets and testkit's test servers both run on
+// it. Its methods are not safe for concurrent use.
+type Process struct {
+	Name string // for messages
+	Bin  string
+	Args []string
+	Port int
+	// Log receives the process's stdout and stderr; Start makes one if nil.
+	Log *TailBuffer
+	// ReadyTimeout and StopTimeout override defaultReadyTimeout and
+	// defaultStopTimeout when non-zero.
+	ReadyTimeout, StopTimeout time.Duration
+
+	run *process // nil when not running
 }
 
 // process is one run of a server's command line.
@@ -45,39 +55,52 @@ type process struct {
 	err    error         // cmd.Wait's result; read only after exited is closed
 }
 
-// start runs the command line and waits until a MySQL ping as root
-// succeeds, the process exits or readyTimeout passes.
-func (s *server) start(ctx context.Context) error {
-	if s.proc != nil {
+// Running reports whether the process was started and not yet stopped.
+func (s *Process) Running() bool { return s.run != nil }
+
+// PID is the process id of the running server, or 0 when it is stopped.
+func (s *Process) PID() int {
+	if s.run == nil {
+		return 0
+	}
+	return s.run.cmd.Process.Pid
+}
+
+// Start runs the command line and waits until a MySQL ping as root
+// succeeds, the process exits or the ready timeout passes. It does nothing
+// if the process is running.
+func (s *Process) Start(ctx context.Context) error {
+	if s.run != nil {
 		return nil
 	}
-	if s.log == nil {
-		s.log = &TailBuffer{}
+	if s.Log == nil {
+		s.Log = &TailBuffer{}
 	}
-	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))); err != nil {
-		return fmt.Errorf("starting %s: port %d is in use: %w", s.name, s.port, err)
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))); err != nil {
+		return fmt.Errorf("starting %s: port %d is in use: %w", s.Name, s.Port, err)
 	} else {
 		l.Close()
 	}
-	cmd := exec.Command(s.bin, s.args...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd := exec.Command(s.Bin, s.Args...)
+	cmd.Stdout, cmd.Stderr = s.Log, s.Log
 	cmd.SysProcAttr = SysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", s.name, err)
+		return fmt.Errorf("starting %s: %w", s.Name, err)
 	}
 	p := &process{cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	s.proc = p
+	s.run = p
 
-	pool, err := sql.Open("mysql", rootDSN("127.0.0.1", s.port, "root", "", ""))
+	pool, err := sql.Open("mysql", rootDSN("127.0.0.1", s.Port, "root", "", ""))
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	deadline := time.Now().Add(readyTimeout)
+	timeout := cmp.Or(s.ReadyTimeout, defaultReadyTimeout)
+	deadline := time.Now().Add(timeout)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err = pool.PingContext(pctx)
@@ -87,41 +110,53 @@ func (s *server) start(ctx context.Context) error {
 		}
 		select {
 		case <-p.exited:
-			s.proc = nil
-			return fmt.Errorf("%s exited before accepting connections (%v); its output ends:\n%s", s.name, p.err, Tail(s.log.String(), 20))
+			s.run = nil
+			return fmt.Errorf("%s exited before accepting connections (%v); its output ends:\n%s", s.Name, p.err, Tail(s.Log.String(), 20))
 		case <-ctx.Done():
-			s.stop()
+			s.Stop()
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			s.stop()
-			return fmt.Errorf("%s accepted no MySQL connection on port %d within %v: %v", s.name, s.port, readyTimeout, err)
+			s.Stop()
+			return fmt.Errorf("%s accepted no MySQL connection on port %d within %v: %v", s.Name, s.Port, timeout, err)
 		}
 	}
 }
 
-// stop sends SIGTERM and waits for the process to exit, killing it after
-// stopTimeout. It returns nil if the server was not running or exited
-// with status 0.
-func (s *server) stop() error {
-	p := s.proc
+// Stop sends SIGTERM and waits for the process to exit, killing it after
+// the stop timeout. It returns nil if the server was not running or exited
+// with status 0; a process that had already died reports how it died.
+func (s *Process) Stop() error {
+	p := s.run
 	if p == nil {
 		return nil
 	}
-	s.proc = nil
+	s.run = nil
 	p.cmd.Process.Signal(syscall.SIGTERM)
+	timeout := cmp.Or(s.StopTimeout, defaultStopTimeout)
 	select {
 	case <-p.exited:
-	case <-time.After(stopTimeout):
+	case <-time.After(timeout):
 		p.cmd.Process.Kill()
 		<-p.exited
-		return fmt.Errorf("%s did not exit within %v of SIGTERM and was killed", s.name, stopTimeout)
+		return fmt.Errorf("%s did not exit within %v of SIGTERM and was killed", s.Name, timeout)
 	}
 	if p.err != nil {
-		return fmt.Errorf("%s exited after SIGTERM: %v", s.name, p.err)
+		return fmt.Errorf("%s exited after SIGTERM: %w", s.Name, p.err)
 	}
 	return nil
+}
+
+// Kill sends SIGKILL, as a crash would, and waits for the process to exit.
+func (s *Process) Kill() {
+	p := s.run
+	if p == nil {
+		return
+	}
+	s.run = nil
+	p.cmd.Process.Kill()
+	<-p.exited
 }
 
 // rootDSN is a go-sql-driver/mysql data source name over TCP.

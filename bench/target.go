@@ -58,19 +58,19 @@ type managed struct {
 	spec    TargetSpec
 	dir     string
 	dataDir string
-	srv     *server
+	srv     *Process
 	// initData creates a fresh data directory, or is nil when the server
 	// creates its own on first start.
 	initData func() error
 }
 
 func (m *managed) Spec() TargetSpec { return m.spec }
-func (m *managed) Address() string  { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.srv.port)) }
+func (m *managed) Address() string  { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.srv.Port)) }
 func (m *managed) Restorable() bool { return true }
 func (m *managed) Conn() sysbenchConn {
-	return sysbenchConn{Host: "127.0.0.1", Port: strconv.Itoa(m.srv.port), User: "root"}
+	return sysbenchConn{Host: "127.0.0.1", Port: strconv.Itoa(m.srv.Port), User: "root"}
 }
-func (m *managed) DSN(db string) string { return rootDSN("127.0.0.1", m.srv.port, "root", "", db) }
+func (m *managed) DSN(db string) string { return rootDSN("127.0.0.1", m.srv.Port, "root", "", db) }
 
 func (m *managed) Start(ctx context.Context) error {
 	if m.initData != nil {
@@ -78,18 +78,18 @@ func (m *managed) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	return m.srv.start(ctx)
+	return m.srv.Start(ctx)
 }
 
 func (m *managed) Backup() error {
-	if err := m.srv.stop(); err != nil {
+	if err := m.srv.Stop(); err != nil {
 		return err
 	}
 	return copyDir(m.dataDir, filepath.Join(m.dir, "backup"))
 }
 
 func (m *managed) Restore(ctx context.Context) error {
-	if err := m.srv.stop(); err != nil {
+	if err := m.srv.Stop(); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(m.dataDir); err != nil {
@@ -98,11 +98,11 @@ func (m *managed) Restore(ctx context.Context) error {
 	if err := copyDir(filepath.Join(m.dir, "backup"), m.dataDir); err != nil {
 		return fmt.Errorf("restoring %s: %w", m.spec.Name, err)
 	}
-	return m.srv.start(ctx)
+	return m.srv.Start(ctx)
 }
 
 func (m *managed) Close() error {
-	err := m.srv.stop()
+	err := m.srv.Stop()
 	return errors.Join(err, os.RemoveAll(m.dir))
 }
 
@@ -138,7 +138,7 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 		"--status-port", strconv.Itoa(status),
 		"--data-dir", m.dataDir,
 	}, spec.Args...)
-	m.srv = &server{name: spec.Name, bin: bin, args: args, port: port}
+	m.srv = &Process{Name: spec.Name, Bin: bin, Args: args, Port: port}
 	return m, nil
 }
 
@@ -195,7 +195,7 @@ func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 		"--character-set-server=utf8mb4",
 		"--collation-server=utf8mb4_general_ci",
 	}, common...)
-	m.srv = &server{name: spec.Name, bin: mariadbd, args: append(args, spec.Args...), port: port}
+	m.srv = &Process{Name: spec.Name, Bin: mariadbd, Args: append(args, spec.Args...), Port: port}
 	return m, nil
 }
 

@@ -23,10 +23,10 @@ func TestLegacyTablesCompareBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := &TableInfo{ID: 1000, Name: "old", Columns: []*ColumnInfo{
-		{ID: 1, Name: "v", Type: FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "utf8mb4"}},
-		{ID: 2, Name: "b", Type: FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "binary", Collate: "binary"}},
-		{ID: 3, Name: "n", Type: FieldType{Tp: mysql.TypeLong}},
-		{ID: 4, Name: "c", Offset: 3, Type: FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}},
+		{ID: 1, Name: "v", Type: types.FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "utf8mb4"}},
+		{ID: 2, Name: "b", Type: types.FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "binary", Collate: "binary"}},
+		{ID: 3, Name: "n", Type: types.FieldType{Tp: mysql.TypeLong}},
+		{ID: 4, Name: "c", Offset: 3, Type: types.FieldType{Tp: mysql.TypeVarchar, Flen: 10, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}},
 	}}
 	err = c.RunDDL(context.Background(), func(m *Meta, is *InfoSchema) error {
 		db := is.DB(DefaultDB)

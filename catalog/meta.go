@@ -148,7 +148,7 @@ func (m *Meta) Stats(tableID int64) (*TableStats, error) {
 
 // scanJSON decodes every record under prefix.
 func scanJSON[T any](txn kv.Txn, prefix []byte) ([]*T, error) {
-	it, err := txn.Iter(prefix, PrefixEnd(prefix))
+	it, err := txn.Iter(prefix, kv.PrefixEnd(prefix))
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +197,3 @@ type TableStats struct {
 	// Sampled is how many rows the column statistics were built from.
 	Sampled int64 `json:"sampled,omitempty"`
 }
-
-// PrefixEnd is kv.PrefixEnd.
-func PrefixEnd(prefix []byte) []byte { return kv.PrefixEnd(prefix) }

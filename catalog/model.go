@@ -6,7 +6,7 @@ package catalog
 import (
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/basalt-db/basalt/types"
 )
 
 // SchemaState is the state of a schema object during an online change
@@ -44,51 +44,12 @@ type DBInfo struct {
 	Collate string `json:"collate"`
 }
 
-// FieldType is a column's declared type.
-type FieldType struct {
-	Tp      byte     `json:"tp"`      // mysql.Type*
-	Flag    uint     `json:"flag"`    // mysql.*Flag: UnsignedFlag, NotNullFlag, BinaryFlag, ...
-	Flen    int      `json:"flen"`    // display length; for strings the length in characters
-	Decimal int      `json:"decimal"` // scale of DECIMAL, fsp of times
-	Charset string   `json:"charset,omitempty"`
-	Collate string   `json:"collate,omitempty"`
-	Elems   []string `json:"elems,omitempty"` // ENUM and SET members
-}
-
-// Unsigned reports an UNSIGNED numeric type.
-func (ft *FieldType) Unsigned() bool { return ft.Flag&mysql.UnsignedFlag != 0 }
-
-// NotNull reports a NOT NULL column.
-func (ft *FieldType) NotNull() bool { return ft.Flag&mysql.NotNullFlag != 0 }
-
-// IsString reports a character or binary string type.
-func (ft *FieldType) IsString() bool {
-	switch ft.Tp {
-	case mysql.TypeVarchar, mysql.TypeString, mysql.TypeVarString, mysql.TypeBlob,
-		mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob, mysql.TypeEnum, mysql.TypeSet:
-		return true
-	}
-	return false
-}
-
-// IsBinary reports a binary string type (BINARY, VARBINARY, BLOB).
-func (ft *FieldType) IsBinary() bool { return ft.IsString() && ft.Charset == "binary" }
-
-// IsInteger reports an integer type.
-func (ft *FieldType) IsInteger() bool {
-	switch ft.Tp {
-	case mysql.TypeTiny, mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong, mysql.TypeLonglong, mysql.TypeYear:
-		return true
-	}
-	return false
-}
-
 // ColumnInfo describes a column.
 type ColumnInfo struct {
-	ID     int64     `json:"id"`
-	Name   string    `json:"name"`
-	Offset int       `json:"offset"`
-	Type   FieldType `json:"type"`
+	ID     int64           `json:"id"`
+	Name   string          `json:"name"`
+	Offset int             `json:"offset"`
+	Type   types.FieldType `json:"type"`
 	// Default is the default value's text; DefaultNull says the default is
 	// NULL; HasDefault is false when the column has no DEFAULT clause.
 	HasDefault  bool   `json:"has_default"`

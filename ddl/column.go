@@ -9,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -462,7 +463,7 @@ func without(cols []*catalog.ColumnInfo, id int64) []*catalog.ColumnInfo {
 // typeChange reports whether a column's stored values keep their encoding
 // from type o to type n (ok), and whether some of them may not fit n
 // (check).
-func typeChange(o, n *catalog.FieldType) (check, ok bool) {
+func typeChange(o, n *types.FieldType) (check, ok bool) {
 	switch {
 	case o.IsInteger() && n.IsInteger() && o.Tp != mysql.TypeYear && n.Tp != mysql.TypeYear:
 		if o.Unsigned() != n.Unsigned() {
@@ -534,7 +535,7 @@ func (d *DDL) checkColumn(ctx context.Context, t *catalog.TableInfo, col *catalo
 	}
 	snap := d.Store.Snapshot(ts)
 	prefix := tablecodec.RowPrefix(t.ID)
-	it, err := snap.Iter(prefix, catalog.PrefixEnd(prefix))
+	it, err := snap.Iter(prefix, kv.PrefixEnd(prefix))
 	if err != nil {
 		return err
 	}

@@ -288,7 +288,7 @@ func buildColumn(cd *ast.ColumnDef, offset int) (*catalog.ColumnInfo, []*ast.Con
 	if err := checkName(col.Name, errno.ErWrongColumnName, "Incorrect column name '%s'"); err != nil {
 		return nil, nil, err
 	}
-	col.Type = catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(),
+	col.Type = types.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(),
 		Charset: ft.GetCharset(), Collate: ft.GetCollate(), Elems: ft.GetElems()}
 	if err := normalizeType(col); err != nil {
 		return nil, nil, err

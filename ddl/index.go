@@ -123,7 +123,7 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 	})
 	if err == nil {
 		prefix := tablecodec.IndexPrefix(tableID, indexID)
-		err = d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
+		err = d.dropRange(ctx, prefix, kv.PrefixEnd(prefix))
 	}
 	return errors.Join(cause, err)
 }
@@ -133,7 +133,7 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 // that raced with a change of one of its rows fails to commit and is
 // redone from a fresh snapshot.
 func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, build IndexBuilder) error {
-	start, end := tablecodec.RowPrefix(t.ID), catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
 	for {
 		next, err := d.backfillBatch(ctx, t, ix, build, start, end)
 		if errors.Is(err, kv.ErrWriteConflict) {
@@ -270,7 +270,7 @@ func (d *DDL) dropIndexLocked(ctx context.Context, t *catalog.TableInfo, ix *cat
 		return err
 	}
 	prefix := tablecodec.IndexPrefix(tableID, indexID)
-	return d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
+	return d.dropRange(ctx, prefix, kv.PrefixEnd(prefix))
 }
 
 func equalFold(a, b string) bool {

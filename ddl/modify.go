@@ -156,7 +156,7 @@ func (d *DDL) modifyReorg(ctx context.Context, tableID int64, old, nc *catalog.C
 	}
 	for _, p := range pairs {
 		prefix := tablecodec.IndexPrefix(tableID, p[0])
-		if err := d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix)); err != nil {
+		if err := d.dropRange(ctx, prefix, kv.PrefixEnd(prefix)); err != nil {
 			return err
 		}
 	}
@@ -224,7 +224,7 @@ func (d *DDL) abandonReorg(ctx context.Context, tableID, newID int64, pairs [][2
 			break
 		}
 		prefix := tablecodec.IndexPrefix(tableID, p[1])
-		err = d.dropRange(ctx, prefix, catalog.PrefixEnd(prefix))
+		err = d.dropRange(ctx, prefix, kv.PrefixEnd(prefix))
 	}
 	return errors.Join(cause, err)
 }
@@ -238,7 +238,7 @@ func (d *DDL) reorgBackfill(ctx context.Context, tableID int64, pairs [][2]int64
 	for _, p := range pairs {
 		ixs = append(ixs, findIndexByID(t, p[1]))
 	}
-	start, end := tablecodec.RowPrefix(t.ID), catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
 	rows := 0
 	for {
 		if err := ctx.Err(); err != nil {

@@ -93,7 +93,7 @@ func Analyze(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, versio
 // a uniform sample of their columns' encodings (nil for NULL).
 func sampleRows(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, st *catalog.TableStats) ([][][]byte, error) {
 	prefix := tablecodec.RowPrefix(t.ID)
-	it, err := snap.Iter(prefix, catalog.PrefixEnd(prefix))
+	it, err := snap.Iter(prefix, kv.PrefixEnd(prefix))
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func estimateNDV(sorted [][]byte, sampled, rows int64) int64 {
 // handle) in order.
 func analyzeIndex(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix *catalog.IndexInfo, buckets int) (*catalog.ColumnStats, error) {
 	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
-	it, err := snap.Iter(prefix, catalog.PrefixEnd(prefix))
+	it, err := snap.Iter(prefix, kv.PrefixEnd(prefix))
 	if err != nil {
 		return nil, err
 	}

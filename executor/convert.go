@@ -633,7 +633,7 @@ func (c *converter) duration() (types.Datum, error) {
 			return types.NewDuration(0, ft.Decimal), nil
 		}
 	}
-	us = roundMicros(us, ft.Decimal)
+	us = types.RoundMicros(us, ft.Decimal)
 	if us > maxDuration || us < -maxDuration {
 		if c.strict {
 			return types.Null, errno.New(errno.ErTruncatedWrongValue, "Incorrect time value: '%s' for column '%s' at row %d", d.String(), c.col.Name, c.row)
@@ -648,24 +648,6 @@ func (c *converter) duration() (types.Datum, error) {
 		us = limit
 	}
 	return types.NewDuration(us, ft.Decimal), nil
-}
-
-// roundMicros rounds microseconds to fsp fractional digits, half away
-// from zero.
-func roundMicros(us int64, fsp int) int64 {
-	if fsp >= 6 || fsp < 0 {
-		return us
-	}
-	unit := int64([]int{1000000, 100000, 10000, 1000, 100, 10}[fsp])
-	neg := us < 0
-	if neg {
-		us = -us
-	}
-	us = (us + unit/2) / unit * unit
-	if neg {
-		us = -us
-	}
-	return us
 }
 
 func truncateRunes(b []byte, n int) []byte {

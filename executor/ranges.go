@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
@@ -215,7 +216,7 @@ func handleKeyRanges(tableID int64, ivs []interval) []keyRange {
 		}
 		kr := keyRange{start: tablecodec.RowKey(tableID, tablecodec.IntHandle(lo))}
 		if hi == math.MaxInt64 {
-			kr.end = catalog.PrefixEnd(tablecodec.RowPrefix(tableID))
+			kr.end = kv.PrefixEnd(tablecodec.RowPrefix(tableID))
 		} else {
 			kr.end = tablecodec.RowKey(tableID, tablecodec.IntHandle(hi+1))
 		}
@@ -332,19 +333,19 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 				return nil, err
 			}
 			if iv.loExcl {
-				k = catalog.PrefixEnd(k)
+				k = kv.PrefixEnd(k)
 			}
 			kr.start = k
 		}
 		if iv.hiInf {
-			kr.end = catalog.PrefixEnd(prefix)
+			kr.end = kv.PrefixEnd(prefix)
 		} else {
 			k, err := tablecodec.EncodeKeyDatum(append([]byte(nil), prefix...), iv.hi)
 			if err != nil {
 				return nil, err
 			}
 			if !iv.hiExcl {
-				k = catalog.PrefixEnd(k)
+				k = kv.PrefixEnd(k)
 			}
 			kr.end = k
 		}

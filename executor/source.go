@@ -380,7 +380,7 @@ func (e *tableScanExec) Open(ctx *Ctx) error {
 	e.dec = newSessionRowDecoder(ctx, t)
 	e.row = make([]types.Datum, len(t.Columns)+1)
 	if e.p.Ranges == nil {
-		e.ranges = []keyRange{{start: tablecodec.RowPrefix(t.ID), end: catalog.PrefixEnd(tablecodec.RowPrefix(t.ID))}}
+		e.ranges = []keyRange{{start: tablecodec.RowPrefix(t.ID), end: kv.PrefixEnd(tablecodec.RowPrefix(t.ID))}}
 	} else {
 		ivs, err := evalRanges(ctx, e.p.Ranges, types.CollationGeneralCI)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 // as their text. Reading a row gives each value its column's type back.
 
 // needsTyping reports a column whose stored datums need typeStored.
-func needsTyping(ft *catalog.FieldType) bool {
+func needsTyping(ft *types.FieldType) bool {
 	if ft.Tp == mysql.TypeEnum || ft.Tp == mysql.TypeSet {
 		return true
 	}
@@ -42,4 +42,4 @@ func typeStored(d types.Datum, c *catalog.ColumnInfo) types.Datum {
 	return d.WithCollation(coll)
 }
 
-func isJSON(ft *catalog.FieldType) bool { return ft.Tp == mysql.TypeJSON }
+func isJSON(ft *types.FieldType) bool { return ft.Tp == mysql.TypeJSON }

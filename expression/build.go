@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/types"
@@ -16,7 +15,7 @@ import (
 // SchemaCol names one position of the rows an expression reads.
 type SchemaCol struct {
 	DB, Table, Name string
-	Tp              catalog.FieldType
+	Tp              types.FieldType
 	// Hidden columns (row handles) are not part of * expansions.
 	Hidden bool
 	// Merged columns (the second copy of a USING or NATURAL join's
@@ -85,7 +84,7 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 	case *parserdriver.ParamMarkerExpr:
 		if x.Typed {
 			ft := &x.Type
-			return &Param{Order: x.Order, Tp: &catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(),
+			return &Param{Order: x.Order, Tp: &types.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(),
 				Decimal: ft.GetDecimal(), Charset: ft.GetCharset(), Collate: ft.GetCollate(), Elems: ft.GetElems()}}, nil
 		}
 		return &Param{Order: x.Order}, nil
@@ -121,7 +120,7 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		case opcode.Not, opcode.Not2:
 			return newNot(a), nil
 		case opcode.BitNeg:
-			return &Func{Name: "~", Args: []Expr{a}, Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
+			return &Func{Name: "~", Args: []Expr{a}, Tp: types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
 				Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 					u, _, _, _ := types.ToUint(v[0])
 					if v[0].Kind() == types.KindInt {
@@ -306,7 +305,7 @@ func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 }
 
 func newBitOp(op opcode.Op, l, r Expr) Expr {
-	return &Func{Name: op.String(), Args: []Expr{l, r}, Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
+	return &Func{Name: op.String(), Args: []Expr{l, r}, Tp: types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag},
 		Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 			toU := func(d types.Datum) uint64 {
 				if d.Kind() == types.KindInt {
@@ -360,7 +359,7 @@ type In struct {
 	Not  bool
 }
 
-func (in *In) Type() catalog.FieldType { return typeBool }
+func (in *In) Type() types.FieldType { return typeBool }
 
 func (in *In) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 	v, err := in.Expr.Eval(ctx, row)
@@ -489,22 +488,22 @@ func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 // decimal, else an integer — unsigned if all are, and a DECIMAL(20,0) if
 // signed and unsigned integers mix, as MySQL has it, since no BIGINT
 // holds both -1 and 2^64-1.
-func unifyTypes(es ...Expr) catalog.FieldType {
-	var tps []catalog.FieldType
+func unifyTypes(es ...Expr) types.FieldType {
+	var tps []types.FieldType
 	for _, e := range es {
 		if e != nil && e.Type().Tp != mysql.TypeNull {
 			tps = append(tps, e.Type())
 		}
 	}
 	if len(tps) == 0 {
-		return catalog.FieldType{Tp: mysql.TypeNull}
+		return types.FieldType{Tp: mysql.TypeNull}
 	}
 	out := tps[0]
 	for _, t := range tps[1:] {
 		mixedSign := out.IsInteger() && t.IsInteger() && out.Unsigned() != t.Unsigned()
 		switch {
 		case mixedSign:
-			out = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 20, Flag: mysql.BinaryFlag}
+			out = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 20, Flag: mysql.BinaryFlag}
 		case out.Tp == t.Tp:
 			out.Flen = max(out.Flen, t.Flen)
 			out.Decimal = max(out.Decimal, t.Decimal)
@@ -513,7 +512,7 @@ func unifyTypes(es ...Expr) catalog.FieldType {
 		case out.Tp == mysql.TypeDouble || t.Tp == mysql.TypeDouble || out.Tp == mysql.TypeFloat || t.Tp == mysql.TypeFloat:
 			out = typeDouble
 		case out.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeNewDecimal:
-			out = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(out.Decimal, t.Decimal), Flag: mysql.BinaryFlag}
+			out = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(out.Decimal, t.Decimal), Flag: mysql.BinaryFlag}
 		case out.IsInteger() && t.IsInteger():
 			unsigned := out.Unsigned()
 			out = typeInt

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -20,13 +19,13 @@ import (
 var randSource = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 
 // isExactType reports an integer or DECIMAL type.
-func isExactType(t catalog.FieldType) bool { return t.IsInteger() || t.Tp == mysql.TypeNewDecimal }
+func isExactType(t types.FieldType) bool { return t.IsInteger() || t.Tp == mysql.TypeNewDecimal }
 
-func isIntType(t catalog.FieldType) bool { return t.IsInteger() }
+func isIntType(t types.FieldType) bool { return t.IsInteger() }
 
 // roundType is the result type of ROUND and TRUNCATE: the argument's
 // type, with the scale the constant second argument asks for.
-func roundType(a []Expr) catalog.FieldType {
+func roundType(a []Expr) types.FieldType {
 	t := a[0].Type()
 	switch {
 	case isIntType(t):
@@ -39,14 +38,14 @@ func roundType(a []Expr) catalog.FieldType {
 				dec = int(max(0, min(n, 30)))
 			}
 		}
-		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 	}
 	return typeDouble
 }
 
 // intTypeLike is BIGINT, unsigned if t is: an unsigned argument passes
 // through values a signed column could not announce.
-func intTypeLike(t catalog.FieldType) catalog.FieldType {
+func intTypeLike(t types.FieldType) types.FieldType {
 	r := typeInt
 	if t.Unsigned() {
 		r.Flag |= mysql.UnsignedFlag
@@ -55,7 +54,7 @@ func intTypeLike(t catalog.FieldType) catalog.FieldType {
 }
 
 // ceilFloorType: integers and decimals give BIGINT, the rest DOUBLE.
-func ceilFloorType(a []Expr) catalog.FieldType {
+func ceilFloorType(a []Expr) types.FieldType {
 	if t := a[0].Type(); isIntType(t) {
 		return intTypeLike(t)
 	}
@@ -243,7 +242,7 @@ func mathBuiltins() map[string]builtin {
 			}
 			return types.NewInt(0), nil
 		}},
-		"mod": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType { return staticArithType(a[0].Type(), a[1].Type(), "%") },
+		"mod": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) types.FieldType { return staticArithType(a[0].Type(), a[1].Type(), "%") },
 			fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) { return arith(ctx, "%", v[0], v[1]) }},
 		"pow": {minArgs: 2, maxArgs: 2, tp: fixed(typeDouble), fn: powFn}, "power": {minArgs: 2, maxArgs: 2, tp: fixed(typeDouble), fn: powFn},
 		"sqrt": doubleFn(func(x float64) float64 {
@@ -279,7 +278,7 @@ func mathBuiltins() map[string]builtin {
 			}
 			return types.NewFloat(math.Log(x) / math.Log(b)), nil
 		}},
-		"pi": {tp: fixed(catalog.FieldType{Tp: mysql.TypeDouble, Flen: 8, Decimal: 6, Flag: mysql.BinaryFlag}), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
+		"pi": {tp: fixed(types.FieldType{Tp: mysql.TypeDouble, Flen: 8, Decimal: 6, Flag: mysql.BinaryFlag}), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
 			return types.NewFloat(math.Pi), nil
 		}},
 		"sin": doubleFn(math.Sin), "cos": doubleFn(math.Cos), "tan": doubleFn(math.Tan),
@@ -311,10 +310,10 @@ func mathBuiltins() map[string]builtin {
 		}},
 		"degrees": doubleFn(func(x float64) float64 { return x * 180 / math.Pi }),
 		"radians": doubleFn(func(x float64) float64 { return x * math.Pi / 180 }),
-		"greatest": {minArgs: 2, maxArgs: -1, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		"greatest": {minArgs: 2, maxArgs: -1, tp: func(a []Expr) types.FieldType { return unifyTypes(a...) }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 			return extreme(v, 1), nil
 		}},
-		"least": {minArgs: 2, maxArgs: -1, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		"least": {minArgs: 2, maxArgs: -1, tp: func(a []Expr) types.FieldType { return unifyTypes(a...) }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 			return extreme(v, -1), nil
 		}},
 	}

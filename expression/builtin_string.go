@@ -16,7 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -74,7 +73,7 @@ func resultCollation(v []types.Datum) types.Collation {
 }
 
 // strType is a string function's result type: binary if an argument is.
-func strType(args []Expr) catalog.FieldType {
+func strType(args []Expr) types.FieldType {
 	for _, a := range args {
 		if t := a.Type(); t.Charset == "binary" && (t.IsString() || t.Tp == mysql.TypeVarString) {
 			return stringType(255, types.CollationBinary)
@@ -138,7 +137,7 @@ func stringBuiltins() map[string]builtin {
 		return s.datum(s.r[start:end]), nil
 	}}
 	caseMap := func(f func(rune) rune) builtin {
-		return builtin{minArgs: 1, maxArgs: 1, tp: func(a []Expr) catalog.FieldType { return strType(a) }, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+		return builtin{minArgs: 1, maxArgs: 1, tp: func(a []Expr) types.FieldType { return strType(a) }, fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 			s := toStr(v[0])
 			if s.bin {
 				return v[0], nil
@@ -631,7 +630,7 @@ func stringBuiltins() map[string]builtin {
 			}
 			return types.NewCollatedBytes(b, types.CollationBinary), nil
 		}},
-		"convert": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType {
+		"convert": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) types.FieldType {
 			if c, ok := a[1].(*Constant); ok && strings.EqualFold(c.Value.Str(), "binary") {
 				return stringType(255, types.CollationBinary)
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -20,8 +19,8 @@ import (
 // NULL with warning 1292, as in MySQL.
 
 var (
-	typeTime      = catalog.FieldType{Tp: mysql.TypeDuration, Flen: 10, Flag: mysql.BinaryFlag}
-	typeDatetime6 = catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 26, Decimal: 6, Flag: mysql.BinaryFlag}
+	typeTime      = types.FieldType{Tp: mysql.TypeDuration, Flen: 10, Flag: mysql.BinaryFlag}
+	typeDatetime6 = types.FieldType{Tp: mysql.TypeDatetime, Flen: 26, Decimal: 6, Flag: mysql.BinaryFlag}
 )
 
 // location is the session's time zone.
@@ -386,7 +385,7 @@ func addInterval(t types.Time, iv interval) (types.Time, bool) {
 		if m < 0 {
 			y, m = y-1, m+12
 		}
-		day := min(g.Day(), int(daysInMonth(int(m)+1, int(y))))
+		day := min(g.Day(), types.DaysInMonth(int(m)+1, int(y)))
 		g = time.Date(int(y), time.Month(m+1), day, g.Hour(), g.Minute(), g.Second(), g.Nanosecond(), time.UTC)
 	}
 	g = g.Add(time.Duration(iv.micros) * time.Microsecond)
@@ -394,19 +393,6 @@ func addInterval(t types.Time, iv interval) (types.Time, bool) {
 		return 0, false
 	}
 	return types.FromGoTime(g), true
-}
-
-func daysInMonth(m, y int) int64 {
-	switch m {
-	case 2:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
 
 func isDateUnit(unit string) bool {
@@ -418,7 +404,7 @@ func isDateUnit(unit string) bool {
 }
 
 func dateAdd(sign int64) builtin {
-	return builtin{minArgs: 3, maxArgs: 3, tp: func(a []Expr) catalog.FieldType {
+	return builtin{minArgs: 3, maxArgs: 3, tp: func(a []Expr) types.FieldType {
 		unit := ""
 		if c, ok := a[2].(*Constant); ok {
 			unit = c.Value.Str()
@@ -453,7 +439,7 @@ func dateAdd(sign int64) builtin {
 // dateAddType is DATE_ADD's result type: DATE for a DATE plus days or
 // more, DATETIME for other dates and times (with microseconds when the
 // unit has them), a string for strings, as in MySQL.
-func dateAddType(at catalog.FieldType, unit string) catalog.FieldType {
+func dateAddType(at types.FieldType, unit string) types.FieldType {
 	switch at.Tp {
 	case mysql.TypeDate, mysql.TypeDatetime, mysql.TypeTimestamp:
 		if at.Tp == mysql.TypeDate && isDateUnit(unit) {
@@ -913,7 +899,7 @@ func dateFieldFn(f func(t types.Time) int64) builtin {
 }
 
 // dateFieldNZ is a date field function that is NULL for zero dates.
-func dateFieldNZ(tp catalog.FieldType, f func(t types.Time) types.Datum) builtin {
+func dateFieldNZ(tp types.FieldType, f func(t types.Time) types.Datum) builtin {
 	return builtin{minArgs: 1, maxArgs: 1, tp: fixed(tp), fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 		t, _, _, ok := dateArg(ctx, v[0], false)
 		if !ok {
@@ -993,7 +979,7 @@ func timeBuiltins() map[string]builtin {
 			}
 			return types.NewInt(n), nil
 		}},
-		"timestampadd": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) catalog.FieldType {
+		"timestampadd": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) types.FieldType {
 			unit := ""
 			if c, ok := a[0].(*Constant); ok {
 				unit = c.Value.Str()
@@ -1021,7 +1007,7 @@ func timeBuiltins() map[string]builtin {
 			t := types.MakeTime(0, 0, 0, int(a/3600_000_000%24), int(a/60_000_000%60), int(a/1_000_000%60), int(a%1_000_000))
 			return types.NewString(formatDate(t, us, true, string(types.ToText(v[1])))), nil
 		}},
-		"str_to_date": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType {
+		"str_to_date": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) types.FieldType {
 			if c, ok := a[1].(*Constant); ok {
 				d, t := formatParts(c.Value.Str())
 				switch {
@@ -1070,9 +1056,9 @@ func timeBuiltins() map[string]builtin {
 			}
 			return types.NewInt(n), nil
 		}},
-		"unix_timestamp": {maxArgs: 1, tp: func(a []Expr) catalog.FieldType {
+		"unix_timestamp": {maxArgs: 1, tp: func(a []Expr) types.FieldType {
 			if len(a) == 1 && a[0].Type().Decimal > 0 && a[0].Type().Decimal <= 6 {
-				return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 18, Decimal: a[0].Type().Decimal, Flag: mysql.BinaryFlag}
+				return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 18, Decimal: a[0].Type().Decimal, Flag: mysql.BinaryFlag}
 			}
 			return typeInt
 		}, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
@@ -1101,7 +1087,7 @@ func timeBuiltins() map[string]builtin {
 			}
 			return types.NewInt(secs), nil
 		}},
-		"from_unixtime": {minArgs: 1, maxArgs: 2, tp: func(a []Expr) catalog.FieldType {
+		"from_unixtime": {minArgs: 1, maxArgs: 2, tp: func(a []Expr) types.FieldType {
 			if len(a) == 2 {
 				return typeString
 			}
@@ -1164,7 +1150,7 @@ func timeBuiltins() map[string]builtin {
 			return types.NewString(monthNames[t.Month()-1])
 		}),
 		"last_day": dateFieldNZ(typeDate, func(t types.Time) types.Datum {
-			return types.NewTime(types.MakeTime(t.Year(), t.Month(), int(daysInMonth(t.Month(), t.Year())), 0, 0, 0, 0), types.TimeDate, 0)
+			return types.NewTime(types.MakeTime(t.Year(), t.Month(), types.DaysInMonth(t.Month(), t.Year()), 0, 0, 0, 0), types.TimeDate, 0)
 		}),
 		"to_days": dateFieldNZ(typeInt, func(t types.Time) types.Datum {
 			return types.NewInt(daynr(t.Year(), t.Month(), t.Day()))
@@ -1339,7 +1325,7 @@ func clampDuration(us int64, fsp int) types.Datum {
 
 // addTime is ADDTIME and SUBTIME: a date-time or time plus a time.
 func addTime(sign int64) builtin {
-	return builtin{minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType {
+	return builtin{minArgs: 2, maxArgs: 2, tp: func(a []Expr) types.FieldType {
 		switch a[0].Type().Tp {
 		case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDate:
 			return typeDatetime6
@@ -1379,22 +1365,4 @@ func isAllDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// roundMicros rounds microseconds to fsp fractional digits, half away
-// from zero.
-func roundMicros(us int64, fsp int) int64 {
-	if fsp >= 6 || fsp < 0 {
-		return us
-	}
-	unit := int64(math.Pow10(6 - fsp))
-	neg := us < 0
-	if neg {
-		us = -us
-	}
-	us = (us + unit/2) / unit * unit
-	if neg {
-		us = -us
-	}
-	return us
 }

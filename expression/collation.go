@@ -4,7 +4,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -32,9 +31,9 @@ func collationName(c types.Collation) (charset, collate string) {
 }
 
 // stringType is a VARCHAR result type of collation c.
-func stringType(flen int, c types.Collation) catalog.FieldType {
+func stringType(flen int, c types.Collation) types.FieldType {
 	cs, coll := collationName(c)
-	ft := catalog.FieldType{Tp: mysql.TypeVarString, Flen: flen, Charset: cs, Collate: coll}
+	ft := types.FieldType{Tp: mysql.TypeVarString, Flen: flen, Charset: cs, Collate: coll}
 	if c == types.CollationBinary {
 		ft.Flag |= mysql.BinaryFlag
 	}
@@ -59,7 +58,7 @@ func (b *Builder) collate(x *ast.SetCollationExpr) (Expr, error) {
 			return nil, errno.New(errno.ErCollationCharsetMismatch, "COLLATION '%s' is not valid for CHARACTER SET '%s'", name, argCS)
 		}
 	}
-	tp := catalog.FieldType{Tp: mysql.TypeVarString, Flen: at.Flen, Charset: cs, Collate: name}
+	tp := types.FieldType{Tp: mysql.TypeVarString, Flen: at.Flen, Charset: cs, Collate: name}
 	if !at.IsString() && at.Tp != mysql.TypeNull {
 		tp.Flen = max(at.Flen, 0)
 	}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -22,7 +21,7 @@ type Expr interface {
 	// Eval evaluates the expression over row.
 	Eval(ctx *Ctx, row []types.Datum) (types.Datum, error)
 	// Type is the expression's result type, for result-set metadata.
-	Type() catalog.FieldType
+	Type() types.FieldType
 }
 
 // Session is what expressions read from the session.
@@ -93,28 +92,28 @@ func (c *Ctx) Note(e *errno.Error) {
 // Column reads one position of the row.
 type Column struct {
 	Idx int
-	Tp  catalog.FieldType
+	Tp  types.FieldType
 	// Name is for EXPLAIN and error messages.
 	Name string
 }
 
 func (c *Column) Eval(_ *Ctx, row []types.Datum) (types.Datum, error) { return row[c.Idx], nil }
-func (c *Column) Type() catalog.FieldType                             { return c.Tp }
+func (c *Column) Type() types.FieldType                               { return c.Tp }
 
 // Constant is a literal value.
 type Constant struct {
 	Value types.Datum
-	Tp    catalog.FieldType
+	Tp    types.FieldType
 }
 
 func (c *Constant) Eval(*Ctx, []types.Datum) (types.Datum, error) { return c.Value, nil }
-func (c *Constant) Type() catalog.FieldType                       { return c.Tp }
+func (c *Constant) Type() types.FieldType                         { return c.Tp }
 
 // Param is a '?' of a prepared statement, read from Ctx.Params, or a
 // trigger's NEW.col or OLD.col, whose type Tp is the column's.
 type Param struct {
 	Order int
-	Tp    *catalog.FieldType
+	Tp    *types.FieldType
 }
 
 func (p *Param) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
@@ -125,52 +124,52 @@ func (p *Param) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 }
 
 // Type of a parameter is unknown until execution; report a string.
-func (p *Param) Type() catalog.FieldType {
+func (p *Param) Type() types.FieldType {
 	if p.Tp != nil {
 		return *p.Tp
 	}
-	return catalog.FieldType{Tp: mysql.TypeVarString, Flen: -1}
+	return types.FieldType{Tp: mysql.TypeVarString, Flen: -1}
 }
 
 // TypeOf returns the natural field type of a datum's kind.
-func TypeOf(d types.Datum) catalog.FieldType {
+func TypeOf(d types.Datum) types.FieldType {
 	switch d.Kind() {
 	case types.KindInt:
-		return catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
 	case types.KindUint:
-		return catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
 	case types.KindFloat:
-		return catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
 	case types.KindDecimal:
 		dec := 0
 		if e := d.Decimal().Exponent; e < 0 {
 			dec = int(-e)
 		}
-		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 	case types.KindString:
 		return stringType(len(d.Bytes()), d.Collation())
 	case types.KindTime:
 		_, tt, fsp := d.Time()
 		switch tt {
 		case types.TimeDate:
-			return catalog.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
+			return types.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
 		case types.TimeTimestamp:
-			return catalog.FieldType{Tp: mysql.TypeTimestamp, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
+			return types.FieldType{Tp: mysql.TypeTimestamp, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
 		}
-		return catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Decimal: fsp, Flag: mysql.BinaryFlag}
 	case types.KindDuration:
-		return catalog.FieldType{Tp: mysql.TypeDuration, Flen: 10, Decimal: d.Fsp(), Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeDuration, Flen: 10, Decimal: d.Fsp(), Flag: mysql.BinaryFlag}
 	case types.KindEnum, types.KindSet:
 		return stringType(len(d.Bytes()), d.Collation())
 	}
-	return catalog.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
+	return types.FieldType{Tp: mysql.TypeNull, Flag: mysql.BinaryFlag}
 }
 
 var (
-	typeInt    = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
-	typeBool   = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag | mysql.IsBooleanFlag}
-	typeDouble = catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
-	typeString = catalog.FieldType{Tp: mysql.TypeVarString, Flen: 255, Charset: "utf8mb4"}
+	typeInt    = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+	typeBool   = types.FieldType{Tp: mysql.TypeLonglong, Flen: 1, Flag: mysql.BinaryFlag | mysql.IsBooleanFlag}
+	typeDouble = types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+	typeString = types.FieldType{Tp: mysql.TypeVarString, Flen: 255, Charset: "utf8mb4"}
 	// typeLongText is a string result of unbounded length.
-	typeLongText = catalog.FieldType{Tp: mysql.TypeLongBlob, Flen: 4294967295, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}
+	typeLongText = types.FieldType{Tp: mysql.TypeLongBlob, Flen: 4294967295, Charset: "utf8mb4", Collate: "utf8mb4_general_ci"}
 )

@@ -6,7 +6,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -22,7 +21,7 @@ var Version = "8.0.11-Basalt"
 // type from its arguments.
 type builtin struct {
 	minArgs, maxArgs int // maxArgs < 0: any number
-	tp               func(args []Expr) catalog.FieldType
+	tp               func(args []Expr) types.FieldType
 	fn               fnType
 	// mk, if set, makes fn from the compiled arguments (for functions
 	// whose work depends on their arguments' types).
@@ -34,12 +33,12 @@ type builtin struct {
 // fnType applies a function to its evaluated arguments.
 type fnType = func(ctx *Ctx, v []types.Datum) (types.Datum, error)
 
-func fixed(t catalog.FieldType) func([]Expr) catalog.FieldType {
-	return func([]Expr) catalog.FieldType { return t }
+func fixed(t types.FieldType) func([]Expr) types.FieldType {
+	return func([]Expr) types.FieldType { return t }
 }
 
-var typeDatetime = catalog.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Flag: mysql.BinaryFlag}
-var typeDate = catalog.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
+var typeDatetime = types.FieldType{Tp: mysql.TypeDatetime, Flen: 19, Flag: mysql.BinaryFlag}
+var typeDate = types.FieldType{Tp: mysql.TypeDate, Flen: 10, Flag: mysql.BinaryFlag}
 
 var builtins map[string]builtin
 
@@ -76,11 +75,11 @@ func init() {
 		"version": {tp: fixed(typeString), fn: func(*Ctx, []types.Datum) (types.Datum, error) {
 			return types.NewString(Version), nil
 		}},
-		"connection_id": {tp: fixed(catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
+		"connection_id": {tp: fixed(types.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
 			fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 				return types.NewUint(ctx.Session.ConnectionID()), nil
 			}},
-		"last_insert_id": {maxArgs: 1, nullSafe: true, tp: fixed(catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
+		"last_insert_id": {maxArgs: 1, nullSafe: true, tp: fixed(types.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}),
 			fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 				if len(v) == 1 {
 					if v[0].IsNull() {
@@ -100,7 +99,7 @@ func init() {
 		"row_count": {tp: fixed(typeInt), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 			return types.NewInt(ctx.Session.RowCount()), nil
 		}},
-		"abs": {minArgs: 1, maxArgs: 1, tp: func(a []Expr) catalog.FieldType { return a[0].Type() }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
+		"abs": {minArgs: 1, maxArgs: 1, tp: func(a []Expr) types.FieldType { return a[0].Type() }, fn: func(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 			d := v[0]
 			switch d.Kind() {
 			case types.KindInt:
@@ -119,7 +118,7 @@ func init() {
 			f, _ := types.ToFloat(d)
 			return types.NewFloat(math.Abs(f)), nil
 		}},
-		"ifnull": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) },
+		"ifnull": {minArgs: 2, maxArgs: 2, tp: func(a []Expr) types.FieldType { return unifyTypes(a...) },
 			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
 				v, err := args[0].Eval(ctx, row)
 				if err != nil || !v.IsNull() {
@@ -127,7 +126,7 @@ func init() {
 				}
 				return args[1].Eval(ctx, row)
 			}},
-		"coalesce": {minArgs: 1, maxArgs: -1, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a...) },
+		"coalesce": {minArgs: 1, maxArgs: -1, tp: func(a []Expr) types.FieldType { return unifyTypes(a...) },
 			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
 				for _, a := range args {
 					v, err := a.Eval(ctx, row)
@@ -137,7 +136,7 @@ func init() {
 				}
 				return types.Null, nil
 			}},
-		"if": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) catalog.FieldType { return unifyTypes(a[1], a[2]) },
+		"if": {minArgs: 3, maxArgs: 3, tp: func(a []Expr) types.FieldType { return unifyTypes(a[1], a[2]) },
 			lazy: func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
 				c, err := EvalBool(ctx, args[0], row)
 				if err != nil {
@@ -148,7 +147,7 @@ func init() {
 				}
 				return args[2].Eval(ctx, row)
 			}},
-		"nullif": {minArgs: 2, maxArgs: 2, nullSafe: true, tp: func(a []Expr) catalog.FieldType { return a[0].Type() },
+		"nullif": {minArgs: 2, maxArgs: 2, nullSafe: true, tp: func(a []Expr) types.FieldType { return a[0].Type() },
 			fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 				if !v[0].IsNull() && !v[1].IsNull() && types.Compare(v[0], v[1]) == 0 {
 					return types.Null, nil
@@ -188,7 +187,7 @@ func sleep(ctx *Ctx, v []types.Datum) (types.Datum, error) {
 }
 
 // Register adds a scalar function; used by packages that extend the set.
-func Register(name string, minArgs, maxArgs int, tp func([]Expr) catalog.FieldType, nullSafe bool, fn func(ctx *Ctx, v []types.Datum) (types.Datum, error)) {
+func Register(name string, minArgs, maxArgs int, tp func([]Expr) types.FieldType, nullSafe bool, fn func(ctx *Ctx, v []types.Datum) (types.Datum, error)) {
 	builtins[strings.ToLower(name)] = builtin{minArgs: minArgs, maxArgs: maxArgs, tp: tp, fn: fn, nullSafe: nullSafe}
 }
 
@@ -221,7 +220,7 @@ func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {
 		return nil, err
 	}
 	ft := x.Tp
-	target := catalog.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(), Charset: ft.GetCharset()}
+	target := types.FieldType{Tp: ft.GetType(), Flag: ft.GetFlag(), Flen: ft.GetFlen(), Decimal: ft.GetDecimal(), Charset: ft.GetCharset()}
 	if target.IsString() && target.Charset != "binary" {
 		// CAST(... AS CHAR) takes the connection's collation.
 		target.Charset, target.Collate = "utf8mb4", "utf8mb4_general_ci"
@@ -233,7 +232,7 @@ func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {
 
 // Cast converts d to the type of CAST(... AS target), warning where MySQL
 // warns.
-func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, error) {
+func Cast(ctx *Ctx, d types.Datum, target *types.FieldType) (types.Datum, error) {
 	switch target.Tp {
 	case mysql.TypeLonglong, mysql.TypeLong:
 		if target.Unsigned() {
@@ -290,7 +289,7 @@ func Cast(ctx *Ctx, d types.Datum, target *catalog.FieldType) (types.Datum, erro
 			return types.Null, nil
 		}
 		limit := int64(838*3600+59*60+59) * 1_000_000
-		return types.NewDuration(max(min(roundMicros(us, fsp), limit), -limit), fsp), nil
+		return types.NewDuration(max(min(types.RoundMicros(us, fsp), limit), -limit), fsp), nil
 	case mysql.TypeYear:
 		v, _, _ := types.ToInt(d)
 		switch {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -15,7 +14,7 @@ import (
 // JSON_EXTRACT and col->>'$.p' JSON_UNQUOTE(JSON_EXTRACT(...)), as the
 // parser rewrites them.
 
-var typeJSON = catalog.FieldType{Tp: mysql.TypeJSON, Flen: 4294967295, Charset: "utf8mb4", Collate: "utf8mb4_bin", Flag: mysql.BinaryFlag}
+var typeJSON = types.FieldType{Tp: mysql.TypeJSON, Flen: 4294967295, Charset: "utf8mb4", Collate: "utf8mb4_bin", Flag: mysql.BinaryFlag}
 
 // ToJSON converts a value stored into a JSON column or given to CAST(...
 // AS JSON): JSON as it is, strings parsed as JSON text, other values as
@@ -54,7 +53,7 @@ func jsonValue(d types.Datum, boolean bool) types.JSON {
 	return types.JSON{Kind: types.JSONString, S: string(types.ToText(d))}
 }
 
-func isBoolType(tp catalog.FieldType) bool { return tp.Flag&mysql.IsBooleanFlag != 0 }
+func isBoolType(tp types.FieldType) bool { return tp.Flag&mysql.IsBooleanFlag != 0 }
 
 // jsonDoc parses a function's document argument (argument n, 1-based).
 func jsonDoc(d types.Datum, n int, fn string) (types.JSON, error) {

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"strings"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -19,14 +18,14 @@ import (
 type Func struct {
 	Name string
 	Args []Expr
-	Tp   catalog.FieldType
+	Tp   types.FieldType
 	// NullSafe functions are called with NULL arguments too.
 	NullSafe bool
 	Fn       func(ctx *Ctx, args []types.Datum) (types.Datum, error)
 	Lazy     func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
 }
 
-func (f *Func) Type() catalog.FieldType { return f.Tp }
+func (f *Func) Type() types.FieldType { return f.Tp }
 
 // Eval evaluates the arguments onto the context's scratch stack (so that
 // evaluating a row allocates nothing) and applies the function to them.
@@ -186,8 +185,8 @@ func kindOf(a, b types.Datum) arithKind {
 	return arithInt
 }
 
-func staticArithType(a, b catalog.FieldType, op string) catalog.FieldType {
-	isFloat := func(t catalog.FieldType) bool {
+func staticArithType(a, b types.FieldType, op string) types.FieldType {
+	isFloat := func(t types.FieldType) bool {
 		return t.Tp == mysql.TypeDouble || t.Tp == mysql.TypeFloat || t.IsString()
 	}
 	switch {
@@ -201,7 +200,7 @@ func staticArithType(a, b catalog.FieldType, op string) catalog.FieldType {
 		if op == "*" {
 			dec = min(a.Decimal+b.Decimal, 30)
 		}
-		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 	}
 	t := typeInt
 	if a.Unsigned() || b.Unsigned() && op != "%" {
@@ -454,7 +453,7 @@ func newNeg(a Expr) *Func {
 	t.Flag &^= mysql.UnsignedFlag
 	if c, ok := a.(*Constant); ok && c.Value.Kind() == types.KindUint && c.Value.Uint() > 1<<63 {
 		// The negation of an unsigned literal past BIGINT is a DECIMAL.
-		t = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 21, Flag: mysql.BinaryFlag}
+		t = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 21, Flag: mysql.BinaryFlag}
 	}
 	f := &Func{Name: "-", Args: []Expr{a}, Tp: t}
 	f.Fn = func(_ *Ctx, v []types.Datum) (types.Datum, error) {

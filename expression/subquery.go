@@ -2,7 +2,7 @@ package expression
 
 import (
 	"fmt"
-	"github.com/basalt-db/basalt/catalog"
+
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -20,7 +20,7 @@ import (
 // Corr reads slot Slot of frame ID of Ctx.Corr.
 type Corr struct {
 	ID, Slot int
-	Tp       catalog.FieldType
+	Tp       types.FieldType
 	Name     string
 }
 
@@ -30,7 +30,7 @@ func (c *Corr) Eval(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 	}
 	return ctx.Corr[c.ID][c.Slot], nil
 }
-func (c *Corr) Type() catalog.FieldType { return c.Tp }
+func (c *Corr) Type() types.FieldType { return c.Tp }
 
 // BindFrame sets frame id to vals and returns the previous frame, for
 // RestoreFrame.
@@ -83,7 +83,7 @@ type Subquery struct {
 	Plan   any
 	Cols   int
 	Params []Expr
-	Tp     catalog.FieldType
+	Tp     types.FieldType
 	// Left, Op, Not: for IN, ANY and ALL. Left has Cols expressions.
 	Left []Expr
 	Op   string
@@ -93,7 +93,7 @@ type Subquery struct {
 	Hashable bool
 }
 
-func (s *Subquery) Type() catalog.FieldType {
+func (s *Subquery) Type() types.FieldType {
 	if s.Kind == SubScalar {
 		return s.Tp
 	}
@@ -296,7 +296,7 @@ func CompareOp(e Expr) (op string, l, r Expr, ok bool) {
 // their hash keys (executor.rowKey) are equal: exact numbers, floats,
 // strings of one collation, times.
 // It returns "" for types that mix (a comparison between classes converts).
-func KeyClass(tp catalog.FieldType) string {
+func KeyClass(tp types.FieldType) string {
 	switch {
 	case tp.Tp == mysql.TypeDouble || tp.Tp == mysql.TypeFloat:
 		// Floats compare with exact numbers as floats, which their

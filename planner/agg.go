@@ -3,9 +3,9 @@ package planner
 import (
 	"strings"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
@@ -22,7 +22,7 @@ type aggBuilder struct {
 	// groupAST are the GROUP BY items, positions and aliases resolved.
 	groupAST []ast.ExprNode
 	aggs     []*AggFunc
-	aggTps   []catalog.FieldType
+	aggTps   []types.FieldType
 }
 
 func (a *aggBuilder) addGroupBy(n ast.ExprNode, fields []*field) error {
@@ -100,7 +100,7 @@ func (a *aggBuilder) buildWithAliases(n ast.ExprNode, clause string, fields []*f
 	return b.Build(n)
 }
 
-func (a *aggBuilder) addAgg(f *AggFunc, tp catalog.FieldType, name string) expression.Expr {
+func (a *aggBuilder) addAgg(f *AggFunc, tp types.FieldType, name string) expression.Expr {
 	a.aggs = append(a.aggs, f)
 	a.aggTps = append(a.aggTps, tp)
 	return &expression.Column{Idx: a.outIndexOfAgg(len(a.aggs) - 1), Tp: tp, Name: name}
@@ -145,14 +145,14 @@ func (a *aggBuilder) aggCall(x *ast.AggregateFuncExpr) (expression.Expr, error) 
 			f.Star = true
 		}
 	}
-	var tp catalog.FieldType
+	var tp types.FieldType
 	switch f.Name {
 	case "count":
-		tp = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+		tp = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
 	case "sum", "avg":
 		at := f.Args[0].Type()
 		if at.Tp == mysql.TypeDouble || at.Tp == mysql.TypeFloat || at.IsString() {
-			tp = catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+			tp = types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
 		} else {
 			dec := at.Decimal
 			if !(at.Tp == mysql.TypeNewDecimal) {
@@ -161,14 +161,14 @@ func (a *aggBuilder) aggCall(x *ast.AggregateFuncExpr) (expression.Expr, error) 
 			if f.Name == "avg" {
 				dec += 4
 			}
-			tp = catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+			tp = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
 		}
 	case "min", "max":
 		tp = f.Args[0].Type()
 	case "group_concat":
-		tp = catalog.FieldType{Tp: mysql.TypeVarString, Flen: 1024, Charset: "utf8mb4"}
+		tp = types.FieldType{Tp: mysql.TypeVarString, Flen: 1024, Charset: "utf8mb4"}
 	case "bit_and", "bit_or", "bit_xor":
-		tp = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
+		tp = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag | mysql.BinaryFlag}
 	default:
 		return nil, errno.New(errno.ErNotSupportedYet, "aggregate %s is not supported yet", x.F)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -130,15 +131,15 @@ func rangeKeys(col *catalog.ColumnInfo, r Range) (*keyInterval, bool) {
 		}
 	}
 	if r.Low != nil && r.Low == r.High {
-		return &keyInterval{lo: lo, hi: catalog.PrefixEnd(lo), point: true}, true
+		return &keyInterval{lo: lo, hi: kv.PrefixEnd(lo), point: true}, true
 	}
 	// col >= v starts at v's encoding, col > v after every key that
 	// starts with it; col < v ends before v, col <= v after v.
 	if lo != nil && r.LowExcl {
-		lo = catalog.PrefixEnd(lo)
+		lo = kv.PrefixEnd(lo)
 	}
 	if hi != nil && !r.HighExcl {
-		hi = catalog.PrefixEnd(hi)
+		hi = kv.PrefixEnd(hi)
 	}
 	return &keyInterval{lo: lo, hi: hi}, true
 }
@@ -157,7 +158,7 @@ func intersectKeys(a, b []keyInterval) []keyInterval {
 			if x.point && y.point && !bytes.Equal(x.lo, y.lo) {
 				continue
 			}
-			iv.point = (x.point || y.point) && iv.lo != nil && iv.hi != nil && bytes.Equal(iv.hi, catalog.PrefixEnd(iv.lo))
+			iv.point = (x.point || y.point) && iv.lo != nil && iv.hi != nil && bytes.Equal(iv.hi, kv.PrefixEnd(iv.lo))
 			if iv.lo != nil && iv.hi != nil && bytes.Compare(iv.lo, iv.hi) >= 0 {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
@@ -67,10 +68,10 @@ func memTableInfo(name string) *catalog.TableInfo {
 	}
 	t := &catalog.TableInfo{ID: -1, Name: strings.ToUpper(name)}
 	for i, c := range cols {
-		ft := catalog.FieldType{Tp: mysql.TypeVarString, Flen: 512, Charset: "utf8mb4"}
+		ft := types.FieldType{Tp: mysql.TypeVarString, Flen: 512, Charset: "utf8mb4"}
 		if strings.HasPrefix(c, "#") {
 			c = c[1:]
-			ft = catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag}
+			ft = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag}
 		}
 		t.Columns = append(t.Columns, &catalog.ColumnInfo{ID: int64(i + 1), Name: c, Offset: i, Type: ft})
 	}

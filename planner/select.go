@@ -6,6 +6,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -34,7 +35,7 @@ type ResultField struct {
 	Name, OrgName   string
 	Table, OrgTable string
 	DB              string
-	Type            catalog.FieldType
+	Type            types.FieldType
 }
 
 // Query is a planned SELECT.
@@ -90,7 +91,7 @@ func SourceSchema(db string, t *catalog.TableInfo, alias string) *expression.Sch
 		s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: c.Name, Tp: c.Type})
 	}
 	s.Cols = append(s.Cols, expression.SchemaCol{DB: db, Table: name, Name: "_tidb_rowid", Hidden: true,
-		Tp: catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.BinaryFlag}})
+		Tp: types.FieldType{Tp: mysql.TypeLonglong, Flen: 20, Flag: mysql.BinaryFlag}})
 	return s
 }
 

@@ -1,9 +1,9 @@
 package planner
 
 import (
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
@@ -151,7 +151,7 @@ func buildSetOprList(c *Context, list *ast.SetOprSelectList) (*Query, error) {
 
 // unifyFieldTypes is the type of a column that holds values of a and b:
 // a string if either is, else a double, a decimal, or an integer.
-func unifyFieldTypes(a, b catalog.FieldType) catalog.FieldType {
+func unifyFieldTypes(a, b types.FieldType) types.FieldType {
 	switch {
 	case a.Tp == mysql.TypeNull:
 		return b
@@ -165,13 +165,13 @@ func unifyFieldTypes(a, b catalog.FieldType) catalog.FieldType {
 		a.Flag &^= mysql.NotNullFlag
 		return a
 	case a.IsString() || b.IsString():
-		return catalog.FieldType{Tp: mysql.TypeVarString, Flen: max(a.Flen, b.Flen, 1), Charset: "utf8mb4"}
+		return types.FieldType{Tp: mysql.TypeVarString, Flen: max(a.Flen, b.Flen, 1), Charset: "utf8mb4"}
 	case a.Tp == mysql.TypeDouble || b.Tp == mysql.TypeDouble || a.Tp == mysql.TypeFloat || b.Tp == mysql.TypeFloat:
-		return catalog.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
 	case a.Tp == mysql.TypeNewDecimal || b.Tp == mysql.TypeNewDecimal:
-		return catalog.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(a.Decimal, b.Decimal), Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(a.Decimal, b.Decimal), Flag: mysql.BinaryFlag}
 	case a.IsInteger() && b.IsInteger():
-		return catalog.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.BinaryFlag}
 	}
-	return catalog.FieldType{Tp: mysql.TypeVarString, Flen: max(a.Flen, b.Flen, 1), Charset: "utf8mb4"}
+	return types.FieldType{Tp: mysql.TypeVarString, Flen: max(a.Flen, b.Flen, 1), Charset: "utf8mb4"}
 }

@@ -69,7 +69,7 @@ func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Resul
 func checkTable(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo) error {
 	expected := map[string]string{} // index key → value, from the rows
 	rowPrefix := tablecodec.RowPrefix(t.ID)
-	it, err := snap.Iter(rowPrefix, catalog.PrefixEnd(rowPrefix))
+	it, err := snap.Iter(rowPrefix, kv.PrefixEnd(rowPrefix))
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func checkTable(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo) err
 			continue
 		}
 		p := tablecodec.IndexPrefix(t.ID, ix.ID)
-		it, err := snap.Iter(p, catalog.PrefixEnd(p))
+		it, err := snap.Iter(p, kv.PrefixEnd(p))
 		if err != nil {
 			return err
 		}

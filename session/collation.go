@@ -1,14 +1,13 @@
 package session
 
 import (
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // columnCollation is the collation SHOW and information_schema report for
 // a text column.
-func columnCollation(ft *catalog.FieldType) string {
+func columnCollation(ft *types.FieldType) string {
 	if ft.Collate != "" {
 		if name, _, _, ok := types.LookupCollation(ft.Collate); ok {
 			return name
@@ -19,7 +18,7 @@ func columnCollation(ft *catalog.FieldType) string {
 }
 
 // columnCharset is the character set of a text column.
-func columnCharset(ft *catalog.FieldType) string {
+func columnCharset(ft *types.FieldType) string {
 	if _, cs, _, ok := types.LookupCollation(columnCollation(ft)); ok {
 		return cs
 	}

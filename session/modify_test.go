@@ -12,7 +12,9 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
@@ -219,7 +221,7 @@ func TestModifyColumnRecovery(t *testing.T) {
 			nt := is.Table("mr", "t").Clone()
 			s := nt.FindColumn("s")
 			nt.MaxColumnID++
-			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: "_Col$_s", Type: catalog.FieldType{Tp: mysql.TypeLong, Flen: 11},
+			c := &catalog.ColumnInfo{ID: nt.MaxColumnID, Name: "_Col$_s", Type: types.FieldType{Tp: mysql.TypeLong, Flen: 11},
 				State: catalog.StateWriteOnly, ChangeFrom: s.ID, ChangeMode: uint32(expression.ModeStrictTransTables)}
 			if swapped {
 				c.Name, c.Type, c.ChangeMode = "_Col$_old_s", s.Type, 0
@@ -300,7 +302,7 @@ func indexEntries(t *testing.T, drv *Driver, tableID, indexID int64) int {
 		t.Fatal(err)
 	}
 	p := tablecodec.IndexPrefix(tableID, indexID)
-	it, err := drv.store.Snapshot(ts).Iter(p, catalog.PrefixEnd(p))
+	it, err := drv.store.Snapshot(ts).Iter(p, kv.PrefixEnd(p))
 	if err != nil {
 		t.Fatal(err)
 	}

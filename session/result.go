@@ -3,7 +3,6 @@ package session
 import (
 	"time"
 
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
@@ -38,7 +37,7 @@ func columnOf(f planner.ResultField) server.Column {
 }
 
 // wireType returns the protocol type, display length and decimals.
-func wireType(tp *catalog.FieldType) (server.FieldType, uint32, uint8) {
+func wireType(tp *types.FieldType) (server.FieldType, uint32, uint8) {
 	flen := tp.Flen
 	if flen < 0 {
 		flen = 0

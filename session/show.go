@@ -320,7 +320,7 @@ func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
 }
 
 // TypeString renders a column type as SHOW CREATE TABLE does.
-func TypeString(ft *catalog.FieldType) string {
+func TypeString(ft *types.FieldType) string {
 	var s string
 	switch ft.Tp {
 	case mysql.TypeTiny:

@@ -123,7 +123,7 @@ func filterRows(names []string, data [][]types.Datum, where ast.ExprNode, ec *ex
 	}
 	schema := &expression.Schema{}
 	for _, n := range names {
-		schema.Cols = append(schema.Cols, expression.SchemaCol{Name: n, Tp: catalog.FieldType{Tp: mysql.TypeVarString, Charset: "utf8mb4"}})
+		schema.Cols = append(schema.Cols, expression.SchemaCol{Name: n, Tp: types.FieldType{Tp: mysql.TypeVarString, Charset: "utf8mb4"}})
 	}
 	b := &expression.Builder{Schema: schema, Clause: "where clause"}
 	cond, err := b.Build(where)

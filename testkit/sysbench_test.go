@@ -1,11 +1,12 @@
 package testkit
 
 import (
-	"github.com/basalt-db/basalt/bench"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/basalt-db/basalt/bench"
 )
 
 // TestParseSysbench reads outputs captured from sysbench 1.0.20 in

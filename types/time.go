@@ -115,13 +115,15 @@ func (t Time) IsValidDate() bool {
 		return true
 	}
 	y, m, d := t.Year(), t.Month(), t.Day()
-	if y > 9999 || m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
+	if y > 9999 || m < 1 || m > 12 || d < 1 || d > DaysInMonth(m, y) {
 		return false
 	}
 	return t.Hour() < 24 && t.Minute() < 60 && t.Second() < 60
 }
 
-func daysIn(m, y int) int {
+// DaysInMonth is the number of days of month m (1-12) of year y in the
+// proleptic Gregorian calendar.
+func DaysInMonth(m, y int) int {
 	switch m {
 	case 2:
 		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
@@ -308,4 +310,22 @@ func ParseDuration(s string) (int64, error) {
 		us = -us
 	}
 	return us, nil
+}
+
+// RoundMicros rounds microseconds to fsp fractional digits (0-6), half away
+// from zero; an fsp outside 0-5 leaves us as it is.
+func RoundMicros(us int64, fsp int) int64 {
+	if fsp >= 6 || fsp < 0 {
+		return us
+	}
+	unit := int64([]int{1000000, 100000, 10000, 1000, 100, 10}[fsp])
+	neg := us < 0
+	if neg {
+		us = -us
+	}
+	us = (us + unit/2) / unit * unit
+	if neg {
+		us = -us
+	}
+	return us
 }
