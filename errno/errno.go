@@ -6,7 +6,10 @@ package errno
 
 import "fmt"
 
-// Error is a MySQL error.
+// Error is a MySQL error as a client reads it: a code, a five-character
+// SQLSTATE and a message. It is the one error type of the tree that carries
+// a MySQL code: the SQL layer returns it (or wraps it) to choose what the
+// client sees, and the protocol layer writes it as an ERR packet.
 type Error struct {
 	Code  uint16
 	State string
@@ -15,7 +18,18 @@ type Error struct {
 	Note bool
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.State, e.Msg) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("ERROR %d (%s): %s", e.Code, e.SQLState(), e.Msg)
+}
+
+// SQLState is the error's SQLSTATE; "HY000" when State is not five
+// characters long.
+func (e *Error) SQLState() string {
+	if len(e.State) != 5 {
+		return "HY000"
+	}
+	return e.State
+}
 
 // The codes Basalt raises. Names follow MySQL's ER_ constants.
 const (

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // Authentication plugins the server speaks.
@@ -153,7 +155,7 @@ func newRSAKeys(priv *rsa.PrivateKey) (*rsaKeys, error) {
 
 // authenticate runs the authentication exchange after the handshake
 // response (or COM_CHANGE_USER) named user, its auth response and plugin.
-// It returns nil when the client proved the password, a *SQLError to send
+// It returns nil when the client proved the password, a *errno.Error to send
 // when it did not, or an I/O error. It does not send the final OK.
 //
 //	server                                  client
@@ -181,14 +183,14 @@ func (c *conn) authenticate(ctx context.Context, user string, resp []byte, clien
 		plugin = c.srv.cfg.DefaultAuthPlugin
 	}
 	if plugin != PluginNativePassword && plugin != PluginCachingSHA2Password {
-		return NewError(CodePluginNotLoaded, "Plugin '%s' is not loaded", plugin)
+		return errno.New(errno.ErPluginIsNotLoaded, "Plugin '%s' is not loaded", plugin)
 	}
 	if clientPlugin == "" {
 		clientPlugin = PluginNativePassword // a client without CLIENT_PLUGIN_AUTH
 	}
 	if clientPlugin != plugin {
 		if c.caps&ClientPluginAuth == 0 {
-			return NewError(CodeNotSupportedAuth,
+			return errno.New(errno.ErNotSupportedAuthMode,
 				"Client does not support authentication protocol requested by server; consider upgrading MySQL client")
 		}
 		c.pio.begin()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // Command bytes: the first byte of every packet that starts an exchange.
@@ -108,7 +110,7 @@ func (c *conn) dispatch(data []byte) {
 	case comChangeUser:
 		c.comChangeUser(body)
 	default:
-		c.writeErr(NewError(CodeUnknownCom, "Unknown command"))
+		c.writeErr(errno.New(errno.ErUnknownCom, "Unknown command"))
 	}
 }
 
@@ -116,7 +118,7 @@ func (c *conn) dispatch(data []byte) {
 // the connection: after a malformed packet nothing that follows can be
 // trusted to be in step.
 func (c *conn) malformed() {
-	c.writeErr(NewError(CodeMalformedPacket, "Malformed communication packet."))
+	c.writeErr(errno.New(errno.ErMalformedPacket, "Malformed communication packet."))
 	c.quit = true
 }
 
@@ -174,7 +176,7 @@ func (c *conn) comSetOption(body []byte) {
 		c.multiStmts = false
 		c.writeEOF(c.sess.Status())
 	default:
-		c.writeErr(NewError(CodeUnknownCom, "Unknown command"))
+		c.writeErr(errno.New(errno.ErUnknownCom, "Unknown command"))
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // FuzzCommands logs in to a Server (with the test driver behind it) and
@@ -253,7 +255,7 @@ func (fc *fuzzClient) exchange(t *testing.T, payload []byte) (closed bool) {
 		code, err = fc.readResults()
 	}
 	switch {
-	case err == nil && code == CodeMalformedPacket:
+	case err == nil && code == errno.ErMalformedPacket:
 		fc.expectClosed(t, payload)
 		return true
 	case err == nil:
@@ -276,7 +278,7 @@ func (fc *fuzzClient) expectErrThenClose(t *testing.T, payload []byte) {
 	if err != nil {
 		t.Fatalf("no answer to malformed % x: %v", payload, err)
 	}
-	if code, _ := errCode(p); code != CodeMalformedPacket {
+	if code, _ := errCode(p); code != errno.ErMalformedPacket {
 		t.Fatalf("malformed % x answered % x, want ER_MALFORMED_PACKET", payload, p)
 	}
 	fc.expectClosed(t, payload)

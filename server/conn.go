@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // connState is where a connection is in its life; only the connection's
@@ -125,7 +127,7 @@ func (c *conn) serve() {
 			return
 		}
 		if len(data) == 0 {
-			c.writeErr(NewError(CodeMalformedPacket, "Malformed communication packet."))
+			c.writeErr(errno.New(errno.ErMalformedPacket, "Malformed communication packet."))
 			c.pio.flush()
 			return
 		}
@@ -180,11 +182,11 @@ func (c *conn) handshake() error {
 	if err != nil {
 		switch err {
 		case errOldClient:
-			c.writeErr(NewError(CodeNotSupportedAuth, "Client does not support authentication protocol requested by server; consider upgrading MySQL client"))
+			c.writeErr(errno.New(errno.ErNotSupportedAuthMode, "Client does not support authentication protocol requested by server; consider upgrading MySQL client"))
 		case errSSLRequest:
-			c.writeErr(NewError(CodeHandshake, "Bad handshake: TLS is not supported"))
+			c.writeErr(errno.New(errno.ErHandshake, "Bad handshake: TLS is not supported"))
 		default:
-			c.writeErr(NewError(CodeHandshake, "Bad handshake"))
+			c.writeErr(errno.New(errno.ErHandshake, "Bad handshake"))
 		}
 		c.pio.flush()
 		return err
@@ -279,7 +281,7 @@ func (c *conn) dispatchSafe(data []byte) {
 			c.srv.logger.Error("panic running command", "conn", c.id, "command", commandName(data[0]),
 				"panic", r, "stack", string(debug.Stack()))
 			c.pio.abort()
-			c.writeErr(NewError(CodeUnknown, "Internal error: %v", r))
+			c.writeErr(errno.New(errno.ErUnknown, "Internal error: %v", r))
 			c.quit = true
 		}
 	}()
@@ -295,13 +297,13 @@ func (c *conn) readFailed(err error) {
 		c.pio.flush()
 		c.lingeringClose()
 	case err == errPacketsOutOfOrder:
-		c.writeErr(NewError(CodeNetPacketsOutOfOrd, "Got packets out of order"))
+		c.writeErr(errno.New(errno.ErNetPacketsOutOfOrder, "Got packets out of order"))
 		c.pio.flush()
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The idle timeout: say why before closing, as MySQL 8.0.24+ does.
 		// The client reads it when it next sends a command (clients accept
 		// an error packet whose sequence id they did not expect).
-		c.writeErr(NewError(CodeClientInteractionTimeout, "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."))
+		c.writeErr(errno.New(errno.ErClientInteractionTimeout, "The client was disconnected by the server because of inactivity. See wait_timeout and interactive_timeout for configuring this behavior."))
 		c.pio.flush()
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 	default:

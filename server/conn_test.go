@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/errno"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -77,7 +78,7 @@ func TestPanicRecovered(t *testing.T) {
 	db.SetMaxIdleConns(0)
 
 	_, err := db.Exec("select panic")
-	if mysqlCode(err) != CodeUnknown || !strings.Contains(err.Error(), "Internal error: test session panicked") {
+	if mysqlCode(err) != errno.ErUnknown || !strings.Contains(err.Error(), "Internal error: test session panicked") {
 		t.Fatalf("got %v, want error 1105 about the panic", err)
 	}
 	logs := ts.logs.String()
@@ -102,7 +103,7 @@ func TestKillQuery(t *testing.T) {
 	if _, err := db.Exec(fmt.Sprintf("kill query %d", id)); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; mysqlCode(err) != CodeQueryInterrupted {
+	if err := <-errc; mysqlCode(err) != errno.ErQueryInterrupted {
 		t.Fatalf("got %v, want 1317", err)
 	}
 	var n int
@@ -146,7 +147,7 @@ func TestKillConnection(t *testing.T) {
 		}
 		return true
 	})
-	if _, err := db.Exec("kill 999999"); mysqlCode(err) != CodeNoSuchThread {
+	if _, err := db.Exec("kill 999999"); mysqlCode(err) != errno.ErNoSuchThread {
 		t.Fatalf("got %v, want 1094", err)
 	}
 }
@@ -209,7 +210,7 @@ func TestShutdownGraceful(t *testing.T) {
 	if err := ts.srv.Kill(busyID, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; mysqlCode(err) != CodeQueryInterrupted {
+	if err := <-errc; mysqlCode(err) != errno.ErQueryInterrupted {
 		t.Fatalf("the running statement got %v, want its own 1317", err)
 	}
 	if err := <-done; err != nil {
@@ -248,7 +249,7 @@ func TestMaxConnections(t *testing.T) {
 	db := ts.openDB(t, "root", "", "test")
 	pinnedConn(t, db)
 	_, err := db.Conn(context.Background())
-	if mysqlCode(err) != CodeConCount {
+	if mysqlCode(err) != errno.ErConCount {
 		t.Fatalf("got %v, want 1040", err)
 	}
 }
@@ -275,7 +276,7 @@ func TestUnixSocketSHA2(t *testing.T) {
 	if err := open("sha2-pw"); err != nil {
 		t.Fatal(err)
 	}
-	if err := open("wrong"); mysqlCode(err) != CodeAccessDenied || !strings.Contains(err.Error(), "'sha2'@'localhost'") {
+	if err := open("wrong"); mysqlCode(err) != errno.ErAccessDenied || !strings.Contains(err.Error(), "'sha2'@'localhost'") {
 		t.Fatalf("got %v, want 1045 for sha2@localhost", err)
 	}
 	if n := ts.srv.sha2FullAuths.Load(); n != 1 {

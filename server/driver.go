@@ -9,7 +9,7 @@ import (
 // layer. The server knows nothing of SQL: it authenticates a client, asks the
 // Driver for a Session, and turns each command into one call on it. The SQL
 // layer knows nothing of packets: it returns Results, Columns and Values, and
-// errors (a *SQLError to choose what the client sees).
+// errors (a *errno.Error to choose what the client sees).
 //
 // Threading: each connection has one goroutine. Every method of a Session,
 // and of the Stmts, Rows and ResultWriters it is handed, is called on that
@@ -27,7 +27,7 @@ type Driver interface {
 
 	// OpenSession starts the session of an authenticated connection. An error
 	// refuses the connection with that error: ErrBadDB(info.DB) for a
-	// database that does not exist (1049), CodeDBAccessDenied (1044) for one
+	// database that does not exist (1049), errno.ErDBAccessDenied (1044) for one
 	// the user may not use.
 	OpenSession(ctx context.Context, info ConnInfo) (Session, error)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/errno"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -68,7 +69,7 @@ func TestIdleTimeout(t *testing.T) {
 	time.Sleep(700 * time.Millisecond)
 	err = pc.PingContext(context.Background())
 	t.Logf("go-sql-driver after the idle timeout: %v", err)
-	if mysqlCode(err) != CodeClientInteractionTimeout && !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, mysql.ErrInvalidConn) {
+	if mysqlCode(err) != errno.ErClientInteractionTimeout && !errors.Is(err, driver.ErrBadConn) && !errors.Is(err, mysql.ErrInvalidConn) {
 		t.Fatalf("ping after the idle timeout: got %v, want 4031 or a bad connection", err)
 	}
 	pc.Close()
@@ -105,7 +106,7 @@ func TestSetMaxConnections(t *testing.T) {
 		t.Fatalf("MaxConnections() = %d, want 2", got)
 	}
 	_, err := db.Conn(context.Background())
-	if mysqlCode(err) != CodeConCount || !strings.Contains(err.Error(), "Too many connections") {
+	if mysqlCode(err) != errno.ErConCount || !strings.Contains(err.Error(), "Too many connections") {
 		t.Fatalf("third connection under max 2: got %v, want 1040", err)
 	}
 	ts.srv.SetMaxConnections(1) // fewer than open: both stay
@@ -136,7 +137,7 @@ func TestSetMaxAllowedPacket(t *testing.T) {
 	}
 	fresh, _ := pinnedConn(t, db)
 	err := fresh.QueryRowContext(context.Background(), q).Scan(&s)
-	if mysqlCode(err) != CodeNetPacketTooLarge {
+	if mysqlCode(err) != errno.ErNetPacketTooLarge {
 		t.Fatalf("100 KiB query on a connection opened under 64 KiB: got %v, want 1153", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // TestPacketSplit writes payloads around the 16 MiB boundary, checks the
@@ -98,7 +100,7 @@ func TestMaxAllowedPacket(t *testing.T) {
 	}
 	defer c.Close()
 	err = c.QueryRowContext(context.Background(), pad(limit)).Scan(&s)
-	if mysqlCode(err) != CodeNetPacketTooLarge || !strings.Contains(err.Error(), "Got a packet bigger than 'max_allowed_packet' bytes") {
+	if mysqlCode(err) != errno.ErNetPacketTooLarge || !strings.Contains(err.Error(), "Got a packet bigger than 'max_allowed_packet' bytes") {
 		t.Fatalf("got %v, want 1153", err)
 	}
 	if err := c.PingContext(context.Background()); err == nil {
@@ -106,7 +108,7 @@ func TestMaxAllowedPacket(t *testing.T) {
 	}
 	// A prepared statement's parameter counts too.
 	_, err = db.Exec("select ?", strings.Repeat("x", limit))
-	if mysqlCode(err) != CodeNetPacketTooLarge {
+	if mysqlCode(err) != errno.ErNetPacketTooLarge {
 		t.Fatalf("got %v, want 1153", err)
 	}
 	if err := db.QueryRow("select long 3").Scan(&s); err != nil {

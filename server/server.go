@@ -3,9 +3,10 @@
 // caching_sha2_password), reads their commands, and writes results as text
 // or binary result sets, OK and ERR packets.
 //
-// It executes no SQL. A Driver (driver.go) authenticates users and opens a
+// It executes no SQL, and imports nothing of Basalt but errno, the MySQL
+// error vocabulary. A Driver (driver.go) authenticates users and opens a
 // Session per connection; each command becomes one call on the Session, and
-// what the Session returns — Results, Rows of Values, a *SQLError — is
+// what the Session returns — Results, Rows of Values, a *errno.Error — is
 // encoded for the client. The files follow a command through the layer:
 //
 //	server.go      listening, the connection registry, KILL, shutdown
@@ -19,7 +20,7 @@
 //	binary.go      binary-protocol parameters and rows
 //	column.go      column definitions; value.go  the values in rows
 //	packet.go      packet framing; wire.go  integers and strings on the wire
-//	errors.go      SQLError and the MySQL error codes used here
+//	errors.go      the ERR packet and the errors raised here (errno.Error)
 package server
 
 import (
@@ -33,6 +34,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // DefaultServerVersion is the version the greeting announces unless
@@ -291,7 +294,7 @@ func (s *Server) accept(nc net.Conn) {
 	}
 	if m := s.maxConns.Load(); m > 0 && int64(len(s.conns)) >= m {
 		s.mu.Unlock()
-		go refuse(nc, NewError(CodeConCount, "Too many connections"))
+		go refuse(nc, errno.New(errno.ErConCount, "Too many connections"))
 		return
 	}
 	id := s.lastID + 1
@@ -307,7 +310,7 @@ func (s *Server) accept(nc net.Conn) {
 }
 
 // refuse sends err in place of the greeting and closes nc.
-func refuse(nc net.Conn, err *SQLError) {
+func refuse(nc net.Conn, err *errno.Error) {
 	defer nc.Close()
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	p := newPacketIO(nc, 0)

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/basalt-db/basalt/errno"
+
 // Prepared statements (the binary protocol's commands).
 //
 // COM_STMT_PREPARE: the rest of the packet is the SQL text. Response:
@@ -69,7 +71,7 @@ func (c *conn) comStmtPrepare(body []byte) {
 	cols := st.Columns()
 	if n > maxParams || len(cols) > maxParams {
 		c.safely("closing statement", func() { st.Close() })
-		c.writeErr(NewError(CodePSManyParams, "Prepared statement contains too many placeholders"))
+		c.writeErr(errno.New(errno.ErPSManyParam, "Prepared statement contains too many placeholders"))
 		return
 	}
 	c.lastStmtID++

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // testDriver is a Driver with a fixed set of accounts and databases, whose
@@ -132,7 +134,7 @@ func (s *testSession) ExecuteQuery(ctx context.Context, sql string, multi bool, 
 		}
 	}
 	if len(stmts) == 0 {
-		return NewError(CodeEmptyQuery, "Query was empty")
+		return errno.New(errno.ErEmptyQuery, "Query was empty")
 	}
 	if len(stmts) > 1 && !multi {
 		return syntaxError(";" + strings.SplitN(sql, ";", 2)[1])
@@ -150,7 +152,7 @@ func (s *testSession) ExecuteQuery(ctx context.Context, sql string, multi bool, 
 }
 
 func syntaxError(near string) error {
-	return NewError(CodeParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line 1", near)
+	return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line 1", near)
 }
 
 func (s *testSession) run(ctx context.Context, q string) (Result, error) {
@@ -204,7 +206,7 @@ func (s *testSession) run(ctx context.Context, q string) (Result, error) {
 	case q == "select panic":
 		panic("test session panicked")
 	case q == "select error":
-		return Result{}, &SQLError{Code: 1146, State: "42S02", Message: "Table 'test.nope' doesn't exist"}
+		return Result{}, &errno.Error{Code: 1146, State: "42S02", Msg: "Table 'test.nope' doesn't exist"}
 	case q == "insert":
 		s.warnings = 1
 		return Result{AffectedRows: 3, LastInsertID: 42, Info: "Records: 3  Duplicates: 0  Warnings: 1"}, nil
@@ -268,10 +270,10 @@ func (s *testSession) UseDB(_ context.Context, db string) error {
 
 func (s *testSession) FieldList(_ context.Context, table, wildcard string) ([]Column, error) {
 	if s.db == "" {
-		return nil, NewError(CodeNoDB, "No database selected")
+		return nil, errno.New(errno.ErNoDB, "No database selected")
 	}
 	if table != "t" {
-		return nil, &SQLError{Code: 1146, State: "42S02", Message: fmt.Sprintf("Table '%s.%s' doesn't exist", s.db, table)}
+		return nil, &errno.Error{Code: 1146, State: "42S02", Msg: fmt.Sprintf("Table '%s.%s' doesn't exist", s.db, table)}
 	}
 	cols := []Column{
 		{Schema: s.db, Table: "t", OrgTable: "t", Name: "id", OrgName: "id", Type: TypeLong, Flags: FlagNotNull | FlagPriKey, Length: 11},
@@ -402,7 +404,7 @@ func (r *genRows) Columns() []Column { return genColumns }
 func (r *genRows) Close() error      { return nil }
 func (r *genRows) Next(row []Value) (bool, error) {
 	if r.failAt > 0 && r.i == r.failAt {
-		return false, NewError(CodeUnknown, "row source failed")
+		return false, errno.New(errno.ErUnknown, "row source failed")
 	}
 	if r.i >= r.n {
 		return false, nil

@@ -17,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/basalt-db/basalt/errno"
 )
 
 // TLS. A server with Config.TLSConfig announces CLIENT_SSL in its greeting.
@@ -38,8 +40,7 @@ import (
 // handshake response when the Driver requires secure transport
 // (SecureTransportPolicy).
 
-// CodeSecureTransportRequired is ER_SECURE_TRANSPORT_REQUIRED.
-const CodeSecureTransportRequired = 3159
+// errno.ErSecureTransportRequired is ER_SECURE_TRANSPORT_REQUIRED.
 
 // SecureTransportPolicy is implemented by a Driver that may refuse
 // connections without TLS (MySQL's require_secure_transport). The server
@@ -107,8 +108,8 @@ func (c *conn) refuseInsecure() bool {
 	return ok && p.RequireSecureTransport()
 }
 
-func errSecureTransportRequired() *SQLError {
-	return NewError(CodeSecureTransportRequired, "Connections using insecure transport are prohibited while --require_secure_transport=ON.")
+func errSecureTransportRequired() *errno.Error {
+	return errno.New(errno.ErSecureTransportRequired, "Connections using insecure transport are prohibited while --require_secure_transport=ON.")
 }
 
 // Files of an automatically created certificate, as MySQL 8 names them in

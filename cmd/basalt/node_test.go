@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/store/local"
@@ -58,7 +59,7 @@ func (s *fakeSession) ExecuteQuery(ctx context.Context, sql string, _ bool, w se
 	return w.WriteResult(server.Result{}, false)
 }
 func (s *fakeSession) Prepare(context.Context, string) (server.Stmt, error) {
-	return nil, server.NewError(1295, "not supported")
+	return nil, errno.New(1295, "not supported")
 }
 func (s *fakeSession) UseDB(context.Context, string) error { return nil }
 func (s *fakeSession) FieldList(context.Context, string, string) ([]server.Column, error) {
