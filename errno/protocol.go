@@ -41,3 +41,22 @@ func init() {
 		states[code] = st
 	}
 }
+
+// AccessDenied is MySQL's answer to a wrong user or password (1045).
+func AccessDenied(user, host string, usingPassword bool) *Error {
+	yes := "NO"
+	if usingPassword {
+		yes = "YES"
+	}
+	return New(ErAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)", user, host, yes)
+}
+
+// BadDB is MySQL's answer to a database that does not exist (1049).
+func BadDB(db string) *Error { return New(ErBadDB, "Unknown database '%s'", db) }
+
+// NoSuchThread is MySQL's answer to KILL of an unknown connection id (1094).
+func NoSuchThread(id uint32) *Error { return New(ErNoSuchThread, "Unknown thread id: %d", id) }
+
+// QueryInterrupted is what a statement cancelled by KILL QUERY returns
+// (1317).
+func QueryInterrupted() *Error { return New(ErQueryInterrupted, "Query execution was interrupted") }

@@ -176,7 +176,7 @@ func (c *conn) authenticate(ctx context.Context, user string, resp []byte, clien
 		return err
 	}
 	if !found {
-		return ErrAccessDenied(user, c.host, len(resp) > 0)
+		return errno.AccessDenied(user, c.host, len(resp) > 0)
 	}
 	plugin := cred.Plugin
 	if plugin == "" {
@@ -203,7 +203,7 @@ func (c *conn) authenticate(ctx context.Context, user string, resp []byte, clien
 			return err
 		}
 	}
-	denied := ErrAccessDenied(user, c.host, len(resp) > 0)
+	denied := errno.AccessDenied(user, c.host, len(resp) > 0)
 	if plugin == PluginNativePassword {
 		if !verifyNative(cred.NativeHash, c.scramble, resp) {
 			return denied
@@ -216,7 +216,7 @@ func (c *conn) authenticate(ctx context.Context, user string, resp []byte, clien
 		if cred.CheckPassword == nil || cred.CheckPassword(nil) {
 			return nil
 		}
-		return ErrAccessDenied(user, c.host, false)
+		return errno.AccessDenied(user, c.host, false)
 	}
 	if cred.CheckPassword == nil {
 		return denied // the account has no password, the client sent one

@@ -26,7 +26,7 @@ type Driver interface {
 	LookupUser(ctx context.Context, user, host string) (cred Credential, found bool, err error)
 
 	// OpenSession starts the session of an authenticated connection. An error
-	// refuses the connection with that error: ErrBadDB(info.DB) for a
+	// refuses the connection with that error: errno.BadDB(info.DB) for a
 	// database that does not exist (1049), errno.ErDBAccessDenied (1044) for one
 	// the user may not use.
 	OpenSession(ctx context.Context, info ConnInfo) (Session, error)

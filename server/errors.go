@@ -17,30 +17,6 @@ import (
 //
 // Any other error reaching the server is mapped by toSQLError.
 
-// ErrAccessDenied is MySQL's answer to a wrong user or password.
-func ErrAccessDenied(user, host string, usingPassword bool) *errno.Error {
-	yes := "NO"
-	if usingPassword {
-		yes = "YES"
-	}
-	return errno.New(errno.ErAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)", user, host, yes)
-}
-
-// ErrBadDB is MySQL's answer to a database that does not exist.
-func ErrBadDB(db string) *errno.Error {
-	return errno.New(errno.ErBadDB, "Unknown database '%s'", db)
-}
-
-// ErrNoSuchThread is MySQL's answer to KILL of an unknown connection id.
-func ErrNoSuchThread(id uint32) *errno.Error {
-	return errno.New(errno.ErNoSuchThread, "Unknown thread id: %d", id)
-}
-
-// ErrQueryInterrupted is what a statement cancelled by KILL QUERY returns.
-func ErrQueryInterrupted() *errno.Error {
-	return errno.New(errno.ErQueryInterrupted, "Query execution was interrupted")
-}
-
 func errPacketTooLargeSQL() *errno.Error {
 	return errno.New(errno.ErNetPacketTooLarge, "Got a packet bigger than 'max_allowed_packet' bytes")
 }
@@ -67,7 +43,7 @@ func toSQLError(err error) *errno.Error {
 	case errors.As(err, &se):
 		return se
 	case errors.Is(err, context.Canceled):
-		return ErrQueryInterrupted()
+		return errno.QueryInterrupted()
 	case errors.Is(err, context.DeadlineExceeded):
 		return errno.New(errno.ErQueryTimeout, "Query execution was interrupted, maximum statement execution time exceeded")
 	default:

@@ -343,7 +343,7 @@ func (s *Server) Kill(id uint32, queryOnly bool) error {
 	c := s.conns[id]
 	s.mu.Unlock()
 	if c == nil {
-		return ErrNoSuchThread(id)
+		return errno.NoSuchThread(id)
 	}
 	c.kill(queryOnly)
 	return nil

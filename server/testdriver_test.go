@@ -57,7 +57,7 @@ func (d *testDriver) LookupUser(_ context.Context, user, host string) (Credentia
 
 func (d *testDriver) OpenSession(_ context.Context, info ConnInfo) (Session, error) {
 	if info.DB != "" && !testDatabases[info.DB] {
-		return nil, ErrBadDB(info.DB)
+		return nil, errno.BadDB(info.DB)
 	}
 	d.opened.Add(1)
 	return &testSession{d: d, info: info, db: info.DB}, nil
@@ -262,7 +262,7 @@ func (s *testSession) Prepare(_ context.Context, sql string) (Stmt, error) {
 
 func (s *testSession) UseDB(_ context.Context, db string) error {
 	if !testDatabases[db] {
-		return ErrBadDB(db)
+		return errno.BadDB(db)
 	}
 	s.db = db
 	return nil

@@ -10,7 +10,7 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/privilege"
-	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/types"
 )
 
 // Accounts and grants live in ordinary tables of the mysql schema, created
@@ -201,7 +201,7 @@ func privsOf(vals []string, cols []privilege.Priv) privilege.Priv {
 // internalSession returns a session that runs the driver's own statements
 // on the grant tables. It has no subject, so nothing it runs is checked.
 func (d *Driver) internalSession() *Session {
-	return newSession(d, server.ConnInfo{User: "root", Host: "localhost"})
+	return newSession(d, ConnInfo{User: "root", Host: "localhost"})
 }
 
 // execInternal runs the statements of sql and returns the rows of the last
@@ -221,20 +221,19 @@ func (s *Session) execInternal(ctx context.Context, sql string) ([][]string, err
 		if res.Rows == nil {
 			continue
 		}
-		vals := make([]server.Value, len(res.Rows.Columns()))
 		for {
-			ok, err := res.Rows.Next(vals)
+			vals, err := res.Rows.Next()
 			if err != nil {
 				res.Rows.Close()
 				return nil, err
 			}
-			if !ok {
+			if vals == nil {
 				break
 			}
 			row := make([]string, len(vals))
 			for i, v := range vals {
 				if !v.IsNull() {
-					row[i] = v.String()
+					row[i] = string(types.ToText(v))
 				}
 			}
 			out = append(out, row)
@@ -260,22 +259,23 @@ func (s *Session) execWrite(ctx context.Context, sql ...string) error {
 	return s.commit(ctx)
 }
 
-// LookupUser implements server.Driver: the account that user connecting
-// from host authenticates as, the most specific match first.
-func (d *Driver) LookupUser(_ context.Context, user, host string) (server.Credential, bool, error) {
+// LookupUser returns the credential of the account that user connecting
+// from host authenticates as, the most specific match first; found is
+// false when none matches.
+func (d *Driver) LookupUser(_ context.Context, user, host string) (Credential, bool, error) {
 	u := d.acl.cache.Load().Match(user, host)
 	if u == nil {
-		return server.Credential{}, false, nil
+		return Credential{}, false, nil
 	}
 	if u.Locked {
-		return server.Credential{}, false, server.NewError(errAccountLocked, "Access denied for user '%s'@'%s'. Account is locked.", user, host)
+		return Credential{}, false, errno.New(errAccountLocked, "Access denied for user '%s'@'%s'. Account is locked.", user, host)
 	}
-	cred := server.Credential{Plugin: u.Plugin}
+	cred := Credential{Plugin: u.Plugin}
 	if u.AuthString == "" {
 		return cred, true, nil
 	}
 	if !privilege.ValidAuthString(u.Plugin, u.AuthString) {
-		return server.Credential{}, false, nil // a corrupt password opens nothing
+		return Credential{}, false, nil // a corrupt password opens nothing
 	}
 	if u.Plugin == privilege.PluginNative {
 		cred.NativeHash = privilege.NativeStage2(u.AuthString)
@@ -285,14 +285,14 @@ func (d *Driver) LookupUser(_ context.Context, user, host string) (server.Creden
 	return cred, true, nil
 }
 
-// OpenSession implements server.Driver. The connection authenticated as
+// OpenSession starts the session of a connection that authenticated as
 // the account LookupUser returned; a database named at connect must be one
 // the account may use (1044) and must exist (1049).
-func (d *Driver) OpenSession(_ context.Context, info server.ConnInfo) (server.Session, error) {
+func (d *Driver) OpenSession(_ context.Context, info ConnInfo) (*Session, error) {
 	c := d.acl.cache.Load()
 	u := c.Match(info.User, info.Host)
 	if u == nil { // dropped between authentication and now
-		return nil, server.ErrAccessDenied(info.User, info.Host, false)
+		return nil, errno.AccessDenied(info.User, info.Host, false)
 	}
 	subj := &privilege.Subject{User: u.User, Host: u.Host, ClientHost: info.Host}
 	if info.DB != "" && !strings.EqualFold(info.DB, planner.InfoSchemaDB) {
@@ -300,7 +300,7 @@ func (d *Driver) OpenSession(_ context.Context, info server.ConnInfo) (server.Se
 			return nil, mapError(errDBAccessDenied(subj, info.DB), nil)
 		}
 		if d.catalog.InfoSchema().DB(info.DB) == nil {
-			return nil, server.ErrBadDB(info.DB)
+			return nil, errno.BadDB(info.DB)
 		}
 	}
 	s := newSession(d, info)
@@ -316,8 +316,8 @@ func (d *Driver) FlushPrivileges(ctx context.Context) error {
 	if err := d.loadACL(ctx); err != nil {
 		return err
 	}
-	if d.srv != nil {
-		d.srv.InvalidateAuthCache("")
+	if d.conns != nil {
+		d.conns.InvalidateAuthCache("")
 	}
 	return nil
 }
@@ -352,8 +352,8 @@ func errDBAccessDenied(subj *privilege.Subject, db string) error {
 	return aclError(errDBAccessDeniedCode, "42000", "Access denied for user '%s'@'%s' to database '%s'", subj.User, subj.Host, db)
 }
 
-// RequireSecureTransport implements server.SecureTransportPolicy: the
-// global require_secure_transport.
+// RequireSecureTransport is the global require_secure_transport:
+// connections that use neither TLS nor a Unix socket are refused.
 func (d *Driver) RequireSecureTransport() bool {
 	d.mu.Lock()
 	v, ok := d.globals["require_secure_transport"]

@@ -7,7 +7,6 @@ import (
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/privilege"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/auth"
@@ -22,7 +21,7 @@ import (
 // session and reloads the cache. A statement that fails changes nothing.
 
 // dispatchACL runs st if it is an account statement; ok reports whether it was.
-func (s *Session) dispatchACL(ctx context.Context, st ast.StmtNode) (res server.Result, ok bool, err error) {
+func (s *Session) dispatchACL(ctx context.Context, st ast.StmtNode) (res Result, ok bool, err error) {
 	switch x := st.(type) {
 	case *ast.CreateUserStmt:
 		return res, true, s.createUser(ctx, x)
@@ -252,11 +251,11 @@ func (s *Session) alterUser(ctx context.Context, x *ast.AlterUserStmt) error {
 // forgetVerifiers drops caching_sha2_password's cached verifiers of users
 // whose password changed or who were dropped.
 func (s *Session) forgetVerifiers(users []string) {
-	if s.d.srv == nil {
+	if s.d.conns == nil {
 		return
 	}
 	for _, u := range users {
-		s.d.srv.InvalidateAuthCache(u)
+		s.d.conns.InvalidateAuthCache(u)
 	}
 }
 
@@ -440,7 +439,7 @@ func (s *Session) checkGrantor(c *privilege.Cache, t grantTarget, need privilege
 	case privilege.Global:
 		if need&^c.Global(subj) != 0 {
 			u := c.Account(subj.User, subj.Host)
-			return server.ErrAccessDenied(subj.User, subj.Host, u != nil && u.AuthString != "")
+			return errno.AccessDenied(subj.User, subj.Host, u != nil && u.AuthString != "")
 		}
 	case privilege.DB:
 		if need&^c.DB(subj, t.db) != 0 {
@@ -529,23 +528,23 @@ func grantSQL(c *privilege.Cache, u *privilege.User, t grantTarget, p privilege.
 	return out, nil
 }
 
-func (s *Session) showGrants(x *ast.ShowStmt) (server.Result, error) {
+func (s *Session) showGrants(x *ast.ShowStmt) (Result, error) {
 	user, host := s.account(x.User)
 	c := s.d.acl.cache.Load()
 	if !s.isSelf(user, host) && !s.onMySQLDB(c, privilege.Select) {
-		return server.Result{}, errDBAccessDenied(s.subject, aclDB)
+		return Result{}, errDBAccessDenied(s.subject, aclDB)
 	}
 	u := c.Account(user, host)
 	if u == nil {
-		return server.Result{}, aclError(errNonexistingGrant, "42000", "There is no such grant defined for user '%s' on host '%s'", user, host)
+		return Result{}, aclError(errNonexistingGrant, "42000", "There is no such grant defined for user '%s' on host '%s'", user, host)
 	}
 	var data [][]types.Datum
 	for _, line := range c.ShowGrants(u) {
 		data = append(data, []types.Datum{str(line)})
 	}
-	cols := textColumns("Grants for " + u.User + "@" + u.Host)
-	cols[0].Length = 1024
-	return server.Result{Rows: &staticRows{cols: cols, data: data}}, nil
+	cols := textFields("Grants for " + u.User + "@" + u.Host)
+	cols[0].Type.Flen = 256 // 1024 bytes of utf8mb4
+	return Result{Rows: &staticRows{fields: cols, data: data}}, nil
 }
 
 // CurrentUser is CURRENT_USER(): the account the session authenticated as.

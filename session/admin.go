@@ -13,7 +13,6 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -37,9 +36,9 @@ func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) pla
 // still expected them; and with the timestamp taken first, a check could
 // see an index just made public in a snapshot older than its backfill's
 // last batch. Both reported entries missing that were not (8003).
-func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Result, error) {
+func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, error) {
 	if x.Tp != ast.AdminCheckTable {
-		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
+		return Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
 	}
 	is, release := s.pinStmt()
 	defer release()
@@ -49,21 +48,21 @@ func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (server.Resul
 		pc.IS = is
 		_, t, err := pc.TableRef(tn)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		tables[i] = t
 	}
 	ts, err := s.d.store.CurrentTS()
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	snap := s.d.store.Snapshot(ts)
 	for _, t := range tables {
 		if err := checkTable(ctx, snap, t); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 	}
-	return server.Result{}, nil
+	return Result{}, nil
 }
 
 func checkTable(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo) error {
@@ -144,12 +143,12 @@ func datumsText(vals []types.Datum) string {
 // execAnalyze counts rows and distinct index keys, for the planner and SHOW.
 // Like ADMIN CHECK TABLE it pins its schema before it takes its timestamp,
 // so that the indexes it reads are those its snapshot holds.
-func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (server.Result, error) {
+func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Result, error) {
 	is, release := s.pinStmt()
 	defer release()
 	ts, err := s.d.store.CurrentTS()
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	snap := s.d.store.Snapshot(ts)
 	buckets := executor.DefaultBuckets
@@ -157,7 +156,7 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 		if o.Type == ast.AnalyzeOptNumBuckets {
 			n, _, _ := types.ToInt(o.Value.(*parserdriver.ValueExpr).Datum)
 			if n < 1 || n > 1024 {
-				return server.Result{}, errno.New(errno.ErWrongArguments, "Value of analyze option BUCKETS should be positive and not larger than 1024")
+				return Result{}, errno.New(errno.ErWrongArguments, "Value of analyze option BUCKETS should be positive and not larger than 1024")
 			}
 			buckets = int(n)
 		}
@@ -167,62 +166,62 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (ser
 		pc.IS = is
 		_, t, err := pc.TableRef(tn)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		if t.View != nil {
-			return server.Result{}, errno.New(1347, "'%s.%s' is not BASE TABLE", s.db, t.Name)
+			return Result{}, errno.New(1347, "'%s.%s' is not BASE TABLE", s.db, t.Name)
 		}
 		st, err := executor.Analyze(ctx, snap, t, ts, buckets)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		if err := s.d.catalog.SetStats(ctx, t.ID, st); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 	}
-	return server.Result{}, nil
+	return Result{}, nil
 }
 
 // execExplain shows the plan tree of a statement.
-func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.Result, error) {
+func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (Result, error) {
 	var p planner.Plan
 	switch st := x.Stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		q, err := planner.BuildQuery(s.planContext(), st.(ast.ResultSetNode))
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		p = q.Plan
 	case *ast.UpdateStmt:
 		if planner.IsMultiUpdate(st) {
 			u, err := planner.BuildMultiUpdate(s.planContext(), st)
 			if err != nil {
-				return server.Result{}, err
+				return Result{}, err
 			}
 			p = u.Source
 			break
 		}
 		u, err := planner.BuildUpdate(s.planContext(), st)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		p = u.Source
 	case *ast.DeleteStmt:
 		if st.IsMultiTable {
 			d, err := planner.BuildMultiDelete(s.planContext(), st)
 			if err != nil {
-				return server.Result{}, err
+				return Result{}, err
 			}
 			p = d.Source
 			break
 		}
 		d, err := planner.BuildDelete(s.planContext(), st)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		p = d.Source
 	default:
-		return server.Result{}, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
+		return Result{}, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
 	}
 	var data [][]types.Datum
 	var walk func(p planner.Plan, depth int)
@@ -235,7 +234,7 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (server.R
 		}
 	}
 	walk(p, 0)
-	return server.Result{Rows: &staticRows{cols: textColumns("id", "estRows", "operator info"), data: data}}, nil
+	return Result{Rows: &staticRows{fields: textFields("id", "estRows", "operator info"), data: data}}, nil
 }
 
 func describe(p planner.Plan) (string, string) {

@@ -5,21 +5,9 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// columnCollation is the collation SHOW and information_schema report for
-// a text column.
-func columnCollation(ft *types.FieldType) string {
-	if ft.Collate != "" {
-		if name, _, _, ok := types.LookupCollation(ft.Collate); ok {
-			return name
-		}
-		return ft.Collate
-	}
-	return "utf8mb4_general_ci"
-}
-
 // columnCharset is the character set of a text column.
 func columnCharset(ft *types.FieldType) string {
-	if _, cs, _, ok := types.LookupCollation(columnCollation(ft)); ok {
+	if _, cs, _, ok := types.LookupCollation(ft.CollationName()); ok {
 		return cs
 	}
 	return "utf8mb4"

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/basalt-db/basalt/server"
+	"github.com/basalt-db/basalt/session"
+
 	"github.com/go-sql-driver/mysql"
-	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // TestIndexDDLUnderWrites builds and drops indexes while two connections
@@ -200,18 +200,21 @@ func TestPreparedPlanKeepsItsVersion(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	s := newSession(drv, server.ConnInfo{ID: 1 << 30, User: "root", Host: "localhost", DB: "pv"})
-	defer s.Close()
-	if _, err := s.run(ctx, mustParse(t, s, "BEGIN"), nil, nil); err != nil {
+	s, err := drv.OpenSession(ctx, session.ConnInfo{ID: 1 << 30, User: "root", Host: "localhost", DB: "pv"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	pinned := s.txnIS.Version
+	defer s.Close()
+	if err := s.ExecuteQuery(ctx, "BEGIN", false, dropResults{}); err != nil {
+		t.Fatal(err)
+	}
+	pinned := s.TxnSchemaVersion()
 	// A change that waits for nobody: the newest schema moves past the
 	// transaction's.
 	if _, err := db.Exec("CREATE TABLE pv.u (x INT)"); err != nil {
 		t.Fatal(err)
 	}
-	if newest := drv.catalog.InfoSchema().Version; newest == pinned {
+	if newest := drv.Catalog().InfoSchema().Version; newest == pinned {
 		t.Fatalf("schema version still %d after CREATE TABLE", newest)
 	}
 	ps, err := s.Prepare(ctx, "SELECT * FROM t WHERE c = ?")
@@ -219,18 +222,9 @@ func TestPreparedPlanKeepsItsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ps.Close()
-	if got := ps.(*stmt).plan.version; got != pinned {
+	if got := ps.CachedPlanVersion(); got != pinned {
 		t.Fatalf("plan prepared under schema version %d is cached as version %d", pinned, got)
 	}
-}
-
-func mustParse(t *testing.T, s *Session, q string) ast.StmtNode {
-	t.Helper()
-	stmts, _, err := s.parser.ParseSQL(q)
-	if err != nil || len(stmts) != 1 {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return stmts[0]
 }
 
 // TestIndexDDLUnderClusteredWrites is TestIndexDDLUnderWrites on the shape
@@ -405,4 +399,14 @@ func TestIndexDDLUnderClusteredWrites(t *testing.T) {
 		t.Fatalf("%d index builds, %d successful writes: the test exercised nothing", built, written)
 	}
 	t.Logf("%d index builds, %d successful writes", built, written)
+}
+
+// dropResults is a session.ResultWriter that drops what it is given.
+type dropResults struct{}
+
+func (dropResults) WriteResult(r session.Result, _ bool) error {
+	if r.Rows != nil {
+		return r.Rows.Close()
+	}
+	return nil
 }

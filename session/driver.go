@@ -1,8 +1,9 @@
 // Package session runs SQL for one connection at a time: it parses, plans
 // and executes statements, keeps the connection's state (current database,
 // variables, transaction, prepared statements) and maps errors to MySQL's
-// codes. Driver implements server.Driver; Session implements
-// server.Session.
+// codes. It knows nothing of the wire: it returns Results of datums and
+// errno.Errors, and driver/ adapts Driver, Session and Stmt to the
+// protocol server.
 package session
 
 import (
@@ -17,7 +18,6 @@ import (
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -47,7 +47,9 @@ type Driver struct {
 	store   kv.Storage
 	catalog *catalog.Catalog
 	ddl     *ddl.DDL
-	srv     *server.Server
+	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
+	// until SetConnections.
+	conns Connections
 
 	mu sync.Mutex
 	// active counts running statements and open transactions per schema
@@ -72,10 +74,9 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	if cfg.LockWaitTimeout == 0 {
 		cfg.LockWaitTimeout = 50 * time.Second
 	}
-	if cfg.ServerVersion == "" {
-		cfg.ServerVersion = server.DefaultServerVersion
+	if cfg.ServerVersion != "" {
+		expression.Version = cfg.ServerVersion
 	}
-	expression.Version = cfg.ServerVersion
 	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
 	d.drained = sync.NewCond(&d.mu)
 	if cfg.RequireSecureTransport {
@@ -91,8 +92,10 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	return d, nil
 }
 
-// SetServer tells the driver its server, for KILL and SHOW PROCESSLIST.
-func (d *Driver) SetServer(s *server.Server) { d.srv = s }
+// SetConnections gives the driver the connections of the server that
+// serves it, for KILL, SHOW PROCESSLIST, the auth cache and the connection
+// limits. Call it before the server accepts a connection.
+func (d *Driver) SetConnections(c Connections) { d.conns = c }
 
 // Catalog returns the driver's catalog.
 func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }

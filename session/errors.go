@@ -8,7 +8,6 @@ import (
 	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 )
@@ -20,28 +19,28 @@ func mapError(err error, is *catalog.InfoSchema) error {
 		return nil
 	}
 	var me *errno.Error
-	var se *server.SQLError
+	var se *errno.Error
 	var ke *kv.KeyExistsError
 	var tl *kv.EntryTooLargeError
 	switch {
 	case errors.As(err, &me):
-		return &server.SQLError{Code: me.Code, State: me.State, Message: me.Msg}
+		return &errno.Error{Code: me.Code, State: me.State, Msg: me.Msg}
 	case errors.As(err, &se):
 		return se
 	case errors.Is(err, kv.ErrDeadlock), errors.Is(err, kv.ErrWriteConflict), errors.Is(err, kv.ErrTxnAborted):
-		return &server.SQLError{Code: errno.ErLockDeadlock, State: "40001", Message: "Deadlock found when trying to get lock; try restarting transaction"}
+		return &errno.Error{Code: errno.ErLockDeadlock, State: "40001", Msg: "Deadlock found when trying to get lock; try restarting transaction"}
 	case errors.Is(err, kv.ErrLockWaitTimeout):
-		return &server.SQLError{Code: errno.ErLockWaitTimeout, State: "HY000", Message: "Lock wait timeout exceeded; try restarting transaction"}
+		return &errno.Error{Code: errno.ErLockWaitTimeout, State: "HY000", Msg: "Lock wait timeout exceeded; try restarting transaction"}
 	case errors.As(err, &ke):
 		return dupKeyError(ke.Key, is)
 	case errors.As(err, &tl):
-		return &server.SQLError{Code: 8025, State: "HY000", Message: "entry too large, the max entry size is 6291456, the size of data is " + itoa(tl.Size)}
+		return &errno.Error{Code: 8025, State: "HY000", Msg: "entry too large, the max entry size is 6291456, the size of data is " + itoa(tl.Size)}
 	case errors.Is(err, context.Canceled):
-		return server.ErrQueryInterrupted()
+		return errno.QueryInterrupted()
 	case errors.Is(err, context.DeadlineExceeded):
-		return &server.SQLError{Code: 3024, State: "HY000", Message: "Query execution was interrupted, maximum statement execution time exceeded"}
+		return &errno.Error{Code: 3024, State: "HY000", Msg: "Query execution was interrupted, maximum statement execution time exceeded"}
 	}
-	return &server.SQLError{Code: errno.ErUnknown, State: "HY000", Message: err.Error()}
+	return &errno.Error{Code: errno.ErUnknown, State: "HY000", Msg: err.Error()}
 }
 
 func itoa(n int) string { return types.NewInt(int64(n)).String() }
@@ -49,7 +48,7 @@ func itoa(n int) string { return types.NewInt(int64(n)).String() }
 // dupKeyError describes a key that a commit found already present.
 func dupKeyError(key []byte, is *catalog.InfoSchema) error {
 	msg := func(entry, t, ix string) error {
-		return &server.SQLError{Code: errno.ErDupEntry, State: "23000", Message: "Duplicate entry '" + entry + "' for key '" + t + "." + ix + "'"}
+		return &errno.Error{Code: errno.ErDupEntry, State: "23000", Msg: "Duplicate entry '" + entry + "' for key '" + t + "." + ix + "'"}
 	}
 	if is == nil || len(key) < 11 {
 		return msg("?", "?", "?")

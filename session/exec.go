@@ -15,14 +15,17 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// ExecuteQuery implements server.Session.
-func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w server.ResultWriter) error {
+// ExecuteQuery runs the SQL text of one COM_QUERY. multi reports whether
+// the client allows several statements separated by ';'; when it does not,
+// more than one is a syntax error. Statements run in order, each result
+// handed to w before the next statement runs; the first error ends the
+// call.
+func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w ResultWriter) error {
 	if err := checkNesting(sql); err != nil {
 		return err
 	}
@@ -42,10 +45,10 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 		return err
 	}
 	if len(stmts) == 0 {
-		return server.NewError(1065, "Query was empty")
+		return errno.New(1065, "Query was empty")
 	}
 	if len(stmts) > 1 && !multi {
-		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
 	}
 	for i, st := range stmts {
 		res, err := s.run(ctx, st, nil, nil)
@@ -63,9 +66,9 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w se
 // its statements by trigger.Split: those go to runTriggerStmt, the others
 // to the TiDB parser. As for any query, every statement is parsed before
 // the first runs.
-func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, multi bool, w server.ResultWriter) error {
+func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, multi bool, w ResultWriter) error {
 	if len(pieces) > 1 && !multi {
-		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
 	}
 	type unit struct {
 		trigger string // a trigger statement's text, or ""
@@ -89,7 +92,7 @@ func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, mul
 		}
 	}
 	for i, u := range units {
-		var res server.Result
+		var res Result
 		var err error
 		if u.st != nil {
 			res, err = s.run(ctx, u.st, nil, nil)
@@ -130,7 +133,7 @@ func noPlaceholders(sql string, stmts []ast.StmtNode) error {
 			near = near[:80]
 		}
 		line := 1 + strings.Count(sql[:off], "\n")
-		return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %d", near, line)
+		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use near '%s' at line %d", near, line)
 	}
 	return nil
 }
@@ -142,22 +145,22 @@ func parseError(err error) error {
 		// names carry MySQL's code.
 		_, num, _ := strings.Cut(msg[1:i], ":")
 		if code, cerr := strconv.Atoi(num); cerr == nil && code != errno.ErParse && code > 1000 && code < 65536 {
-			return server.NewError(uint16(code), "%s", strings.TrimSpace(msg[i+1:]))
+			return errno.New(uint16(code), "%s", strings.TrimSpace(msg[i+1:]))
 		}
 		msg = msg[i+1:]
 	}
-	return server.NewError(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use %s", strings.TrimSpace(msg))
+	return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use %s", strings.TrimSpace(msg))
 }
 
 // run executes one statement, recording metrics and warnings. cached, if
 // not nil, is the statement's plan from the plan cache.
-func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	start := time.Now()
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
 	}
 	err := s.checkPrivileges(st)
-	var res server.Result
+	var res Result
 	if err == nil {
 		res, err = s.dispatch(ctx, st, params, cached)
 	}
@@ -242,7 +245,7 @@ func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression
 		LastInsertIDSet: func(v uint64) { s.lastInsertID = v }}
 }
 
-func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	if res, ok, err := s.dispatchACL(ctx, st); ok {
 		return res, err
 	}
@@ -257,7 +260,7 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		return s.execSelectInto(ctx, x, params)
 	case *ast.BeginStmt:
 		if err := s.commit(ctx); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		mode := kv.Optimistic
 		if s.pessimistic() {
@@ -269,16 +272,16 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		case "OPTIMISTIC":
 			mode = kv.Optimistic
 		}
-		return server.Result{}, s.begin(true, mode)
+		return Result{}, s.begin(true, mode)
 	case *ast.CommitStmt:
-		return server.Result{}, s.commit(ctx)
+		return Result{}, s.commit(ctx)
 	case *ast.RollbackStmt:
 		s.rollback()
-		return server.Result{}, nil
+		return Result{}, nil
 	case *ast.SetStmt:
-		return server.Result{}, s.execSet(ctx, x)
+		return Result{}, s.execSet(ctx, x)
 	case *ast.UseStmt:
-		return server.Result{}, s.UseDB(ctx, x.DBName)
+		return Result{}, s.UseDB(ctx, x.DBName)
 	case *ast.CreateDatabaseStmt:
 		// MySQL reports one row affected for a new database, and for a
 		// dropped one as many as it had tables.
@@ -321,14 +324,14 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 		return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
 	case *ast.AlterTableStmt:
 		if err := s.commit(ctx); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		res, err := s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry, uint32(s.sqlMode()))
 		s.warnings = append(s.warnings, res.Warnings...)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
-		return server.Result{AffectedRows: res.Rows,
+		return Result{AffectedRows: res.Rows,
 			Info: fmt.Sprintf("Records: %d  Duplicates: 0  Warnings: %d", res.Rows, len(res.Warnings))}, nil
 	case *ast.RenameTableStmt:
 		return s.ddl(ctx, func() error { return s.d.ddl.RenameTable(ctx, s.db, x) })
@@ -341,35 +344,35 @@ func (s *Session) dispatch(ctx context.Context, st ast.StmtNode, params []types.
 	case *ast.AdminStmt:
 		return s.execAdmin(ctx, x)
 	case *ast.KillStmt:
-		if s.d.srv == nil {
-			return server.Result{}, errno.New(errno.ErNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
+		if s.d.conns == nil {
+			return Result{}, errno.New(errno.ErNoSuchThread, "Unknown thread id: %d", x.ConnectionID)
 		}
-		return server.Result{}, s.d.srv.Kill(uint32(x.ConnectionID), x.Query)
+		return Result{}, s.d.conns.Kill(uint32(x.ConnectionID), x.Query)
 	case *ast.DoStmt:
 		ec := s.evalCtx(ctx, params)
 		for _, e := range x.Exprs {
 			b := &expression.Builder{Clause: "field list"}
 			ex, err := b.Build(e)
 			if err != nil {
-				return server.Result{}, err
+				return Result{}, err
 			}
 			if _, err := ex.Eval(ec, nil); err != nil {
-				return server.Result{}, err
+				return Result{}, err
 			}
 		}
-		return server.Result{}, nil
+		return Result{}, nil
 	case *ast.FlushStmt:
-		return server.Result{}, nil
+		return Result{}, nil
 	}
-	return server.Result{}, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this statement (%T)", st)
+	return Result{}, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this statement (%T)", st)
 }
 
 // ddl runs a schema change after an implicit commit, as MySQL does.
-func (s *Session) ddl(ctx context.Context, fn func() error) (server.Result, error) {
+func (s *Session) ddl(ctx context.Context, fn func() error) (Result, error) {
 	if err := s.commit(ctx); err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
-	return server.Result{}, fn()
+	return Result{}, fn()
 }
 
 // readView returns where a query reads: the open transaction, or a fresh
@@ -401,7 +404,7 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 	return s.d.store.Snapshot(ts), ts, nil
 }
 
-func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	// Pinned from the moment the schema is read until the rows are done
 	// (see pinSchema), or until an early return.
 	is, release := s.pinStmt()
@@ -420,7 +423,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		q, err = planner.BuildQuery(s.planContext(), node)
 		s.stmtIS = nil
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		if cached != nil {
 			cached.query, cached.version = q, is.Version
@@ -430,7 +433,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
 	reader, ts, err := s.readView(ctx, forUpdate)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	ctx, cancel := s.selectContext(ctx, sel)
 	if forUpdate && s.txn != nil && s.txn.Mode() == kv.Pessimistic {
@@ -444,7 +447,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		if cancel != nil {
 			cancel()
 		}
-		return server.Result{}, err
+		return Result{}, err
 	}
 	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(ctx, params), Reader: reader, ForUpdateTS: ts,
 		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Mem: s.stmtMem(nil)}
@@ -457,17 +460,13 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		if cancel != nil {
 			cancel()
 		}
-		return server.Result{}, err
-	}
-	cols := make([]server.Column, len(q.Fields))
-	for i, f := range q.Fields {
-		cols[i] = columnOf(f)
+		return Result{}, err
 	}
 	// FOUND_ROWS() answers for the previous SELECT until this one ends (the
 	// statement may be SELECT FOUND_ROWS() itself).
 	found := new(uint64)
 	registered = false // the rows' done exits
-	return server.Result{Rows: &rows{ctx: ec, exec: ex, cols: cols, counted: found, done: func() {
+	return Result{Rows: &rows{ctx: ec, exec: ex, fields: q.Fields, counted: found, done: func() {
 		s.foundRows = *found
 		release()
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
@@ -485,7 +484,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 // MySQL does after a lock wait. A deadlock rolls back the whole
 // transaction, as in MySQL, which releases the locks the other side waits
 // for.
-func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params []types.Datum, version int64, ts uint64) (server.Result, error) {
+func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params []types.Datum, version int64, ts uint64) (Result, error) {
 	// The caller pinned the schema (version) for the whole statement.
 	txn := s.txn
 	eval := s.evalCtx(ctx, params)
@@ -493,7 +492,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		if attempt > 0 {
 			var err error
 			if ts, err = s.d.store.CurrentTS(); err != nil {
-				return server.Result{}, err
+				return Result{}, err
 			}
 		}
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn.ReaderAt(ts), ForUpdateTS: ts,
@@ -503,12 +502,8 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		data, err := drain(ec, q.Plan)
 		if err == nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
-			cols := make([]server.Column, len(q.Fields))
-			for i, f := range q.Fields {
-				cols[i] = columnOf(f)
-			}
 			s.foundRows = uint64(len(data))
-			return server.Result{Rows: &staticRows{cols: cols, data: data}}, nil
+			return Result{Rows: &staticRows{fields: q.Fields, data: data}}, nil
 		}
 		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
 			eval.Warnings = eval.Warnings[:0]
@@ -517,7 +512,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		if errors.Is(err, kv.ErrDeadlock) {
 			s.rollback()
 		}
-		return server.Result{}, err
+		return Result{}, err
 	}
 }
 
@@ -604,7 +599,7 @@ func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
 // conflict.
 const maxStmtRetries = 100
 
-func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (server.Result, error) {
+func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	is, release := s.pinStmt()
 	defer release()
 	if s.txn == nil && !s.autocommit() {
@@ -613,7 +608,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 			mode = kv.Pessimistic
 		}
 		if err := s.begin(true, mode); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 	}
 	var p *dmlPlan
@@ -625,7 +620,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		p, err = s.planDML(st)
 		s.stmtIS = nil
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		if cached != nil {
 			cached.dml, cached.version = p, is.Version
@@ -644,19 +639,19 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	s.warnings = append(s.warnings, eval.Warnings...)
 	if err != nil {
 		s.rowCount = -1 // ROW_COUNT() after a failed statement
-		return server.Result{}, err
+		return Result{}, err
 	}
 	if res.LastInsertID != 0 {
 		s.lastInsertID = res.LastInsertID
 	}
 	s.rowCount = int64(res.Affected)
-	out := server.Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
+	out := Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
 	if p.insert != nil && (len(p.insert.Rows) > 1 || p.insert.Select != nil) {
 		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
 	}
 	if p.update != nil || p.multiUpdate != nil {
 		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
-		if s.info.Capabilities&server.ClientFoundRows != 0 {
+		if s.info.FoundRows {
 			out.AffectedRows = res.Matched
 		}
 	}

@@ -113,8 +113,8 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 		out = append(out, []types.Datum{str("utf8mb4_bin"), str("utf8mb4"), i64(46), str("Yes"), str("Yes"), i64(1), str("PAD SPACE")},
 			[]types.Datum{str("binary"), str("binary"), i64(63), str("Yes"), str("Yes"), i64(1), str("NO PAD")})
 	case "processlist":
-		if s.d.srv != nil {
-			for _, p := range s.d.srv.ProcessList() {
+		if s.d.conns != nil {
+			for _, p := range s.d.conns.ProcessList() {
 				out = append(out, []types.Datum{i64(int64(p.ID)), str(p.User), str(p.Host), nullable(p.DB, p.DB != ""),
 					str(p.Command), i64(int64(p.Time.Seconds())), str(p.State), nullable(p.Info, p.Info != "")})
 			}
@@ -164,7 +164,7 @@ func columnRow(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) []types.D
 		if ft.IsBinary() {
 			octLen = charLen
 		} else {
-			charset, coll = str(columnCharset(ft)), str(columnCollation(ft))
+			charset, coll = str(columnCharset(ft)), str(ft.CollationName())
 		}
 	case ft.Tp == mysql.TypeNewDecimal:
 		numPrec, numScale = types.NewInt(int64(ft.Flen)), types.NewInt(int64(ft.Decimal))

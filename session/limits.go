@@ -7,7 +7,6 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -65,7 +64,7 @@ func (s *Session) initLimits() {
 		return v
 	}
 	wait := global("wait_timeout")
-	if s.info.Capabilities&server.ClientInteractive != 0 {
+	if s.info.Interactive {
 		wait = global("interactive_timeout")
 	}
 	for name, v := range map[string]types.Datum{
@@ -82,8 +81,8 @@ func (s *Session) initLimits() {
 // connMaxPacket is max_allowed_packet for a connection opening now: what
 // the server holds it to.
 func (d *Driver) connMaxPacket() int64 {
-	if d.srv != nil {
-		return int64(d.srv.MaxAllowedPacket())
+	if d.conns != nil {
+		return int64(d.conns.MaxAllowedPacket())
 	}
 	return sysVars["max_allowed_packet"].def.Int()
 }
@@ -92,15 +91,15 @@ func (d *Driver) connMaxPacket() int64 {
 func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 	switch name {
 	case "max_connections":
-		if s.d.srv != nil {
-			return types.NewInt(int64(s.d.srv.MaxConnections())), true
+		if s.d.conns != nil {
+			return types.NewInt(int64(s.d.conns.MaxConnections())), true
 		}
 	case "max_allowed_packet":
 		if !global {
 			return types.NewInt(s.maxPacket), true
 		}
-		if s.d.srv != nil {
-			return types.NewInt(int64(s.d.srv.MaxAllowedPacket())), true
+		if s.d.conns != nil {
+			return types.NewInt(int64(s.d.conns.MaxAllowedPacket())), true
 		}
 	}
 	return types.Datum{}, false
@@ -134,14 +133,14 @@ func (s *Session) setLimit(name string, v types.Datum, global bool) {
 		s.applyLimit(name, v)
 		return
 	}
-	if s.d.srv == nil {
+	if s.d.conns == nil {
 		return
 	}
 	switch name {
 	case "max_connections":
-		s.d.srv.SetMaxConnections(int(v.Int()))
+		s.d.conns.SetMaxConnections(int(v.Int()))
 	case "max_allowed_packet":
-		s.d.srv.SetMaxAllowedPacket(int(v.Int()))
+		s.d.conns.SetMaxAllowedPacket(int(v.Int()))
 	}
 }
 
@@ -158,7 +157,8 @@ func (s *Session) applyLimit(name string, v types.Datum) {
 	}
 }
 
-// IdleTimeout implements server.IdleTimeouter: wait_timeout.
+// IdleTimeout is how long the connection may wait for its next command:
+// wait_timeout, or interactive_timeout for interactive clients.
 func (s *Session) IdleTimeout() time.Duration { return s.idleTimeout }
 
 // selectContext bounds a query by max_execution_time, or by the

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/session"
+
 	"github.com/basalt-db/basalt/server"
 	"github.com/go-sql-driver/mysql"
 )
@@ -19,7 +21,7 @@ import (
 // and the memory quota, are in testdata/limits.test.
 
 type limitsServer struct {
-	drv *Driver
+	drv *session.Driver
 	srv *server.Server
 	db  *sql.DB
 	dsn string
@@ -275,15 +277,15 @@ func TestWaitTimeout(t *testing.T) {
 	exec(t, b, "SET GLOBAL wait_timeout = 5")
 	exec(t, b, "SET GLOBAL interactive_timeout = 7")
 	for _, tc := range []struct {
-		caps server.Capability
-		want time.Duration
-	}{{0, 5 * time.Second}, {server.ClientInteractive, 7 * time.Second}} {
-		s, err := ls.drv.OpenSession(context.Background(), server.ConnInfo{ID: 1000, User: "root", Host: "127.0.0.1", Capabilities: tc.caps})
+		interactive bool
+		want        time.Duration
+	}{{false, 5 * time.Second}, {true, 7 * time.Second}} {
+		s, err := ls.drv.OpenSession(context.Background(), session.ConnInfo{ID: 1000, User: "root", Host: "127.0.0.1", Interactive: tc.interactive})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.(server.IdleTimeouter).IdleTimeout(); got != tc.want {
-			t.Errorf("caps %#x: idle timeout %v, want %v", tc.caps, got, tc.want)
+		if got := s.IdleTimeout(); got != tc.want {
+			t.Errorf("interactive %v: idle timeout %v, want %v", tc.interactive, got, tc.want)
 		}
 		s.Close()
 	}

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/basalt-db/basalt/session"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
@@ -51,7 +53,7 @@ func TestModifyColumnLeavesNothing(t *testing.T) {
 	if err := exec("INSERT INTO t VALUES " + strings.Join(vals, ", ")); err != nil {
 		t.Fatal(err)
 	}
-	table := func() *catalog.TableInfo { return drv.catalog.InfoSchema().Table("mc", "t") }
+	table := func() *catalog.TableInfo { return drv.Catalog().InfoSchema().Table("mc", "t") }
 	// entries counts the keys of index id.
 	entries := func(id int64) int { return indexEntries(t, drv, table().ID, id) }
 	indexIDs := func() []int64 {
@@ -192,8 +194,8 @@ func TestModifyColumnRecovery(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	// open serves the store in dir until the returned function stops it.
-	open := func() (*Driver, *sql.DB, func()) {
-		drv, _, addr, stop := serveStore(t, dir, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
+	open := func() (*session.Driver, *sql.DB, func()) {
+		drv, _, addr, stop := serveStore(t, dir, session.Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
 		db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
 		if err != nil {
 			t.Fatal(err)
@@ -217,7 +219,7 @@ func TestModifyColumnRecovery(t *testing.T) {
 	// until setState makes it delete-only as the swap leaves it.
 	interrupt := func(swapped bool) int64 {
 		var ixID int64
-		err := drv.catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		err := drv.Catalog().RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
 			nt := is.Table("mr", "t").Clone()
 			s := nt.FindColumn("s")
 			nt.MaxColumnID++
@@ -240,8 +242,8 @@ func TestModifyColumnRecovery(t *testing.T) {
 		}
 		return ixID
 	}
-	entries := func(drv *Driver, id int64) int {
-		return indexEntries(t, drv, drv.catalog.InfoSchema().Table("mr", "t").ID, id)
+	entries := func(drv *session.Driver, id int64) int {
+		return indexEntries(t, drv, drv.Catalog().InfoSchema().Table("mr", "t").ID, id)
 	}
 	for i, swapped := range []bool{false, true} {
 		ixID := interrupt(swapped)
@@ -261,7 +263,7 @@ func TestModifyColumnRecovery(t *testing.T) {
 			t.Fatalf("hidden index %d has %d entries, want the one written", ixID, n)
 		}
 		if swapped {
-			err := drv.catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+			err := drv.Catalog().RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
 				nt := is.Table("mr", "t").Clone()
 				findIndex(nt, ixID).State = catalog.StateDeleteOnly
 				is.PutTable(is.DB("mr"), nt)
@@ -273,7 +275,7 @@ func TestModifyColumnRecovery(t *testing.T) {
 		}
 		stop()
 		drv, db, stop = open()
-		tb := drv.catalog.InfoSchema().Table("mr", "t")
+		tb := drv.Catalog().InfoSchema().Table("mr", "t")
 		if len(tb.Hidden) != 0 || findIndex(tb, ixID) != nil || len(tb.Indexes) != 2 {
 			t.Fatalf("after restart: hidden %+v, indexes %+v", tb.Hidden, tb.Indexes)
 		}
@@ -295,14 +297,14 @@ func TestModifyColumnRecovery(t *testing.T) {
 
 // indexEntries counts the keys of index indexID of table tableID, as of
 // now.
-func indexEntries(t *testing.T, drv *Driver, tableID, indexID int64) int {
+func indexEntries(t *testing.T, drv *session.Driver, tableID, indexID int64) int {
 	t.Helper()
-	ts, err := drv.store.CurrentTS()
+	ts, err := drv.Store().CurrentTS()
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := tablecodec.IndexPrefix(tableID, indexID)
-	it, err := drv.store.Snapshot(ts).Iter(p, kv.PrefixEnd(p))
+	it, err := drv.Store().Snapshot(ts).Iter(p, kv.PrefixEnd(p))
 	if err != nil {
 		t.Fatal(err)
 	}

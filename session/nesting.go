@@ -2,7 +2,6 @@ package session
 
 import (
 	"github.com/basalt-db/basalt/errno"
-	"github.com/basalt-db/basalt/server"
 )
 
 // maxNesting bounds how deeply a statement may nest: parentheses,
@@ -23,7 +22,7 @@ const maxNesting = 10000
 // deeper than maxNesting (ER_STACK_OVERRUN_NEED_MORE).
 func checkNesting(sql string) error {
 	if nestingBound(sql, maxNesting) > maxNesting {
-		return server.NewError(errno.ErStackOverrunNeedMore,
+		return errno.New(errno.ErStackOverrunNeedMore,
 			"Thread stack overrun: the statement nests deeper than %d levels", maxNesting)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"database/sql"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/basalt-db/basalt/session"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -31,7 +32,7 @@ func TestNestingBound(t *testing.T) {
 		{"SELECT CASE WHEN a THEN b ELSE c END", 4},
 		{"SELECT x FROM android, orange", 0}, // keywords only as words
 	} {
-		if got := nestingBound(c.sql, 100); got != c.want {
+		if got := session.NestingBound(c.sql, 100); got != c.want {
 			t.Errorf("nestingBound(%q) = %d, want %d", c.sql, got, c.want)
 		}
 	}

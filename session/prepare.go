@@ -7,10 +7,8 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
-	"github.com/cockroachdb/apd/v3"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -23,12 +21,12 @@ type cachedPlan struct {
 	dml     *dmlPlan
 }
 
-// stmt is a prepared statement.
-type stmt struct {
+// Stmt is a prepared statement (COM_STMT_PREPARE, PREPARE).
+type Stmt struct {
 	s       *Session
 	node    ast.StmtNode
 	nParams int
-	cols    []server.Column
+	fields  []planner.ResultField // the result's columns, known at prepare; nil for no rows
 	plan    *cachedPlan
 }
 
@@ -57,15 +55,15 @@ func numberParams(st ast.StmtNode) int {
 	return len(pc.params)
 }
 
-// Prepare implements server.Session.
-func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) {
+// Prepare parses one statement with '?' placeholders.
+func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 	if err := checkNesting(sql); err != nil {
 		return nil, err
 	}
 	s.syncParserMode()
 	if trigger.Mentions(sql) {
 		if _, ok := trigger.Split(sql); ok {
-			return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")
+			return nil, errno.New(1295, "This command is not supported in the prepared statement protocol yet")
 		}
 	}
 	stmts, _, err := s.parser.ParseSQL(sql)
@@ -75,12 +73,12 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 		}
 	}
 	if len(stmts) != 1 {
-		return nil, server.NewError(1295, "This command is not supported in the prepared statement protocol yet")
+		return nil, errno.New(1295, "This command is not supported in the prepared statement protocol yet")
 	}
 	if err := s.checkPrivileges(stmts[0]); err != nil { // as MySQL, at prepare and at each execution
 		return nil, mapError(err, nil)
 	}
-	st := &stmt{s: s, node: stmts[0], nParams: numberParams(stmts[0])}
+	st := &Stmt{s: s, node: stmts[0], nParams: numberParams(stmts[0])}
 	if s.d.cfg.PlanCacheCapacity > 0 {
 		st.plan = &cachedPlan{version: -1}
 	}
@@ -90,9 +88,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 		if err != nil {
 			return nil, mapError(err, s.d.catalog.InfoSchema())
 		}
-		for _, f := range q.Fields {
-			st.cols = append(st.cols, columnOf(f))
-		}
+		st.fields = q.Fields
 		if st.plan != nil {
 			// The plan is cached under the version it was built with
 			// (the open transaction's, or the newest when it was read),
@@ -105,60 +101,28 @@ func (s *Session) Prepare(ctx context.Context, sql string) (server.Stmt, error) 
 	return st, nil
 }
 
-func (st *stmt) NumParams() int           { return st.nParams }
-func (st *stmt) Columns() []server.Column { return st.cols }
-func (st *stmt) Close() error             { delete(st.s.stmts, st); return nil }
+// NumParams is the number of '?' placeholders.
+func (st *Stmt) NumParams() int { return st.nParams }
 
-// Execute implements server.Stmt.
-func (st *stmt) Execute(ctx context.Context, params []server.Value, w server.ResultWriter) error {
+// Fields describes the result set of a query, as known at prepare time;
+// nil for a statement that returns no rows.
+func (st *Stmt) Fields() []planner.ResultField { return st.fields }
+
+// Close frees the statement.
+func (st *Stmt) Close() error { delete(st.s.stmts, st); return nil }
+
+// Execute runs the statement with len(params) == NumParams() values and
+// hands its result to w. The statement keeps the params only during the
+// call.
+func (st *Stmt) Execute(ctx context.Context, params []types.Datum, w ResultWriter) error {
 	if len(params) != st.nParams {
-		return server.NewError(errno.ErWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
+		return errno.New(errno.ErWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
-	ps := make([]types.Datum, len(params))
-	for i, p := range params {
-		ps[i] = fromValue(p)
-	}
-	res, err := st.s.run(ctx, st.node, ps, st.plan)
+	res, err := st.s.run(ctx, st.node, params, st.plan)
 	if err != nil {
 		return err
 	}
 	return w.WriteResult(res, false)
-}
-
-// fromValue converts a bound parameter to a datum (copying bytes, which
-// the server reuses).
-func fromValue(v server.Value) types.Datum {
-	switch v.Kind() {
-	case server.KindInt:
-		return types.NewInt(v.Int())
-	case server.KindUint:
-		return types.NewUint(v.Uint())
-	case server.KindFloat32, server.KindFloat64:
-		return types.NewFloat(v.Float())
-	case server.KindDecimal:
-		d, _, err := apd.NewFromString(string(v.Bytes()))
-		if err != nil {
-			return types.NewString(string(v.Bytes()))
-		}
-		return types.NewDecimal(d)
-	case server.KindBytes:
-		return types.NewBytes(append([]byte(nil), v.Bytes()...))
-	case server.KindDate, server.KindDateTime, server.KindTimestamp:
-		dt := v.DateTime()
-		t := types.MakeTime(dt.Year, dt.Month, dt.Day, dt.Hour, dt.Minute, dt.Second, dt.Microsecond)
-		tt := types.TimeDatetime
-		if v.Kind() == server.KindDate {
-			tt = types.TimeDate
-		}
-		fsp := 0
-		if dt.Microsecond != 0 {
-			fsp = 6
-		}
-		return types.NewTime(t, tt, fsp)
-	case server.KindTime:
-		return types.NewDuration(v.Duration().Microseconds(), 6)
-	}
-	return types.Null
 }
 
 // isQuery reports a SELECT or a set operation of SELECTs.

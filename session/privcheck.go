@@ -235,10 +235,10 @@ func (ch *checker) write(st ast.StmtNode, refs *ast.TableRefsClause, need privil
 
 // kill lets a session kill its own user's connections; others need SUPER.
 func (ch *checker) kill(x *ast.KillStmt) error {
-	if ch.s.d.srv == nil || ch.c.Global(ch.subj)&privilege.Super != 0 {
+	if ch.s.d.conns == nil || ch.c.Global(ch.subj)&privilege.Super != 0 {
 		return nil
 	}
-	for _, p := range ch.s.d.srv.ProcessList() {
+	for _, p := range ch.s.d.conns.ProcessList() {
 		if uint64(p.ID) == x.ConnectionID && p.User != ch.s.info.User {
 			return aclError(errKillDenied, "HY000", "You are not owner of thread %d", x.ConnectionID)
 		}

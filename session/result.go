@@ -1,148 +1,69 @@
 package session
 
 import (
-	"time"
-
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
-// columnOf describes a result column for the client.
-func columnOf(f planner.ResultField) server.Column {
-	tp := f.Type
-	c := server.Column{Schema: f.DB, Table: f.Table, OrgTable: f.OrgTable, Name: f.Name, OrgName: f.OrgName}
-	c.Type, c.Length, c.Decimals = wireType(&tp)
-	if tp.Flag&mysql.NotNullFlag != 0 {
-		c.Flags |= server.FlagNotNull
-	}
-	if tp.Flag&mysql.PriKeyFlag != 0 {
-		c.Flags |= server.FlagPriKey
-	}
-	if tp.Unsigned() {
-		c.Flags |= server.FlagUnsigned
-	}
-	if tp.IsBinary() || (!tp.IsString() && tp.Tp != mysql.TypeNull) {
-		c.Flags |= server.FlagBinary
-	}
-	if tp.IsString() && !tp.IsBinary() {
-		c.Charset = uint16(types.CollationID(columnCollation(&tp)))
-	}
-	if tp.Tp == mysql.TypeNewDecimal || tp.IsInteger() || tp.Tp == mysql.TypeDouble || tp.Tp == mysql.TypeFloat {
-		c.Flags |= server.FlagNum
-	}
-	return c
+// Result is what one statement produces: a record set when Rows is
+// non-nil, otherwise the counts of an OK.
+type Result struct {
+	Rows         RecordSet
+	AffectedRows uint64
+	LastInsertID uint64
+	// Info is the OK's message, e.g. "Rows matched: 1  Changed: 1  Warnings: 0".
+	Info string
 }
 
-// wireType returns the protocol type, display length and decimals.
-func wireType(tp *types.FieldType) (server.FieldType, uint32, uint8) {
-	flen := tp.Flen
-	if flen < 0 {
-		flen = 0
-	}
-	switch tp.Tp {
-	case mysql.TypeVarchar:
-		return server.TypeVarString, uint32(flen * 4), 0
-	case mysql.TypeString:
-		if tp.IsBinary() {
-			return server.TypeString, uint32(flen), 0
-		}
-		return server.TypeString, uint32(flen * 4), 0
-	case mysql.TypeDouble, mysql.TypeFloat:
-		dec := tp.Decimal
-		if dec < 0 || dec > 30 {
-			dec = server.NotFixedDecimals
-		}
-		return server.FieldType(tp.Tp), uint32(flen), uint8(dec)
-	case mysql.TypeNewDecimal:
-		return server.TypeNewDecimal, uint32(flen + 2), uint8(max(tp.Decimal, 0))
-	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
-		return server.FieldType(tp.Tp), uint32(flen), uint8(max(tp.Decimal, 0))
-	case mysql.TypeEnum, mysql.TypeSet:
-		return server.TypeString, uint32(flen * 4), 0
-	}
-	return server.FieldType(tp.Tp), uint32(flen), 0
+// RecordSet is a statement's rows, read one at a time.
+type RecordSet interface {
+	// Fields describes the columns. The slice and its elements do not
+	// change once returned (a cached plan returns the same slice at every
+	// execution).
+	Fields() []planner.ResultField
+
+	// Next returns the next row, len(Fields()) datums, or nil after the
+	// last. The row and the bytes it holds are valid until the next call
+	// to Next or Close.
+	Next() ([]types.Datum, error)
+
+	// Close releases the rows; the reader calls it exactly once, whether
+	// or not Next reached the end.
+	Close() error
 }
 
-// toValue converts a datum to the wire value of a column of type t.
-func toValue(d types.Datum, t server.FieldType) server.Value {
-	if d.IsNull() {
-		return server.NullValue()
-	}
-	switch t {
-	case server.TypeTiny, server.TypeShort, server.TypeLong, server.TypeLongLong, server.TypeInt24, server.TypeYear:
-		switch d.Kind() {
-		case types.KindInt:
-			return server.IntValue(d.Int())
-		case types.KindUint:
-			return server.UintValue(d.Uint())
-		}
-		v, _, _ := types.ToInt(d)
-		return server.IntValue(v)
-	case server.TypeDouble:
-		f, _ := types.ToFloat(d)
-		return server.Float64Value(f)
-	case server.TypeFloat:
-		f, _ := types.ToFloat(d)
-		return server.Float32Value(float32(f))
-	case server.TypeNewDecimal:
-		if d.Kind() == types.KindDecimal {
-			return server.DecimalValue([]byte(d.Decimal().Text('f')))
-		}
-		dec, _ := types.ToDecimal(d)
-		return server.DecimalValue([]byte(dec.Text('f')))
-	case server.TypeDate, server.TypeDateTime, server.TypeTimestamp:
-		if d.Kind() == types.KindTime {
-			t0, _, _ := d.Time()
-			switch t {
-			case server.TypeDate:
-				return server.DateValue(t0.Year(), t0.Month(), t0.Day())
-			case server.TypeTimestamp:
-				return server.TimestampValue(dateTime(t0))
-			}
-			return server.DateTimeValue(dateTime(t0))
-		}
-	case server.TypeTime:
-		if d.Kind() == types.KindDuration {
-			return server.TimeValue(time.Duration(d.Duration()) * time.Microsecond)
-		}
-	}
-	return server.BytesValue(types.ToText(d))
+// ResultWriter receives the results of ExecuteQuery and Stmt.Execute, one
+// statement at a time: driver's adapter implements it over the protocol
+// server. A result's rows are read to the end and closed before
+// WriteResult returns; its error (the rows', or the client's going away)
+// ends the call that produced the result.
+type ResultWriter interface {
+	WriteResult(r Result, more bool) error
 }
 
-func dateTime(t types.Time) server.DateTime {
-	return server.DateTime{Year: t.Year(), Month: t.Month(), Day: t.Day(), Hour: t.Hour(), Minute: t.Minute(), Second: t.Second(), Microsecond: t.Microsecond()}
-}
-
-// rows streams an executor's rows to the server.
+// rows streams an executor's rows.
 type rows struct {
 	ctx     *executor.Ctx
 	exec    executor.Executor
-	cols    []server.Column
+	fields  []planner.ResultField
 	done    func() // called once when the rows are closed
 	closed  bool
 	counted *uint64
 }
 
-func (r *rows) Columns() []server.Column { return r.cols }
+func (r *rows) Fields() []planner.ResultField { return r.fields }
 
-func (r *rows) Next(out []server.Value) (bool, error) {
+func (r *rows) Next() ([]types.Datum, error) {
 	row, err := r.exec.Next(r.ctx)
 	if err != nil {
-		return false, mapError(err, nil)
+		return nil, mapError(err, nil)
 	}
-	if row == nil {
-		return false, nil
-	}
-	for i := range out {
-		out[i] = toValue(row[i], r.cols[i].Type)
-	}
-	if r.counted != nil {
+	if row != nil && r.counted != nil {
 		*r.counted++
 	}
-	return true, nil
+	return row, nil
 }
 
 func (r *rows) Close() error {
@@ -159,29 +80,36 @@ func (r *rows) Close() error {
 
 // staticRows serves precomputed rows (SHOW, EXPLAIN, ...).
 type staticRows struct {
-	cols []server.Column
-	data [][]types.Datum
-	pos  int
+	fields []planner.ResultField
+	data   [][]types.Datum
+	pos    int
 }
 
-func (r *staticRows) Columns() []server.Column { return r.cols }
-func (r *staticRows) Close() error             { return nil }
-func (r *staticRows) Next(out []server.Value) (bool, error) {
+func (r *staticRows) Fields() []planner.ResultField { return r.fields }
+func (r *staticRows) Close() error                  { return nil }
+func (r *staticRows) Next() ([]types.Datum, error) {
 	if r.pos >= len(r.data) {
-		return false, nil
-	}
-	for i := range out {
-		out[i] = toValue(r.data[r.pos][i], r.cols[i].Type)
+		return nil, nil
 	}
 	r.pos++
-	return true, nil
+	return r.data[r.pos-1], nil
 }
 
-// textColumns makes string columns with the given names.
-func textColumns(names ...string) []server.Column {
-	cols := make([]server.Column, len(names))
+// textFields makes the columns of SHOW and EXPLAIN results: strings of up
+// to 64 characters in utf8mb4_bin, with the given names.
+func textFields(names ...string) []planner.ResultField {
+	fields := make([]planner.ResultField, len(names))
 	for i, n := range names {
-		cols[i] = server.Column{Name: n, OrgName: n, Type: server.TypeVarString, Length: 256, Charset: 46}
+		fields[i] = planner.ResultField{Name: n, OrgName: n,
+			Type: types.FieldType{Tp: mysql.TypeVarchar, Flen: 64, Charset: "utf8mb4", Collate: "utf8mb4_bin"}}
 	}
-	return cols
+	return fields
+}
+
+// intField is a BIGINT (or, with long false, INT) column of a SHOW result.
+func intField(long bool) types.FieldType {
+	if long {
+		return types.FieldType{Tp: mysql.TypeLonglong, Flen: 21}
+	}
+	return types.FieldType{Tp: mysql.TypeLong, Flen: 11}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -170,7 +169,7 @@ func isIdentByte(c byte) bool {
 }
 
 // execSelectInto runs a SELECT ... INTO @vars.
-func (s *Session) execSelectInto(ctx context.Context, x *selectInto, params []types.Datum) (server.Result, error) {
+func (s *Session) execSelectInto(ctx context.Context, x *selectInto, params []types.Datum) (Result, error) {
 	var data [][]types.Datum
 	err := s.runQuery(ctx, x.StmtNode.(ast.ResultSetNode), params, func(q *planner.Query) error {
 		if len(q.Fields) != len(x.vars) {
@@ -179,19 +178,19 @@ func (s *Session) execSelectInto(ctx context.Context, x *selectInto, params []ty
 		return nil
 	}, &data)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	switch {
 	case len(data) > 1:
-		return server.Result{}, errno.New(errno.ErTooManyRows, "Result consisted of more than one row")
+		return Result{}, errno.New(errno.ErTooManyRows, "Result consisted of more than one row")
 	case len(data) == 0:
 		s.warnings = append(s.warnings, errno.New(errno.ErSpFetchNoData, "No data - zero rows fetched, selected, or processed"))
-		return server.Result{}, nil
+		return Result{}, nil
 	}
 	for i, name := range x.vars {
 		s.userVars[name] = data[0][i].Clone()
 	}
-	return server.Result{AffectedRows: 1}, nil
+	return Result{AffectedRows: 1}, nil
 }
 
 // evalWithSubquery evaluates an expression that holds a subquery (SET @x =

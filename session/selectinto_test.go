@@ -1,9 +1,11 @@
-package session
+package session_test
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/basalt-db/basalt/session"
 )
 
 // TestSelectIntoPrepared runs SELECT ... INTO @var as a prepared statement
@@ -55,7 +57,7 @@ func TestCutSelectInto(t *testing.T) {
 		{"SELECT a INTO @@x FROM t", "", nil, 0},
 		{"SELECT a INTO OUTFILE '/tmp/x' FROM t", "", nil, 0},
 	} {
-		cut, into, ok := cutSelectInto(c.sql)
+		cut, vars, n, ok := session.CutSelectInto(c.sql)
 		if !ok {
 			if c.vars != nil {
 				t.Errorf("%q: not cut", c.sql)
@@ -66,12 +68,12 @@ func TestCutSelectInto(t *testing.T) {
 			t.Errorf("%q: cut to %q", c.sql, cut)
 			continue
 		}
-		if cut != c.cut || into.statements != c.n || len(into.vars) != len(c.vars) {
-			t.Errorf("%q: got %q %v (%d statements), want %q %v (%d)", c.sql, cut, into.vars, into.statements, c.cut, c.vars, c.n)
+		if cut != c.cut || n != c.n || len(vars) != len(c.vars) {
+			t.Errorf("%q: got %q %v (%d statements), want %q %v (%d)", c.sql, cut, vars, n, c.cut, c.vars, c.n)
 			continue
 		}
 		for k, want := range c.vars {
-			if got := into.vars[k]; strings.Join(got, ",") != strings.Join(want, ",") {
+			if got := vars[k]; strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Errorf("%q: statement %d vars %v, want %v", c.sql, k, got, want)
 			}
 		}

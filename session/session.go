@@ -13,7 +13,6 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/privilege"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
 )
@@ -22,7 +21,7 @@ import (
 // connection's goroutine, one at a time.
 type Session struct {
 	d      *Driver
-	info   server.ConnInfo
+	info   ConnInfo
 	db     string
 	parser *parser.Parser
 	// parserMode is the sql_mode the parser was last set to.
@@ -41,7 +40,7 @@ type Session struct {
 	foundRows    uint64
 	rowCount     int64
 	warnings     []*errno.Error
-	stmts        map[*stmt]struct{}
+	stmts        map[*Stmt]struct{}
 
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).
@@ -77,10 +76,10 @@ func (s *Session) hotVar() *hotVars {
 	return h
 }
 
-func newSession(d *Driver, info server.ConnInfo) *Session {
+func newSession(d *Driver, info ConnInfo) *Session {
 	p := parser.New()
 	s := &Session{d: d, info: info, db: info.DB, parser: p, vars: map[string]types.Datum{},
-		userVars: map[string]types.Datum{}, stmts: map[*stmt]struct{}{}}
+		userVars: map[string]types.Datum{}, stmts: map[*Stmt]struct{}{}}
 	s.maxPacket = d.connMaxPacket()
 	s.initLimits()
 	return s
@@ -94,25 +93,21 @@ func (s *Session) readAutocommit() bool {
 	return err != nil || types.ToBool(v)
 }
 
-// Status implements server.Session.
-func (s *Session) Status() server.StatusFlags {
-	var f server.StatusFlags
-	if s.autocommit() {
-		f |= server.StatusAutocommit
-	}
-	if s.txn != nil && s.explicit {
-		f |= server.StatusInTrans
-	}
-	return f
-}
+// Autocommit reports the session's autocommit setting (the status flag
+// SERVER_STATUS_AUTOCOMMIT).
+func (s *Session) Autocommit() bool { return s.autocommit() }
 
-// WarningCount implements server.Session.
+// InTransaction reports an open explicit transaction, one that lasts past
+// the statement (SERVER_STATUS_IN_TRANS).
+func (s *Session) InTransaction() bool { return s.txn != nil && s.explicit }
+
+// WarningCount is the number of warnings the last statement raised.
 func (s *Session) WarningCount() uint16 { return uint16(min(len(s.warnings), 65535)) }
 
-// CurrentDB implements server.Session and expression.Session.
+// CurrentDB is the current database; it implements expression.Session.
 func (s *Session) CurrentDB() string { return s.db }
 
-// UseDB implements server.Session.
+// UseDB makes db the current database (USE, COM_INIT_DB).
 func (s *Session) UseDB(_ context.Context, db string) error {
 	if err := s.dbAccess(db); err != nil {
 		return mapError(err, nil)
@@ -123,13 +118,15 @@ func (s *Session) UseDB(_ context.Context, db string) error {
 	}
 	info := s.d.catalog.InfoSchema().DB(db)
 	if info == nil {
-		return server.ErrBadDB(db)
+		return errno.BadDB(db)
 	}
 	s.db = info.Name
 	return nil
 }
 
-// Reset implements server.Session.
+// Reset returns the session to the state of a new connection
+// (COM_RESET_CONNECTION): it rolls back and forgets user variables and
+// session variables.
 func (s *Session) Reset(context.Context) error {
 	s.rollback()
 	s.vars = map[string]types.Datum{}
@@ -140,7 +137,7 @@ func (s *Session) Reset(context.Context) error {
 	return nil
 }
 
-// Close implements server.Session.
+// Close ends the session: it rolls back an open transaction.
 func (s *Session) Close() error {
 	s.rollback()
 	return nil

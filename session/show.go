@@ -10,7 +10,6 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -55,13 +54,13 @@ func (s *Session) showTable(x *ast.ShowStmt) (string, *catalog.TableInfo, error)
 	return db, t, nil
 }
 
-func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result, error) {
+func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error) {
 	is := s.d.catalog.InfoSchema()
-	var cols []server.Column
+	var cols []planner.ResultField
 	var data [][]types.Datum
 	switch x.Tp {
 	case ast.ShowDatabases:
-		cols = textColumns("Database")
+		cols = textFields("Database")
 		names := []string{"information_schema"}
 		for _, db := range is.DBs() {
 			names = append(names, db.Name)
@@ -78,21 +77,21 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			db = s.db
 		}
 		if db == "" {
-			return server.Result{}, errno.New(errno.ErNoDB, "No database selected")
+			return Result{}, errno.New(errno.ErNoDB, "No database selected")
 		}
 		var names []string
 		if strings.EqualFold(db, planner.InfoSchemaDB) {
 			names = planner.MemTableNames()
 			sort.Strings(names)
 		} else if is.DB(db) == nil {
-			return server.Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", db)
+			return Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", db)
 		}
 		for _, t := range is.Tables(db) {
 			names = append(names, t.Name)
 		}
-		cols = textColumns("Tables_in_" + db)
+		cols = textFields("Tables_in_" + db)
 		if x.Full {
-			cols = textColumns("Tables_in_"+db, "Table_type")
+			cols = textFields("Tables_in_"+db, "Table_type")
 		}
 		for _, name := range names {
 			if !like(x.Pattern, name) || !s.visibleTable(db, name) {
@@ -107,11 +106,11 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 	case ast.ShowColumns:
 		_, t, err := s.showTable(x)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
-		cols = textColumns("Field", "Type", "Null", "Key", "Default", "Extra")
+		cols = textFields("Field", "Type", "Null", "Key", "Default", "Extra")
 		if x.Full {
-			cols = textColumns("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
+			cols = textFields("Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment")
 		}
 		for _, c := range t.Columns {
 			if !like(x.Pattern, c.Name) {
@@ -139,7 +138,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			if x.Full {
 				coll := types.Null
 				if c.Type.IsString() && !c.Type.IsBinary() {
-					coll = str(columnCollation(&c.Type))
+					coll = str(c.Type.CollationName())
 				}
 				row = append(row, coll)
 			}
@@ -152,9 +151,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 	case ast.ShowIndex:
 		_, t, err := s.showTable(x)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
-		cols = textColumns("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
+		cols = textFields("Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation",
 			"Cardinality", "Sub_part", "Packed", "Null", "Index_type", "Comment", "Index_comment", "Visible", "Expression")
 		st := s.d.catalog.Stats(t.ID)
 		for _, ix := range t.Indexes {
@@ -185,20 +184,20 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 	case ast.ShowCreateTable:
 		db, t, err := s.showTable(x)
 		if err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 		_ = db
-		cols = textColumns("Table", "Create Table")
+		cols = textFields("Table", "Create Table")
 		data = append(data, []types.Datum{str(t.Name), str(ShowCreateTable(t))})
 	case ast.ShowCreateDatabase:
 		db := is.DB(x.DBName)
 		if db == nil {
-			return server.Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", x.DBName)
+			return Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", x.DBName)
 		}
-		cols = textColumns("Database", "Create Database")
+		cols = textFields("Database", "Create Database")
 		data = append(data, []types.Datum{str(db.Name), str(fmt.Sprintf("CREATE DATABASE `%s` /*!40100 DEFAULT CHARACTER SET %s COLLATE %s */", db.Name, db.Charset, db.Collate))})
 	case ast.ShowVariables:
-		cols = textColumns("Variable_name", "Value")
+		cols = textFields("Variable_name", "Value")
 		names := make([]string, 0, len(sysVars))
 		for n := range sysVars {
 			names = append(names, n)
@@ -222,10 +221,10 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			data = append(data, []types.Datum{str(n), str(v.String())})
 		}
 	case ast.ShowStatus:
-		cols = textColumns("Variable_name", "Value")
+		cols = textFields("Variable_name", "Value")
 		conns := 0
-		if s.d.srv != nil {
-			conns = s.d.srv.ConnectionCount()
+		if s.d.conns != nil {
+			conns = s.d.conns.ConnectionCount()
 		}
 		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"},
 			{"Ssl_cipher", s.info.TLSCipher}, {"Ssl_version", s.info.TLSVersion}} {
@@ -234,8 +233,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			}
 		}
 	case ast.ShowWarnings, ast.ShowErrors:
-		cols = textColumns("Level", "Code", "Message")
-		cols[1].Type, cols[1].Charset = server.TypeLong, 0
+		cols = textFields("Level", "Code", "Message")
+		cols[1].Type = intField(false)
 		for _, w := range s.warnings {
 			level := "Warning"
 			if w.Note {
@@ -247,11 +246,11 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			data = append(data, []types.Datum{str(level), types.NewInt(int64(w.Code)), str(w.Msg)})
 		}
 	case ast.ShowProcessList:
-		cols = textColumns("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
-		cols[0].Type, cols[0].Charset = server.TypeLongLong, 0
-		cols[5].Type, cols[5].Charset = server.TypeLong, 0
-		if s.d.srv != nil {
-			for _, p := range s.d.srv.ProcessList() {
+		cols = textFields("Id", "User", "Host", "db", "Command", "Time", "State", "Info")
+		cols[0].Type = intField(true)
+		cols[5].Type = intField(false)
+		if s.d.conns != nil {
+			for _, p := range s.d.conns.ProcessList() {
 				if p.User != s.info.User && !s.seesAllProcesses() {
 					continue
 				}
@@ -264,20 +263,20 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 			}
 		}
 	case ast.ShowEngines:
-		cols = textColumns("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints")
+		cols = textFields("Engine", "Support", "Comment", "Transactions", "XA", "Savepoints")
 		data = append(data, []types.Datum{str("InnoDB"), str("DEFAULT"), str("Basalt's transactional store"), str("YES"), str("NO"), str("YES")})
 	case ast.ShowCharset:
-		cols = textColumns("Charset", "Description", "Default collation", "Maxlen")
+		cols = textFields("Charset", "Description", "Default collation", "Maxlen")
 		data = charsetRows(x.Pattern)
 	case ast.ShowCollation:
-		cols = textColumns("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen")
+		cols = textFields("Collation", "Charset", "Id", "Default", "Compiled", "Sortlen")
 		data = collationRows(x.Pattern)
 	case ast.ShowTableStatus:
 		db := x.DBName
 		if db == "" {
 			db = s.db
 		}
-		cols = textColumns("Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+		cols = textFields("Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
 			"Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time", "Update_time",
 			"Check_time", "Collation", "Checksum", "Create_options", "Comment")
 		for _, t := range is.Tables(db) {
@@ -297,9 +296,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (server.Result,
 	case ast.ShowTriggers:
 		return s.showTriggers(x)
 	default:
-		return server.Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
+		return Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}
-	return server.Result{Rows: &staticRows{cols: cols, data: data}}, nil
+	return Result{Rows: &staticRows{fields: cols, data: data}}, nil
 }
 
 func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {
@@ -406,7 +405,7 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 	for _, c := range t.Columns {
 		l := fmt.Sprintf("  `%s` %s", c.Name, TypeString(&c.Type))
 		if c.Type.IsText() && (c.Type.Collate != t.Collate || columnCharset(&c.Type) != t.Charset) {
-			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", columnCharset(&c.Type), columnCollation(&c.Type))
+			l += fmt.Sprintf(" CHARACTER SET %s COLLATE %s", columnCharset(&c.Type), c.Type.CollationName())
 		}
 		if c.Type.NotNull() {
 			l += " NOT NULL"
@@ -461,22 +460,22 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 	return b.String()
 }
 
-// FieldList implements server.Session (COM_FIELD_LIST).
-func (s *Session) FieldList(_ context.Context, table, wildcard string) ([]server.Column, error) {
+// FieldList describes the columns of table in the current database whose
+// names match the LIKE pattern wildcard ("" for all): COM_FIELD_LIST.
+func (s *Session) FieldList(_ context.Context, table, wildcard string) ([]planner.ResultField, error) {
 	if s.db == "" {
-		return nil, server.NewError(errno.ErNoDB, "No database selected")
+		return nil, errno.New(errno.ErNoDB, "No database selected")
 	}
 	t := s.d.catalog.InfoSchema().Table(s.db, table)
 	if t == nil {
-		return nil, server.NewError(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", s.db, table)
+		return nil, errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", s.db, table)
 	}
-	var out []server.Column
+	var out []planner.ResultField
 	for _, c := range t.Columns {
 		if wildcard != "" && !expression.MatchLike(strings.ToLower(c.Name), strings.ToLower(wildcard), '\\') {
 			continue
 		}
-		col := columnOf(planResultField(s.db, t, c))
-		out = append(out, col)
+		out = append(out, planResultField(s.db, t, c))
 	}
 	return out, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -21,7 +20,7 @@ import (
 // session may see. LIKE matches the table name; WHERE reads the columns
 // by name.
 
-func (s *Session) showStats(ctx context.Context, x *ast.ShowStmt) (server.Result, error) {
+func (s *Session) showStats(ctx context.Context, x *ast.ShowStmt) (Result, error) {
 	is := s.d.catalog.InfoSchema()
 	var names []string
 	var data [][]types.Datum
@@ -63,9 +62,9 @@ func (s *Session) showStats(ctx context.Context, x *ast.ShowStmt) (server.Result
 	}
 	data, err := filterRows(names, data, x.Where, s.evalCtx(ctx, nil))
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
-	return server.Result{Rows: &staticRows{cols: textColumns(names...), data: data}}, nil
+	return Result{Rows: &staticRows{fields: textFields(names...), data: data}}, nil
 }
 
 // statsObject is one column or index with statistics.

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/basalt-db/basalt/driver"
+	"github.com/basalt-db/basalt/session"
 
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/sqllogictest"
@@ -44,10 +47,10 @@ func startConn(t *testing.T) *sql.Conn {
 
 // serveBasalt serves a fresh Basalt on a loopback port until the test
 // ends, and returns its driver, server and address.
-func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {
+func serveBasalt(t *testing.T) (*session.Driver, *server.Server, net.Addr) {
 	t.Helper()
 	drv, srv, addr, stop := serveStore(t, t.TempDir(),
-		Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+		session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	t.Cleanup(stop)
 	return drv, srv, addr
 }
@@ -55,21 +58,21 @@ func serveBasalt(t *testing.T) (*Driver, *server.Server, net.Addr) {
 // serveStore serves Basalt with cfg from the store in dir on a loopback
 // port until stop is called, which shuts the server down and closes the
 // store (so that a test can open dir again, as after a restart).
-func serveStore(t *testing.T, dir string, cfg Config) (drv *Driver, srv *server.Server, addr net.Addr, stop func()) {
+func serveStore(t *testing.T, dir string, cfg session.Config) (drv *session.Driver, srv *server.Server, addr net.Addr, stop func()) {
 	t.Helper()
 	st, err := local.Open(dir, local.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err = Open(st, cfg)
+	drv, err = session.Open(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err = server.New(server.Config{}, drv)
+	srv, err = server.New(server.Config{}, driver.New(drv))
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv.SetServer(srv)
+	drv.SetConnections(driver.Connections(srv))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

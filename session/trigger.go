@@ -16,7 +16,6 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -39,7 +38,7 @@ import (
 // (its triggers' included) are undone together.
 
 // runTriggerStmt runs a statement that trigger.Parse reads.
-func (s *Session) runTriggerStmt(ctx context.Context, sql string) (server.Result, error) {
+func (s *Session) runTriggerStmt(ctx context.Context, sql string) (Result, error) {
 	start := time.Now()
 	s.warnings = s.warnings[:0]
 	st, err := trigger.Parse(sql)
@@ -50,7 +49,7 @@ func (s *Session) runTriggerStmt(ctx context.Context, sql string) (server.Result
 		}
 	}
 	kind := metrics.StmtDDL
-	var res server.Result
+	var res Result
 	if err == nil {
 		switch x := st.(type) {
 		case *trigger.Create:
@@ -80,27 +79,27 @@ func (s *Session) triggerDB(schema string) (string, error) {
 	return schema, nil
 }
 
-func (s *Session) createTrigger(ctx context.Context, c *trigger.Create) (server.Result, error) {
+func (s *Session) createTrigger(ctx context.Context, c *trigger.Create) (Result, error) {
 	db, err := s.triggerDB(c.Schema)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	tableDB := c.TableSchema
 	if tableDB == "" {
 		tableDB = db
 	}
 	if !strings.EqualFold(tableDB, db) {
-		return server.Result{}, errno.New(errno.ErTrgInWrongSchema, "Trigger in wrong schema")
+		return Result{}, errno.New(errno.ErTrgInWrongSchema, "Trigger in wrong schema")
 	}
 	if err := s.checkTriggerPriv(db, c.Table, c.Definer); err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	if err := s.commit(ctx); err != nil { // implicit commit, as every DDL
-		return server.Result{}, err
+		return Result{}, err
 	}
 	t, err := ddl.TriggerTable(s.d.catalog.InfoSchema(), db, c.Table)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	mode, _ := s.sysVar("sql_mode", false)
 	tr := &catalog.TriggerInfo{Name: c.Name, Timing: c.Timing, Event: c.Event, Body: c.Body,
@@ -108,14 +107,14 @@ func (s *Session) createTrigger(ctx context.Context, c *trigger.Create) (server.
 	// Compile the body now for its errors (syntax, NEW and OLD misused);
 	// it is compiled again, against the schema of the moment, when it runs.
 	if _, err := s.compileTrigger(t, db, tr); err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	note, err := s.d.ddl.CreateTrigger(ctx, ddl.TriggerTarget{DB: db, Table: t.Name, IfNotExists: c.IfNotExists,
 		Order: c.Order, Other: c.Other}, tr)
 	if note != nil {
 		s.warnings = append(s.warnings, note.(*errno.Error))
 	}
-	return server.Result{}, err
+	return Result{}, err
 }
 
 // definer is the account a trigger is stored with: the one named in
@@ -132,24 +131,24 @@ func (s *Session) definer(written string) string {
 	return unq(user) + "@" + unq(host)
 }
 
-func (s *Session) dropTrigger(ctx context.Context, d *trigger.Drop) (server.Result, error) {
+func (s *Session) dropTrigger(ctx context.Context, d *trigger.Drop) (Result, error) {
 	db, err := s.triggerDB(d.Schema)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	if t, tr := s.d.catalog.InfoSchema().FindTrigger(db, d.Name); tr != nil {
 		if err := s.checkTriggerPriv(db, t.Name, ""); err != nil {
-			return server.Result{}, err
+			return Result{}, err
 		}
 	}
 	if err := s.commit(ctx); err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	note, err := s.d.ddl.DropTrigger(ctx, db, d.Name, d.IfExists)
 	if note != nil {
 		s.warnings = append(s.warnings, note.(*errno.Error))
 	}
-	return server.Result{}, err
+	return Result{}, err
 }
 
 // triggerBody is a trigger's body compiled for one version of its table.
@@ -495,20 +494,20 @@ func (r *triggerRun) set(ctx *executor.Ctx, t *catalog.TableInfo, eval *expressi
 }
 
 // showCreateTrigger runs SHOW CREATE TRIGGER.
-func (s *Session) showCreateTrigger(x *trigger.ShowCreate) (server.Result, error) {
+func (s *Session) showCreateTrigger(x *trigger.ShowCreate) (Result, error) {
 	db, err := s.triggerDB(x.Schema)
 	if err != nil {
-		return server.Result{}, err
+		return Result{}, err
 	}
 	t, tr := s.d.catalog.InfoSchema().FindTrigger(db, x.Name)
 	if tr == nil || !s.visibleTable(db, t.Name) {
-		return server.Result{}, errno.New(errno.ErTrgDoesNotExist, "Trigger does not exist")
+		return Result{}, errno.New(errno.ErTrgDoesNotExist, "Trigger does not exist")
 	}
-	cols := textColumns("Trigger", "sql_mode", "SQL Original Statement", "character_set_client",
+	cols := textFields("Trigger", "sql_mode", "SQL Original Statement", "character_set_client",
 		"collation_connection", "Database Collation", "Created")
 	row := []types.Datum{str(tr.Name), str(tr.SQLMode), str(createTriggerText(t, tr)), str("utf8mb4"),
 		str("utf8mb4_0900_ai_ci"), str(s.dbCollation(db)), str(triggerCreated(tr))}
-	return server.Result{Rows: &staticRows{cols: cols, data: [][]types.Datum{row}}}, nil
+	return Result{Rows: &staticRows{fields: cols, data: [][]types.Datum{row}}}, nil
 }
 
 // createTriggerText is the CREATE TRIGGER statement of tr, as SHOW CREATE
@@ -531,19 +530,19 @@ func (s *Session) dbCollation(db string) string {
 }
 
 // showTriggers runs SHOW TRIGGERS [FROM db] [LIKE 'table pattern'].
-func (s *Session) showTriggers(x *ast.ShowStmt) (server.Result, error) {
+func (s *Session) showTriggers(x *ast.ShowStmt) (Result, error) {
 	db := x.DBName
 	if db == "" {
 		db = s.db
 	}
 	if db == "" {
-		return server.Result{}, errno.New(errno.ErNoDB, "No database selected")
+		return Result{}, errno.New(errno.ErNoDB, "No database selected")
 	}
 	is := s.d.catalog.InfoSchema()
 	if is.DB(db) == nil && !strings.EqualFold(db, planner.InfoSchemaDB) {
-		return server.Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", db)
+		return Result{}, errno.New(errno.ErBadDB, "Unknown database '%s'", db)
 	}
-	cols := textColumns("Trigger", "Event", "Table", "Statement", "Timing", "Created", "sql_mode", "Definer",
+	cols := textFields("Trigger", "Event", "Table", "Statement", "Timing", "Created", "sql_mode", "Definer",
 		"character_set_client", "collation_connection", "Database Collation")
 	var data [][]types.Datum
 	for _, t := range is.Tables(db) {
@@ -556,7 +555,7 @@ func (s *Session) showTriggers(x *ast.ShowStmt) (server.Result, error) {
 				str(s.dbCollation(db))})
 		}
 	}
-	return server.Result{Rows: &staticRows{cols: cols, data: data}}, nil
+	return Result{Rows: &staticRows{fields: cols, data: data}}, nil
 }
 
 // triggersInOrder lists a table's triggers as MySQL does: by event

@@ -1,4 +1,4 @@
-package session
+package session_test
 
 import (
 	"database/sql"
@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/session"
+
 	"github.com/go-sql-driver/mysql"
 )
 
 // serveDir serves Basalt from the store in dir until stop is called.
 func serveDir(t *testing.T, dir string) (addr string, stop func()) {
 	t.Helper()
-	_, _, a, stop := serveStore(t, dir, Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
+	_, _, a, stop := serveStore(t, dir, session.Config{PessimisticByDefault: true, LockWaitTimeout: time.Second})
 	return a.String(), stop
 }
 

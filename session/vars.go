@@ -160,7 +160,7 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 	case "error_count":
 		return types.NewInt(0), nil
 	case "have_ssl", "have_openssl":
-		if s.d.srv != nil && s.d.srv.TLSEnabled() {
+		if s.d.conns != nil && s.d.conns.TLSEnabled() {
 			return types.NewString("YES"), nil
 		}
 	}

@@ -61,3 +61,16 @@ func (ft *FieldType) Collation() Collation {
 func (ft *FieldType) IsText() bool {
 	return ft.IsString() && ft.Charset != "binary" && ft.Tp != mysql.TypeJSON
 }
+
+// CollationName is the collation SHOW, information_schema and the result
+// set metadata report for a text type: the one it names (by its canonical
+// name when Basalt knows it), utf8mb4_general_ci when it names none.
+func (ft *FieldType) CollationName() string {
+	if ft.Collate != "" {
+		if name, _, _, ok := LookupCollation(ft.Collate); ok {
+			return name
+		}
+		return ft.Collate
+	}
+	return "utf8mb4_general_ci"
+}

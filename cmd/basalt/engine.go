@@ -2,12 +2,14 @@ package main
 
 import (
 	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/driver"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/session"
 )
 
-// This file is the only one that knows the session package's API.
+// This file is the only one that knows the session package's API: it wires
+// the SQL layer to the protocol server through driver/'s adapter.
 
 // engine is the SQL layer as the binary uses it: the server's Driver, told
 // about the server once it exists (for KILL and SHOW PROCESSLIST). If it
@@ -39,5 +41,15 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 	if err != nil {
 		return nil, err
 	}
-	return drv, nil
+	return sqlEngine{Driver: driver.New(drv), sql: drv}, nil
 }
+
+// sqlEngine is the session layer as the server's Driver.
+type sqlEngine struct {
+	*driver.Driver
+	sql *session.Driver
+}
+
+// SetServer gives the session layer the server's connections (KILL, SHOW
+// PROCESSLIST, the auth cache, max_connections).
+func (e sqlEngine) SetServer(s *server.Server) { e.sql.SetConnections(driver.Connections(s)) }

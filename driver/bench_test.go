@@ -1,4 +1,4 @@
-package session
+package driver_test
 
 import (
 	"context"
@@ -9,17 +9,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/driver"
+	"github.com/basalt-db/basalt/session"
+
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/store/local"
 )
 
 // The benchmarks below run the statements of sysbench's OLTP workloads in
-// one in-process session (no network, no WAL sync) against one sysbench
+// one in-process session through the server's interface (the adapter and
+// the session; no network, no WAL sync) against one sysbench
 // table of benchRows rows, and report the process CPU time per statement
 // (cpu-ns/op), which a shared, noisy machine disturbs far less than wall
 // time:
 //
-//	go test -run '^$' -bench Sysbench -benchtime 20000x -count 5 ./session/
+//	go test -run '^$' -bench Sysbench -benchtime 20000x -count 5 ./driver/
 const benchRows = 10000
 
 const sbtestDDL = `CREATE TABLE sbtest1 (
@@ -32,22 +36,21 @@ const sbtestDDL = `CREATE TABLE sbtest1 (
 
 // benchSession opens a store and a session on database sbtest holding
 // sbtest1 with benchRows rows and its secondary index k_1.
-func benchSession(b *testing.B) *Session {
+func benchSession(b *testing.B) server.Session {
 	b.Helper()
 	st, err := local.Open(b.TempDir(), local.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	drv, err := Open(st, Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	sqlDrv, err := session.Open(st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	ss, err := drv.OpenSession(ctx, server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
+	s, err := driver.New(sqlDrv).OpenSession(ctx, server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := ss.(*Session)
 	b.Cleanup(func() {
 		s.Close()
 		st.Close()
@@ -84,7 +87,7 @@ func sbString(rng *rand.Rand, groups int) string {
 	return b.String()
 }
 
-// discard is a ResultWriter that reads and drops every row.
+// discard is a server.ResultWriter that reads and drops every row.
 type discard struct{ rows int }
 
 func (d *discard) WriteResult(r server.Result, _ bool) error {
@@ -102,14 +105,14 @@ func (d *discard) WriteResult(r server.Result, _ bool) error {
 	}
 }
 
-func benchExec(b *testing.B, s *Session, sql string) {
+func benchExec(b *testing.B, s server.Session, sql string) {
 	b.Helper()
 	if err := s.ExecuteQuery(context.Background(), sql, false, &discard{}); err != nil {
 		b.Fatalf("%.80s: %v", sql, err)
 	}
 }
 
-func benchPrepare(b *testing.B, s *Session, sql string) server.Stmt {
+func benchPrepare(b *testing.B, s server.Session, sql string) server.Stmt {
 	b.Helper()
 	st, err := s.Prepare(context.Background(), sql)
 	if err != nil {
