@@ -20,32 +20,28 @@ import (
 // statement against them, writes its rows in one transaction of an internal
 // session and reloads the cache. A statement that fails changes nothing.
 
-// dispatchACL runs st if it is an account statement; ok reports whether it was.
-func (s *Session) dispatchACL(ctx context.Context, st ast.StmtNode) (res Result, ok bool, err error) {
-	switch x := st.(type) {
-	case *ast.CreateUserStmt:
-		return res, true, s.createUser(ctx, x)
-	case *ast.AlterUserStmt:
-		return res, true, s.alterUser(ctx, x)
-	case *ast.DropUserStmt:
-		return res, true, s.dropUser(ctx, x)
-	case *ast.SetPwdStmt:
-		return res, true, s.setPassword(ctx, x)
-	case *ast.GrantStmt:
-		return res, true, s.grant(ctx, x.Privs, x.Level, x.Users, x.WithGrant, false)
-	case *ast.RevokeStmt:
-		return res, true, s.grant(ctx, x.Privs, x.Level, x.Users, false, true)
-	case *ast.ShowStmt:
-		if x.Tp == ast.ShowGrants {
-			res, err = s.showGrants(x)
-			return res, true, err
-		}
-	case *ast.FlushStmt:
-		if x.Tp == ast.FlushPrivileges {
-			return res, true, s.d.FlushPrivileges(ctx)
-		}
-	}
-	return res, false, nil
+func (s *Session) createUserStmt(ctx context.Context, x *ast.CreateUserStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.createUser(ctx, x)
+}
+
+func (s *Session) alterUserStmt(ctx context.Context, x *ast.AlterUserStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.alterUser(ctx, x)
+}
+
+func (s *Session) dropUserStmt(ctx context.Context, x *ast.DropUserStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.dropUser(ctx, x)
+}
+
+func (s *Session) setPasswordStmt(ctx context.Context, x *ast.SetPwdStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.setPassword(ctx, x)
+}
+
+func (s *Session) grantStmt(ctx context.Context, x *ast.GrantStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.grant(ctx, x.Privs, x.Level, x.Users, x.WithGrant, false)
+}
+
+func (s *Session) revokeStmt(ctx context.Context, x *ast.RevokeStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.grant(ctx, x.Privs, x.Level, x.Users, false, true)
 }
 
 // aclChange runs fn, which checks and changes the grant tables through in,

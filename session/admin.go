@@ -291,3 +291,15 @@ func describe(p planner.Plan) (string, string) {
 	}
 	return fmt.Sprintf("%T", p), ""
 }
+
+func (s *Session) explainStmt(ctx context.Context, x *ast.ExplainStmt, _ stmtArgs) (Result, error) {
+	return s.execExplain(ctx, x)
+}
+
+func (s *Session) analyzeStmt(ctx context.Context, x *ast.AnalyzeTableStmt, _ stmtArgs) (Result, error) {
+	return s.execAnalyze(ctx, x)
+}
+
+func (s *Session) adminStmt(ctx context.Context, x *ast.AdminStmt, _ stmtArgs) (Result, error) {
+	return s.execAdmin(ctx, x)
+}

@@ -257,3 +257,7 @@ func (v *subqueryFinder) Enter(n ast.Node) (ast.Node, bool) {
 	return n, v.found
 }
 func (v *subqueryFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (s *Session) selectIntoStmt(ctx context.Context, x *selectInto, a stmtArgs) (Result, error) {
+	return s.execSelectInto(ctx, x, a.params)
+}

@@ -479,3 +479,11 @@ func (s *Session) FieldList(_ context.Context, table, wildcard string) ([]planne
 	}
 	return out, nil
 }
+
+// showStmt runs SHOW; SHOW GRANTS is in acl_stmt.go.
+func (s *Session) showStmt(ctx context.Context, x *ast.ShowStmt, _ stmtArgs) (Result, error) {
+	if x.Tp == ast.ShowGrants {
+		return s.showGrants(x)
+	}
+	return s.execShow(ctx, x)
+}

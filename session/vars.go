@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // sysVarDef is a system variable Basalt knows. Values are kept as the
@@ -282,3 +284,58 @@ func parseBool(v types.Datum) (bool, bool) {
 
 // strict reports sql_mode's strict mode.
 func (s *Session) strict() bool { return s.sqlMode().Strict() }
+
+// execSet runs SET: system variables (SESSION, GLOBAL), user variables
+// and SET NAMES.
+func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
+	ec := s.evalCtx(ctx, nil)
+	for _, v := range x.Variables {
+		name := strings.ToLower(v.Name)
+		if name == ast.SetNames || name == ast.SetCharset {
+			continue
+		}
+		var val types.Datum
+		if v.Value != nil {
+			if _, isDefault := v.Value.(*ast.DefaultExpr); isDefault {
+				if def, ok := sysVars[name]; ok {
+					val = def.def
+				}
+			} else if cn, ok := v.Value.(*ast.ColumnNameExpr); ok && v.IsSystem {
+				// SET autocommit = ON: a bare word is a string.
+				val = types.NewString(cn.Name.Name.O)
+			} else if hasSubquery(v.Value) {
+				var err error
+				if val, err = s.evalWithSubquery(ctx, v.Value); err != nil {
+					return err
+				}
+			} else {
+				b := &expression.Builder{Clause: "field list"}
+				e, err := b.Build(v.Value)
+				if err != nil {
+					return err
+				}
+				if val, err = e.Eval(ec, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if !v.IsSystem {
+			s.userVars[name] = val.Clone()
+			continue
+		}
+		if name == "transaction_isolation" || name == "tx_isolation" {
+			if v.IsGlobal {
+				continue
+			}
+		}
+		if err := s.setSysVar(name, val, v.IsGlobal); err != nil {
+			return err
+		}
+		if name == "autocommit" && !v.IsGlobal && s.autocommit() && s.txn != nil {
+			if err := s.commit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/metrics"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// INSERT, UPDATE and DELETE: planning (cached with prepared statements),
+// running in the open transaction with pessimistic retries, or as an
+// autocommit transaction retried after a write conflict.
+
+// dmlPlan is a planned INSERT, UPDATE or DELETE.
+type dmlPlan struct {
+	insert      *planner.Insert
+	update      *planner.Update
+	del         *planner.Delete
+	multiUpdate *planner.MultiUpdate
+	multiDelete *planner.MultiDelete
+}
+
+func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
+	return planDMLIn(s.planContext(), st)
+}
+
+// planDMLIn plans a write statement in pc.
+func planDMLIn(pc *planner.Context, st ast.StmtNode) (*dmlPlan, error) {
+	var p dmlPlan
+	var err error
+	switch x := st.(type) {
+	case *ast.InsertStmt:
+		p.insert, err = planner.BuildInsert(pc, x)
+	case *ast.UpdateStmt:
+		if planner.IsMultiUpdate(x) {
+			p.multiUpdate, err = planner.BuildMultiUpdate(pc, x)
+		} else {
+			p.update, err = planner.BuildUpdate(pc, x)
+		}
+	case *ast.DeleteStmt:
+		if x.IsMultiTable {
+			p.multiDelete, err = planner.BuildMultiDelete(pc, x)
+		} else {
+			p.del, err = planner.BuildDelete(pc, x)
+		}
+	}
+	return &p, err
+}
+
+func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
+	switch {
+	case p.insert != nil:
+		return executor.ExecInsert(ec, p.insert)
+	case p.update != nil:
+		return executor.ExecUpdate(ec, p.update)
+	case p.multiUpdate != nil:
+		return executor.ExecMultiUpdate(ec, p.multiUpdate)
+	case p.multiDelete != nil:
+		return executor.ExecMultiDelete(ec, p.multiDelete)
+	}
+	return executor.ExecDelete(ec, p.del)
+}
+
+// maxStmtRetries bounds how often a statement is retried after a write
+// conflict.
+const maxStmtRetries = 100
+
+func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
+	is, release := s.pinStmt()
+	defer release()
+	if s.txn == nil && !s.autocommit() {
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		if err := s.begin(true, mode); err != nil {
+			return Result{}, err
+		}
+	}
+	var p *dmlPlan
+	if cached != nil && cached.dml != nil && cached.version == is.Version {
+		p = cached.dml
+	} else {
+		var err error
+		s.stmtIS = is
+		p, err = s.planDML(st)
+		s.stmtIS = nil
+		if err != nil {
+			return Result{}, err
+		}
+		if cached != nil {
+			cached.dml, cached.version = p, is.Version
+		}
+	}
+	eval := s.evalCtx(ctx, params)
+	eval.InWrite = true
+	var res executor.DMLResult
+	var err error
+	trig := s.newTriggerRun(is, p)
+	if s.txn != nil {
+		res, err = s.dmlInTxn(ctx, p, eval, trig)
+	} else {
+		res, err = s.dmlAutocommit(ctx, p, eval, trig)
+	}
+	s.warnings = append(s.warnings, eval.Warnings...)
+	if err != nil {
+		s.rowCount = -1 // ROW_COUNT() after a failed statement
+		return Result{}, err
+	}
+	if res.LastInsertID != 0 {
+		s.lastInsertID = res.LastInsertID
+	}
+	s.rowCount = int64(res.Affected)
+	out := Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
+	if p.insert != nil && (len(p.insert.Rows) > 1 || p.insert.Select != nil) {
+		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
+	}
+	if p.update != nil || p.multiUpdate != nil {
+		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
+		if s.info.FoundRows {
+			out.AffectedRows = res.Matched
+		}
+	}
+	return out, nil
+}
+
+// dmlInTxn runs a statement in the open transaction. A pessimistic
+// statement that meets a write conflict undoes its own writes and runs
+// again at a newer for-update timestamp; a deadlock rolls back the whole
+// transaction, as in MySQL.
+func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
+	txn := s.txn
+	for attempt := 0; ; attempt++ {
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig}
+		executor.BindSubqueries(ec)
+		if txn.Mode() == kv.Pessimistic {
+			ts, err := s.d.store.CurrentTS()
+			if err != nil {
+				return executor.DMLResult{}, err
+			}
+			ec.ForUpdateTS, ec.Reader = ts, txn.ReaderAt(ts)
+		}
+		sp := txn.Savepoint()
+		res, err := p.run(ec)
+		if err == nil {
+			txn.ReleaseSavepoint(sp)
+			return res, nil
+		}
+		txn.RollbackTo(sp)
+		if txn.Mode() == kv.Pessimistic && errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
+		if errors.Is(err, kv.ErrDeadlock) {
+			s.rollback()
+		}
+		return res, err
+	}
+}
+
+// dmlAutocommit runs a statement as its own optimistic transaction,
+// retrying it whole after a write conflict at commit.
+func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
+	// A plain INSERT leaves its duplicate checks to the commit, which
+	// makes them anyway (TiDB's lazy constraint check): one read per key
+	// instead of two. A duplicate found there runs the statement again
+	// with the checks, which report it as MySQL does.
+	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
+	for attempt := 0; ; attempt++ {
+		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		if err != nil {
+			return executor.DMLResult{}, err
+		}
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
+			LazyUniqueChecks: lazy}
+		executor.BindSubqueries(ec)
+		res, err := p.run(ec)
+		if err == nil {
+			err = txn.Commit(ctx)
+			if err == nil {
+				metrics.TxnCommitted()
+				return res, nil
+			}
+		} else {
+			txn.Rollback()
+		}
+		metrics.TxnRolledBack()
+		var dup *kv.KeyExistsError
+		if lazy && errors.As(err, &dup) {
+			lazy = false
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+			continue
+		}
+		return res, err
+	}
+}
+
+func (s *Session) insertStmt(ctx context.Context, x *ast.InsertStmt, a stmtArgs) (Result, error) {
+	return s.execDML(ctx, x, a.params, a.cached)
+}
+
+func (s *Session) updateStmt(ctx context.Context, x *ast.UpdateStmt, a stmtArgs) (Result, error) {
+	return s.execDML(ctx, x, a.params, a.cached)
+}
+
+func (s *Session) deleteStmt(ctx context.Context, x *ast.DeleteStmt, a stmtArgs) (Result, error) {
+	return s.execDML(ctx, x, a.params, a.cached)
+}

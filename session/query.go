@@ -1,0 +1,193 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// SELECT and set operations: where a query reads, running it as a stream
+// of rows, and SELECT ... FOR UPDATE in a pessimistic transaction.
+
+// readView returns where a query reads: the open transaction, or a fresh
+// snapshot. forUpdate reads the newest data of a pessimistic transaction.
+func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, uint64, error) {
+	if s.txn == nil && !s.autocommit() {
+		mode := kv.Optimistic
+		if s.pessimistic() {
+			mode = kv.Pessimistic
+		}
+		if err := s.begin(true, mode); err != nil {
+			return nil, 0, err
+		}
+	}
+	if s.txn != nil {
+		if forUpdate && s.txn.Mode() == kv.Pessimistic {
+			ts, err := s.d.store.CurrentTS()
+			if err != nil {
+				return nil, 0, err
+			}
+			return s.txn.ReaderAt(ts), ts, nil
+		}
+		return s.txn, s.txn.StartTS(), nil
+	}
+	ts, err := s.d.store.CurrentTS()
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.d.store.Snapshot(ts), ts, nil
+}
+
+func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (Result, error) {
+	// Pinned from the moment the schema is read until the rows are done
+	// (see pinSchema), or until an early return.
+	is, release := s.pinStmt()
+	registered := true
+	defer func() {
+		if registered {
+			release()
+		}
+	}()
+	var q *planner.Query
+	if cached != nil && cached.query != nil && cached.version == is.Version {
+		q = cached.query
+	} else {
+		var err error
+		s.stmtIS = is
+		q, err = planner.BuildQuery(s.planContext(), node)
+		s.stmtIS = nil
+		if err != nil {
+			return Result{}, err
+		}
+		if cached != nil {
+			cached.query, cached.version = q, is.Version
+		}
+	}
+	sel, _ := node.(*ast.SelectStmt)
+	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	reader, ts, err := s.readView(ctx, forUpdate)
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := s.selectContext(ctx, sel)
+	if forUpdate && s.txn != nil && s.txn.Mode() == kv.Pessimistic {
+		if cancel != nil {
+			defer cancel()
+		}
+		return s.selectForUpdate(ctx, q, params, is.Version, ts)
+	}
+	ex, err := executor.Build(q.Plan)
+	if err != nil {
+		if cancel != nil {
+			cancel()
+		}
+		return Result{}, err
+	}
+	ec := &executor.Ctx{Context: ctx, Eval: s.evalCtx(ctx, params), Reader: reader, ForUpdateTS: ts,
+		LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Mem: s.stmtMem(nil)}
+	if forUpdate && s.txn != nil {
+		ec.Txn, ec.SelectForUpdate = s.txn, true
+	}
+	executor.BindSubqueries(ec)
+	if err := ex.Open(ec); err != nil {
+		ex.Close()
+		if cancel != nil {
+			cancel()
+		}
+		return Result{}, err
+	}
+	// FOUND_ROWS() answers for the previous SELECT until this one ends (the
+	// statement may be SELECT FOUND_ROWS() itself).
+	found := new(uint64)
+	registered = false // the rows' done exits
+	return Result{Rows: &rows{ctx: ec, exec: ex, fields: q.Fields, counted: found, done: func() {
+		s.foundRows = *found
+		release()
+		s.warnings = append(s.warnings, ec.Eval.Warnings...)
+		if cancel != nil {
+			cancel()
+		}
+	}}}, nil
+}
+
+// selectForUpdate runs a SELECT ... FOR UPDATE of a pessimistic
+// transaction to its end before answering, so that it can run again (as
+// TiDB does): when a lock it waited for is released by a commit newer than
+// its for-update timestamp ts (a write conflict), it runs again at a new
+// timestamp and returns the rows that commit left, as a locking read in
+// MySQL does after a lock wait. A deadlock rolls back the whole
+// transaction, as in MySQL, which releases the locks the other side waits
+// for.
+func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params []types.Datum, version int64, ts uint64) (Result, error) {
+	// The caller pinned the schema (version) for the whole statement.
+	txn := s.txn
+	eval := s.evalCtx(ctx, params)
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			var err error
+			if ts, err = s.d.store.CurrentTS(); err != nil {
+				return Result{}, err
+			}
+		}
+		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn.ReaderAt(ts), ForUpdateTS: ts,
+			LockWait: s.lockWait(), Catalog: s.d.catalog, MemTable: s.memTableRows, Txn: txn, SelectForUpdate: true,
+			Mem: s.stmtMem(nil)}
+		executor.BindSubqueries(ec)
+		data, err := drain(ec, q.Plan)
+		if err == nil {
+			s.warnings = append(s.warnings, eval.Warnings...)
+			s.foundRows = uint64(len(data))
+			return Result{Rows: &staticRows{fields: q.Fields, data: data}}, nil
+		}
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+			eval.Warnings = eval.Warnings[:0]
+			continue
+		}
+		if errors.Is(err, kv.ErrDeadlock) {
+			s.rollback()
+		}
+		return Result{}, err
+	}
+}
+
+// drain runs a query plan and returns copies of all its rows.
+func drain(ec *executor.Ctx, plan planner.Plan) ([][]types.Datum, error) {
+	ex, err := executor.Build(plan)
+	if err != nil {
+		return nil, err
+	}
+	defer ex.Close()
+	if err := ex.Open(ec); err != nil {
+		return nil, err
+	}
+	var data [][]types.Datum
+	for {
+		row, err := ex.Next(ec)
+		if err != nil || row == nil {
+			return data, err
+		}
+		c := make([]types.Datum, len(row))
+		for i := range row {
+			c[i] = row[i].Clone()
+		}
+		data = append(data, c)
+		if len(data)%256 == 0 {
+			if err := ec.Mem.Consume(executor.RowsMem(data[len(data)-256:])); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+func (s *Session) selectStmt(ctx context.Context, x *ast.SelectStmt, a stmtArgs) (Result, error) {
+	return s.execSelect(ctx, x, a.params, a.cached)
+}
+
+func (s *Session) setOprStmt(ctx context.Context, x *ast.SetOprStmt, a stmtArgs) (Result, error) {
+	return s.execSelect(ctx, x, a.params, a.cached)
+}

@@ -1,0 +1,41 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// BEGIN, COMMIT and ROLLBACK. The transaction itself (begin, commit,
+// rollback, the schema it pins) is in session.go.
+
+// beginStmt commits an open transaction, as MySQL's implicit commit does,
+// and opens an explicit one: pessimistic or optimistic as BEGIN
+// PESSIMISTIC / OPTIMISTIC says, else as tidb_txn_mode says.
+func (s *Session) beginStmt(ctx context.Context, x *ast.BeginStmt, _ stmtArgs) (Result, error) {
+	if err := s.commit(ctx); err != nil {
+		return Result{}, err
+	}
+	mode := kv.Optimistic
+	if s.pessimistic() {
+		mode = kv.Pessimistic
+	}
+	switch strings.ToUpper(x.Mode) {
+	case "PESSIMISTIC":
+		mode = kv.Pessimistic
+	case "OPTIMISTIC":
+		mode = kv.Optimistic
+	}
+	return Result{}, s.begin(true, mode)
+}
+
+func (s *Session) commitStmt(ctx context.Context, _ *ast.CommitStmt, _ stmtArgs) (Result, error) {
+	return Result{}, s.commit(ctx)
+}
+
+func (s *Session) rollbackStmt(_ context.Context, _ *ast.RollbackStmt, _ stmtArgs) (Result, error) {
+	s.rollback()
+	return Result{}, nil
+}
