@@ -28,7 +28,9 @@ export BASALT_RANDSQL_SEED
 BASALT_RANDSQL_DDL ?= 1
 export BASALT_RANDSQL_DDL
 
+# go.mod and go.sum must be what `go mod tidy` makes of the imports.
 test: test-deps
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
