@@ -1,7 +1,9 @@
-// Package errno holds the MySQL errors the SQL layer raises: a code, its
-// SQLSTATE and a message in MySQL's wording. The session turns them into
-// error packets as they are; other errors (storage, internal) are mapped to
-// codes at the session edge.
+// Package errno is the MySQL error vocabulary: Error (a code, its SQLSTATE
+// and a message in MySQL's wording), the codes Basalt raises and their
+// SQLSTATEs. It is a leaf: the SQL layer returns its errors, the protocol
+// server raises its own and writes any of them as ERR packets. Other errors
+// (storage, internal) are mapped to codes at the session edge
+// (session/errors.go).
 package errno
 
 import "fmt"
