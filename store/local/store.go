@@ -26,6 +26,7 @@ import (
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/basalt-db/basalt/tso"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 )
@@ -352,7 +353,7 @@ func (s *Store) GCSafePoint() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sp := mvcc.ComposeTS(mvcc.PhysicalMs(now)-s.opts.GCLifeTime.Milliseconds(), 0)
+	sp := tso.ComposeTS(tso.PhysicalMs(now)-s.opts.GCLifeTime.Milliseconds(), 0)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for t := range s.open {

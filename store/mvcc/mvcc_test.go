@@ -14,6 +14,7 @@ import (
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/kv/kvtest"
+	"github.com/basalt-db/basalt/tso"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -472,7 +473,7 @@ func parseTS(t *testing.T, s string) uint64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ComposeTS(v, 0)
+		return tso.ComposeTS(v, 0)
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
@@ -483,8 +484,8 @@ func parseTS(t *testing.T, s string) uint64 {
 
 // fmtTS prints a timestamp the way scripts write it.
 func fmtTS(ts uint64) string {
-	if ts >= 1<<logicalBits && ts&(1<<logicalBits-1) == 0 {
-		return fmt.Sprintf("%dp", PhysicalMs(ts))
+	if tso.PhysicalMs(ts) > 0 && tso.Logical(ts) == 0 {
+		return fmt.Sprintf("%dp", tso.PhysicalMs(ts))
 	}
 	return strconv.FormatUint(ts, 10)
 }
