@@ -286,7 +286,7 @@ func TestStaleLocksClearedAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Simulate a crash: close the database under the open transaction.
-	if err := s.db.Flush(); err != nil {
+	if err := s.db.DB().Flush(); err != nil {
 		t.Fatal(err)
 	}
 	s.closed = true
