@@ -3,7 +3,9 @@
 // with a local timestamp oracle. All keys live in one place, so every
 // commit is one-phase: a transaction's writes are checked and applied in
 // one atomic, synced Pebble batch, and concurrent commits share WAL syncs
-// (group commit). Locks are only pessimistic ones, which die with their
+// (group commit). So it turns on what store/mvcc keeps as options for such
+// a store: reads that skip the lock column family, and the latest-version
+// cache. Its only locks are pessimistic ones, which die with their
 // process, so the lock column family lives in memory (locks.go).
 //
 // Data directory layout:
@@ -170,12 +172,13 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err := db.ClearCF(mvcc.CFLock, true); err != nil {
 		return nil, err
 	}
-	ms := mvcc.NewStore(eng, mvcc.RealClock{}, !o.NoSync)
-	ms.OnePhaseOnly = true
-	if o.LatestCacheSize > 0 {
-		if err := ms.EnableLatestCache(o.LatestCacheSize); err != nil {
-			return nil, err
-		}
+	ms, err := mvcc.NewStore(eng, mvcc.RealClock{}, mvcc.Options{
+		Sync:            !o.NoSync,
+		OnePhaseOnly:    true,
+		LatestCacheSize: o.LatestCacheSize,
+	})
+	if err != nil {
+		return nil, err
 	}
 	s = &Store{
 		dir: dir, opts: o, lock: lock, db: db, eng: eng, oracle: orc,

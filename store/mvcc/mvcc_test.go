@@ -39,7 +39,7 @@ import (
 //	gc safe-point=T
 //	delete-range start=K end=K      drop every record of [start, end)
 //	dump                            every record of every column family
-//	cache-enable [limit=N]          make the store one-phase-only with a
+//	cache-enable [limit=N]          go on with a one-phase-only store with a
 //	                                latest-version cache of N bytes
 //	cache-load prefix=K             load the cache's chunk of prefix K
 //	cache                           the cache's chunks and records
@@ -98,7 +98,11 @@ func (h *harness) dumpCache() string {
 func newHarness() *harness {
 	eng := NewMemEngine()
 	clock := &manualClock{}
-	return &harness{eng: eng, clock: clock, s: NewStore(eng, clock, true), async: map[uint64]chan string{}}
+	s, err := NewStore(eng, clock, Options{Sync: true})
+	if err != nil {
+		panic(err)
+	}
+	return &harness{eng: eng, clock: clock, s: s, async: map[uint64]chan string{}}
 }
 
 func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
@@ -310,8 +314,11 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("limit") {
 			td.ScanArgs(t, "limit", &limit)
 		}
-		h.s.OnePhaseOnly = true
-		return result(h.s.EnableLatestCache(limit))
+		s, err := NewStore(h.eng, h.clock, Options{Sync: true, OnePhaseOnly: true, LatestCacheSize: limit})
+		if err == nil {
+			h.s = s
+		}
+		return result(err)
 
 	case "cache-load":
 		h.s.cache.load(h.eng, str("prefix"))
