@@ -18,9 +18,10 @@ func failWrites(op errorfs.Op) error {
 	return nil
 }
 
-// When the disk fails under a commit, Commit returns an error: the store
-// never acknowledges a commit it could not make durable. Every commit
-// acknowledged before the fault is there after a restart.
+// When the disk fails under a commit, the commit is not acknowledged: Commit
+// fails (today by panicking, see store/pebble's Engine.Write; the server
+// turns that into an error for the client and closes the connection).
+// Every commit acknowledged before the fault is there after a restart.
 func TestDiskFaultFailsCommit(t *testing.T) {
 	dir := t.TempDir()
 	disk := &errorfs.Toggle{Injector: errorfs.InjectorFunc(failWrites)}

@@ -76,8 +76,9 @@ func (e *Engine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, erro
 // Write implements mvcc.Engine: the batch is one Pebble batch. Concurrent
 // synced writes share WAL syncs: Pebble's commit pipeline groups them.
 //
-// If Write fails, the batch may or may not survive a restart; Pebble may
-// already have applied it to its memtable, where readers see it.
+// Pebble cannot go on after a failed WAL write or sync: it calls
+// Logger.Fatalf, so Write panics. The batch may by then be in the
+// memtable, where readers see it, and may or may not survive a restart.
 func (e *Engine) Write(b *mvcc.Batch, sync bool) error {
 	pb := e.db.NewBatch()
 	defer pb.Close()

@@ -99,7 +99,8 @@ func hasManifest(names []string) bool {
 }
 
 // logger passes Pebble's messages to a log.Logger. Pebble calls Fatalf
-// when it cannot go on; that panics.
+// when it cannot go on (a failed commit, for one); that panics, in the
+// goroutine that called Pebble.
 type logger struct{ l *log.Logger }
 
 func (p logger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
