@@ -1,6 +1,10 @@
-// Package kvtest writes and reads keys and values in the command scripts of
-// the storage tests: plain words, Go-quoted strings for other bytes, and
-// "x*300" for 300 x's.
+// Package kvtest is the behaviour every kv.Storage shares, as scripts of
+// transactions that any storage runs with Run (txn.go, testdata/): the
+// embedded store now, the cluster's adapter later. It also writes and
+// reads keys and values in the command scripts of the storage tests:
+// plain words, Go-quoted strings for other bytes, and "x*300" for 300 x's.
+//
+// It sits below the stores and imports none of them.
 package kvtest
 
 import (

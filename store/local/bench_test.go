@@ -100,10 +100,10 @@ func loadedStore(b *testing.B) *Store {
 		}
 		// Settle the LSM as a store that has run for a while would be, and
 		// warm the cache with a full scan.
-		if benchErr = benchStore.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); benchErr != nil {
+		if benchErr = benchStore.db.DB().Compact(context.Background(), []byte{0}, []byte{0xff}, true); benchErr != nil {
 			return
 		}
-		it, err := benchStore.db.NewIter(nil)
+		it, err := benchStore.db.DB().NewIter(nil)
 		if err != nil {
 			benchErr = err
 			return
@@ -334,7 +334,7 @@ func BenchmarkScanVersions(b *testing.B) {
 				}
 			}
 			if sh.compact {
-				if err := s.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+				if err := s.db.DB().Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"sync"
+
+	"github.com/basalt-db/basalt/store/mvcc"
 )
 
 // lockTable holds the lock column family in memory. The embedded store
@@ -35,29 +37,24 @@ func (t *lockTable) get(key []byte) ([]byte, bool) {
 	return slices.Clone(v), true
 }
 
-// lockWrite is one change to the table: a put, a delete, or (end != nil)
-// a deletion of every key in [key, end).
-type lockWrite struct {
-	key, value, end []byte
-	delete          bool
-}
-
-// apply makes the changes in order, atomically for readers.
-func (t *lockTable) apply(ws []lockWrite) {
+// apply makes the changes of the batch's CFLock entries in order,
+// atomically for readers; it skips the other entries.
+func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range ents {
 		switch {
-		case w.end != nil:
+		case w.CF != mvcc.CFLock:
+		case w.End != nil:
 			for k := range t.locks {
-				if k >= string(w.key) && k < string(w.end) {
+				if k >= string(w.Key) && k < string(w.End) {
 					delete(t.locks, k)
 				}
 			}
-		case w.delete:
-			delete(t.locks, string(w.key))
+		case w.Delete:
+			delete(t.locks, string(w.Key))
 		default:
-			t.locks[string(w.key)] = slices.Clone(w.value)
+			t.locks[string(w.Key)] = slices.Clone(w.Value)
 		}
 	}
 }

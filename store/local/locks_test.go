@@ -4,20 +4,22 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/basalt-db/basalt/store/mvcc"
 )
 
 // TestLockTable checks the in-memory lock column family's point and range
 // operations against what an ordered store would answer.
 func TestLockTable(t *testing.T) {
 	lt := newLockTable()
-	lt.apply([]lockWrite{
-		{key: []byte("b"), value: []byte("1")},
-		{key: []byte("d"), value: []byte("2")},
-		{key: []byte("a"), value: []byte("3")},
-		{key: []byte("c"), value: []byte("4")},
-		{key: []byte("e"), value: []byte("5")},
-		{key: []byte("b"), value: []byte("6")},
-	})
+	var b mvcc.Batch
+	for _, kv := range []string{"b=1", "d=2", "a=3", "c=4", "e=5", "b=6"} {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Put(mvcc.CFLock, []byte(k), []byte(v))
+	}
+	// Entries of other column families are not the table's.
+	b.Put(mvcc.CFWrite, []byte("w"), []byte("0"))
+	lt.apply(b.Entries)
 	dump := func(lower, upper string) string {
 		var up []byte
 		if upper != "" {
@@ -48,12 +50,17 @@ func TestLockTable(t *testing.T) {
 	}
 	// A stored value is a copy: changing the caller's slice changes nothing.
 	v := []byte("7")
-	lt.apply([]lockWrite{{key: []byte("f"), value: v}})
+	b.Reset()
+	b.Put(mvcc.CFLock, []byte("f"), v)
+	lt.apply(b.Entries)
 	v[0] = 'x'
 	if got, ok := lt.get([]byte("f")); !ok || string(got) != "7" {
 		t.Fatalf("get(f) = %q, %v", got, ok)
 	}
-	lt.apply([]lockWrite{{key: []byte("b"), end: []byte("d")}, {key: []byte("e"), delete: true}})
+	b.Reset()
+	b.DelRange(mvcc.CFLock, []byte("b"), []byte("d"))
+	b.Del(mvcc.CFLock, []byte("e"))
+	lt.apply(b.Entries)
 	if got, want := dump("", ""), "a=3 d=2 f=7"; got != want {
 		t.Fatalf("after deletes: %q, want %q", got, want)
 	}

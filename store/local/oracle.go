@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/basalt-db/basalt/tso"
 )
 
-// oracle hands out timestamps: physical milliseconds << 18 | logical
-// counter, strictly increasing, and never reissued after a restart.
+// oracle hands out timestamps (see package tso), strictly increasing, and
+// never reissued after a restart.
 //
 // It keeps that promise across restarts by persisting a high-water mark
 // ahead of use: it never issues a timestamp whose physical part reaches the
@@ -31,7 +31,6 @@ type oracle struct {
 const (
 	oracleFile   = "tso"
 	oracleWindow = 3000 // ms saved ahead of use
-	maxLogical   = 1 << 18
 )
 
 // openOracle loads the high-water mark from dir, or starts from zero if the
@@ -61,7 +60,7 @@ func (o *oracle) next() (uint64, error) {
 		o.physical, o.logical = now, 0
 	} else {
 		o.logical++
-		if o.logical >= maxLogical {
+		if o.logical >= tso.MaxLogical {
 			o.physical, o.logical = o.physical+1, 0
 		}
 	}
@@ -70,7 +69,7 @@ func (o *oracle) next() (uint64, error) {
 			return 0, err
 		}
 	}
-	return mvcc.ComposeTS(o.physical, o.logical), nil
+	return tso.ComposeTS(o.physical, o.logical), nil
 }
 
 // save durably records limit as the new high-water mark.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/basalt-db/basalt/tso"
 )
 
 // dirDigest summarizes every file name and content under dir, to prove a
@@ -210,7 +211,7 @@ func TestOracleNeverGoesBack(t *testing.T) {
 		t.Fatalf("after restart: %d, not above %d", ts, last)
 	}
 	// The logical counter overflowing moves the physical part forward.
-	o2.logical = maxLogical - 1
+	o2.logical = tso.MaxLogical - 1
 	before := o2.physical
 	if _, err := o2.next(); err != nil {
 		t.Fatal(err)
@@ -285,7 +286,7 @@ func TestStaleLocksClearedAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Simulate a crash: close the database under the open transaction.
-	if err := s.db.Flush(); err != nil {
+	if err := s.db.DB().Flush(); err != nil {
 		t.Fatal(err)
 	}
 	s.closed = true

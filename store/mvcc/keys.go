@@ -52,15 +52,3 @@ func decodeKey(encKey []byte) ([]byte, error) {
 	_, k, err := codec.DecodeBytes(encKey, nil)
 	return k, err
 }
-
-// Timestamps are TiDB's: milliseconds since the Unix epoch shifted left by
-// 18 bits, plus a logical counter in the low 18 bits.
-const logicalBits = 18
-
-// ComposeTS builds a timestamp from physical milliseconds and a logical part.
-func ComposeTS(physicalMs int64, logical int64) uint64 {
-	return uint64(physicalMs)<<logicalBits | uint64(logical)
-}
-
-// PhysicalMs returns the physical milliseconds of ts.
-func PhysicalMs(ts uint64) int64 { return int64(ts >> logicalBits) }

@@ -41,8 +41,9 @@ import (
 // commit ts above ts. So a cached record committed at or below ts is the
 // newest version at or below ts; for a key whose cached record is newer,
 // the reader asks the engine. This needs a store without prewrite locks
-// (Store.OnePhaseOnly): a two-phase commit makes its data visible by
-// removing a lock, which readers of the cache would not see.
+// (Options.OnePhaseOnly): a two-phase commit makes its data visible by
+// removing a lock, which readers of the cache would not see. So the cache
+// is the embedded store's option (Options.LatestCacheSize), not the core's.
 //
 // A chunk being loaded is registered first, so that commits update it while
 // the loader reads the engine; the loader and the committers each keep the

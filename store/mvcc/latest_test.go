@@ -28,9 +28,9 @@ type latestWorld struct {
 
 func newLatestWorld(t *testing.T, limit int64) *latestWorld {
 	w := &latestWorld{eng: NewMemEngine(), active: map[uint64]int{}}
-	w.s = NewStore(w.eng, RealClock{}, false)
-	w.s.OnePhaseOnly = true
-	if err := w.s.EnableLatestCache(limit); err != nil {
+	var err error
+	w.s, err = NewStore(w.eng, RealClock{}, Options{OnePhaseOnly: true, LatestCacheSize: limit})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return w

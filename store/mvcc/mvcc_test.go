@@ -14,6 +14,7 @@ import (
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/kv/kvtest"
+	"github.com/basalt-db/basalt/tso"
 	"github.com/cockroachdb/datadriven"
 )
 
@@ -38,7 +39,7 @@ import (
 //	gc safe-point=T
 //	delete-range start=K end=K      drop every record of [start, end)
 //	dump                            every record of every column family
-//	cache-enable [limit=N]          make the store one-phase-only with a
+//	cache-enable [limit=N]          go on with a one-phase-only store with a
 //	                                latest-version cache of N bytes
 //	cache-load prefix=K             load the cache's chunk of prefix K
 //	cache                           the cache's chunks and records
@@ -97,7 +98,11 @@ func (h *harness) dumpCache() string {
 func newHarness() *harness {
 	eng := NewMemEngine()
 	clock := &manualClock{}
-	return &harness{eng: eng, clock: clock, s: NewStore(eng, clock, true), async: map[uint64]chan string{}}
+	s, err := NewStore(eng, clock, Options{Sync: true})
+	if err != nil {
+		panic(err)
+	}
+	return &harness{eng: eng, clock: clock, s: s, async: map[uint64]chan string{}}
 }
 
 func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
@@ -309,8 +314,11 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("limit") {
 			td.ScanArgs(t, "limit", &limit)
 		}
-		h.s.OnePhaseOnly = true
-		return result(h.s.EnableLatestCache(limit))
+		s, err := NewStore(h.eng, h.clock, Options{Sync: true, OnePhaseOnly: true, LatestCacheSize: limit})
+		if err == nil {
+			h.s = s
+		}
+		return result(err)
 
 	case "cache-load":
 		h.s.cache.load(h.eng, str("prefix"))
@@ -472,7 +480,7 @@ func parseTS(t *testing.T, s string) uint64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ComposeTS(v, 0)
+		return tso.ComposeTS(v, 0)
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
@@ -483,8 +491,8 @@ func parseTS(t *testing.T, s string) uint64 {
 
 // fmtTS prints a timestamp the way scripts write it.
 func fmtTS(ts uint64) string {
-	if ts >= 1<<logicalBits && ts&(1<<logicalBits-1) == 0 {
-		return fmt.Sprintf("%dp", PhysicalMs(ts))
+	if tso.PhysicalMs(ts) > 0 && tso.Logical(ts) == 0 {
+		return fmt.Sprintf("%dp", tso.PhysicalMs(ts))
 	}
 	return strconv.FormatUint(ts, 10)
 }

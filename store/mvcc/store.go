@@ -17,6 +17,9 @@ import (
 // detection, and released locks wake their waiters. The embedded store uses
 // it directly; a replicated region will run the same commands.
 //
+// What only the embedded store may do is not the core's behaviour but an
+// Option it turns on: see Options.
+//
 // All methods are safe for concurrent use.
 type Store struct {
 	eng     Engine
@@ -24,25 +27,43 @@ type Store struct {
 	waits   *WaitManager
 	// Sync says whether writes that end a transaction (commits and
 	// rollbacks) wait for durability. Lock-only writes never do: locks of
-	// a crashed process die with it.
+	// a crashed process die with it. It starts as Options.Sync; change it
+	// only while no command runs.
+	Sync bool
+
+	onePhaseOnly bool         // Options.OnePhaseOnly
+	cache        *latestCache // see latest.go; nil unless Options.LatestCacheSize > 0
+}
+
+// Options choose how a Store serves. The zero value is the shared core, as
+// a storage node runs it: two-phase commits, reads that check the lock
+// column family, no cache. OnePhaseOnly and LatestCacheSize are for a
+// store whose every transaction commits in one phase, as the embedded
+// store's do because all its keys live in one place.
+type Options struct {
+	// Sync is the store's initial Sync.
 	Sync bool
 	// OnePhaseOnly says the store commits only with OnePhaseCommit, so the
 	// lock column family never holds a lock that blocks readers (only
 	// pessimistic ones), and reads skip it. Prewrite is then refused.
 	OnePhaseOnly bool
-
-	cache *latestCache // see latest.go; nil unless enabled
+	// LatestCacheSize, if positive, keeps the newest version of the keys of
+	// hot chunks in memory, up to that many bytes (see latest.go). It needs
+	// OnePhaseOnly.
+	LatestCacheSize int64
 }
 
-// EnableLatestCache keeps the newest version of the keys of hot chunks in
-// memory, up to limit bytes (see latest.go). Only a OnePhaseOnly store may
-// use it; call it before the store serves.
-func (s *Store) EnableLatestCache(limit int64) error {
-	if !s.OnePhaseOnly {
-		return errors.New("mvcc: the latest-version cache needs a one-phase-only store")
+// NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
+func NewStore(eng Engine, clock Clock, opts Options) (*Store, error) {
+	s := &Store{eng: eng, latches: NewLatches(), waits: NewWaitManager(clock),
+		Sync: opts.Sync, onePhaseOnly: opts.OnePhaseOnly}
+	if opts.LatestCacheSize > 0 {
+		if !opts.OnePhaseOnly {
+			return nil, errors.New("mvcc: the latest-version cache needs a one-phase-only store")
+		}
+		s.cache = newLatestCache(opts.LatestCacheSize)
 	}
-	s.cache = newLatestCache(limit)
-	return nil
+	return s, nil
 }
 
 // LatestCacheStats describes the latest-version cache; ok is false if it
@@ -68,11 +89,6 @@ func (s *Store) write(b *Batch, sync bool) error {
 	return err
 }
 
-// NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
-func NewStore(eng Engine, clock Clock, sync bool) *Store {
-	return &Store{eng: eng, latches: NewLatches(), waits: NewWaitManager(clock), Sync: sync}
-}
-
 // Engine returns the store's engine.
 func (s *Store) Engine() Engine { return s.eng }
 
@@ -96,7 +112,7 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 			s.cache.noteRead(s.eng, key)
 		}
 	}
-	return Get(s.eng, key, ts, !s.OnePhaseOnly)
+	return Get(s.eng, key, ts, !s.onePhaseOnly)
 }
 
 // Scan returns a scanner over [start, end) at ts, after any commit in
@@ -110,7 +126,7 @@ func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse 
 			return newCachedScanner(s.eng, slots, ts, reverse), nil
 		}
 	}
-	sc, err := NewScanner(s.eng, start, end, ts, reverse, !s.OnePhaseOnly)
+	sc, err := NewScanner(s.eng, start, end, ts, reverse, !s.onePhaseOnly)
 	if err == nil && s.cache != nil {
 		sc.cache, sc.start, sc.end = s.cache, start, end
 	}
@@ -238,7 +254,7 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 
 // Prewrite runs the Prewrite command.
 func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) error {
-	if s.OnePhaseOnly {
+	if s.onePhaseOnly {
 		return errors.New("mvcc: prewrite on a one-phase-only store")
 	}
 	keys := make([][]byte, len(req.Mutations))

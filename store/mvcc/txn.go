@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/tso"
 )
 
 // This file holds Percolator's transaction commands. Each is a pure function
@@ -367,7 +368,7 @@ func CheckTxnStatus(r Reader, b *Batch, primary []byte, lockTS, currentTS uint64
 		return TxnStatus{}, err
 	}
 	if l != nil && l.StartTS == lockTS {
-		if uint64(PhysicalMs(currentTS)) < uint64(PhysicalMs(lockTS))+l.TTL {
+		if uint64(tso.PhysicalMs(currentTS)) < uint64(tso.PhysicalMs(lockTS))+l.TTL {
 			return TxnStatus{State: TxnLocked, TTL: l.TTL}, nil
 		}
 		if err := rollbackKey(r, b, encKey, primary, lockTS); err != nil {

@@ -1,0 +1,112 @@
+package pebble
+
+import (
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configure Open. The zero value of each field means its default.
+type Options struct {
+	// BlockCacheSize is the block cache in bytes (default 256 MiB).
+	BlockCacheSize int64
+	// MemTableSize is the memtable size in bytes (default 64 MiB).
+	MemTableSize uint64
+	// Logger receives Pebble's messages, each prefixed "pebble: " (and
+	// errors "pebble: error: "); default: discard.
+	Logger *log.Logger
+	// FS is the filesystem that holds the database's files (default
+	// vfs.Default, the operating system's). Tests pass one that injects
+	// disk faults (github.com/cockroachdb/pebble/v2/vfs/errorfs).
+	FS vfs.FS
+}
+
+func (o *Options) withDefaults() Options {
+	r := *o
+	if r.BlockCacheSize == 0 {
+		r.BlockCacheSize = 256 << 20
+	}
+	if r.MemTableSize == 0 {
+		r.MemTableSize = 64 << 20
+	}
+	if r.Logger == nil {
+		r.Logger = log.New(discard{}, "", 0)
+	}
+	if r.FS == nil {
+		r.FS = vfs.Default
+	}
+	return r
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// Open opens the database in dir, creating it if dir does not exist. A
+// database that exists must open as it is, or not at all: Open refuses one
+// whose files are missing or corrupt, turning a panic inside Pebble (which
+// some corruptions provoke) into an error.
+func Open(dir string, opts Options) (e *Engine, err error) {
+	o := opts.withDefaults()
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, fmt.Errorf("database is corrupt: %v", r)
+		}
+	}()
+	cache := pebble.NewCache(o.BlockCacheSize)
+	defer cache.Unref()
+	po := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       o.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             logger{o.Logger},
+		FS:                 o.FS,
+	}
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+		// 16 KiB data blocks under a one-level index: a point read then
+		// loads two blocks from the cache instead of three, which measured
+		// about 20% faster at the median on a 1M-key store.
+		po.Levels[i].BlockSize = 16 << 10
+		po.Levels[i].IndexBlockSize = 256 << 10
+	}
+	if _, err := o.FS.Stat(dir); err == nil {
+		// Pebble would create its lock file before noticing missing files,
+		// so look for them first.
+		if names, _ := o.FS.List(dir); !hasManifest(names) {
+			return nil, fmt.Errorf("database files are missing from %s", dir)
+		}
+		po.ErrorIfNotExists = true
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{db: db}, nil
+}
+
+func hasManifest(names []string) bool {
+	for _, n := range names {
+		if strings.HasPrefix(n, "MANIFEST-") {
+			return true
+		}
+	}
+	return false
+}
+
+// logger passes Pebble's messages to a log.Logger. Pebble calls Fatalf
+// when it cannot go on (a failed commit, for one); that panics, in the
+// goroutine that called Pebble.
+type logger struct{ l *log.Logger }
+
+func (p logger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
+func (p logger) Errorf(format string, args ...any) {
+	p.l.Printf("pebble: error: "+format, args...)
+}
+func (p logger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: fatal: "+format, args...))
+}
