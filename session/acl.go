@@ -324,8 +324,6 @@ func (d *Driver) FlushPrivileges(ctx context.Context) error {
 
 // Error codes of access control.
 const (
-	errDBAccessDeniedCode   = 1044 // ER_DBACCESS_DENIED_ERROR
-	errAccessDeniedCode     = 1045 // ER_ACCESS_DENIED_ERROR
 	errTableAccessDenied    = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	errColumnAccessDenied   = 1143 // ER_COLUMNACCESS_DENIED_ERROR
 	errNonexistingGrant     = 1141 // ER_NONEXISTING_GRANT
@@ -335,12 +333,10 @@ const (
 	errCannotUser           = 1396 // ER_CANNOT_USER
 	errCantCreateUserGrant  = 1410 // ER_CANT_CREATE_USER_WITH_GRANT
 	errIllegalGrantForTable = 1144 // ER_ILLEGAL_GRANT_FOR_TABLE
-	errPluginNotLoaded      = 1524 // ER_PLUGIN_IS_NOT_LOADED
 	errPasswordFormat       = 1827 // ER_PASSWORD_FORMAT
 	errAccountLocked        = 3118 // ER_ACCOUNT_HAS_BEEN_LOCKED
 	errUserDoesNotExist     = 3162 // ER_USER_DOES_NOT_EXIST (a note)
 	errUserAlreadyExists    = 3163 // ER_USER_ALREADY_EXISTS (a note)
-	errKillDenied           = 1095 // ER_KILL_DENIED_ERROR
 )
 
 func aclError(code uint16, state, format string, args ...any) *errno.Error {
@@ -349,7 +345,7 @@ func aclError(code uint16, state, format string, args ...any) *errno.Error {
 
 // errDBAccessDenied is 1044 for the subject's account on db.
 func errDBAccessDenied(subj *privilege.Subject, db string) error {
-	return aclError(errDBAccessDeniedCode, "42000", "Access denied for user '%s'@'%s' to database '%s'", subj.User, subj.Host, db)
+	return aclError(errno.ErDBAccessDenied, "42000", "Access denied for user '%s'@'%s' to database '%s'", subj.User, subj.Host, db)
 }
 
 // RequireSecureTransport is the global require_secure_transport:

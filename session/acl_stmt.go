@@ -118,7 +118,7 @@ func authOf(opt *ast.AuthOption, plugin string) (string, string, error) {
 		plugin = strings.ToLower(opt.AuthPlugin)
 	}
 	if plugin != privilege.PluginNative && plugin != privilege.PluginCachingSHA2 {
-		return "", "", aclError(errPluginNotLoaded, "HY000", "Plugin '%s' is not loaded", plugin)
+		return "", "", aclError(errno.ErPluginIsNotLoaded, "HY000", "Plugin '%s' is not loaded", plugin)
 	}
 	switch {
 	case opt.ByAuthString:

@@ -3,6 +3,7 @@ package session
 import (
 	"strings"
 
+	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/privilege"
 	"github.com/basalt-db/basalt/types"
@@ -240,7 +241,7 @@ func (ch *checker) kill(x *ast.KillStmt) error {
 	}
 	for _, p := range ch.s.d.conns.ProcessList() {
 		if uint64(p.ID) == x.ConnectionID && p.User != ch.s.info.User {
-			return aclError(errKillDenied, "HY000", "You are not owner of thread %d", x.ConnectionID)
+			return aclError(errno.ErKillDenied, "HY000", "You are not owner of thread %d", x.ConnectionID)
 		}
 	}
 	return nil
