@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/basalt-db/basalt/expression"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -535,34 +532,4 @@ func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bo
 	}
 	j.OuterKeys, j.InnerKeys = append(j.OuterKeys, oe), append(j.InnerKeys, ie)
 	return true, nil
-}
-
-// DescribeJoin names a join operator and describes it, for EXPLAIN.
-func DescribeJoin(j *Join) (string, string) {
-	name := map[JoinMethod]string{HashJoin: "HashJoin", IndexJoin: "IndexJoin", NestedLoopJoin: "NestedLoopJoin"}[j.Method]
-	tp := "inner join"
-	if j.Type == LeftOuterJoin {
-		tp = "left outer join"
-	}
-	var parts []string
-	parts = append(parts, tp)
-	if len(j.OuterKeys) > 0 {
-		var keys []string
-		for i, k := range j.OuterKeys {
-			if j.Method == IndexJoin {
-				keys = append(keys, expression.String(k))
-			} else {
-				keys = append(keys, fmt.Sprintf("%s = %s", expression.String(k), expression.String(j.InnerKeys[i])))
-			}
-		}
-		label := "equal"
-		if j.Method == IndexJoin {
-			label = "outer keys"
-		}
-		parts = append(parts, fmt.Sprintf("%s:[%s]", label, strings.Join(keys, ", ")))
-	}
-	if j.Other != nil {
-		parts = append(parts, "other:"+expression.String(j.Other))
-	}
-	return name, strings.Join(parts, ", ")
 }

@@ -1,7 +1,8 @@
 package planner
 
 // This file lists the operators a physical plan is made of. The executor
-// builds one operator per node (executor.Build).
+// builds one operator per node (executor.Build); EXPLAIN names them
+// (explain.go).
 
 import (
 	"github.com/basalt-db/basalt/catalog"

@@ -37,7 +37,8 @@
 // Subqueries used as values are planned as plans inside expressions
 // (subquery.go); set operations in union.go; information_schema's tables
 // in infoschema.go; DML in dml.go and multidml.go, whose rows to change
-// come from the same access paths, locking what they read.
+// come from the same access paths, locking what they read. EXPLAIN
+// describes a plan with explain.go.
 //
 // Plans hold expressions, not values: parameters of a prepared statement
 // are read when the plan runs, so one plan serves every execution (the plan
