@@ -1,18 +1,14 @@
 package planner
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
 // This file plans the FROM clause of a SELECT together with its WHERE
-// clause: the tables, derived tables and joins, the conditions pushed to
-// each table (which choose its access path), the join order and the join
-// operators.
+// clause, once from.go has made it a tree: where each conjunct goes, the
+// join order and the join operators. Each table, with the conjuncts pushed
+// to it, is planned by planLeaf (leaf.go), which chooses its access path.
 //
 // Rows of a join have one layout for the whole FROM clause: the columns of
 // every table in the order the tables are written, each table's columns
@@ -107,89 +103,6 @@ func (fb *fromBuilder) plan(n *fromNode, conds []*conj) (JoinSide, error) {
 	}
 	flatten(n)
 	return fb.planGroup(members, append(on, conds...))
-}
-
-// planLeaf plans a table with the conjuncts on it, and extra conditions
-// already compiled over its own columns.
-func (fb *fromBuilder) planLeaf(l *fromLeaf, conds []*conj, extra []expression.Expr) (JoinSide, error) {
-	side := JoinSide{Pos: make([]int, l.n), est: fb.estimate(l, conds)}
-	for i := range side.Pos {
-		side.Pos[i] = l.off + i
-	}
-	var es []expression.Expr
-	for _, cj := range conds {
-		e, err := fb.c.builder(l.schema, cj.clause).Build(cj.node)
-		if err != nil {
-			return side, err
-		}
-		es = append(es, e)
-	}
-	es = append(es, extra...)
-	cond := expression.And(es...)
-	if l.ts == nil {
-		side.Plan = l.plan
-		if cond != nil {
-			side.Plan = &Selection{base: base{schema: l.schema}, Child: l.plan, Cond: cond}
-		}
-		return side, nil
-	}
-	if cond == nil {
-		side.Plan = withEst(&TableScan{TableSource: *l.ts, Lock: fb.lock}, side.est)
-		return side, nil
-	}
-	path, rest := chooseAccessPath(fb.c, l.ts, cond, fb.lock)
-	side.Plan = path
-	if rest != nil {
-		side.Plan = &Selection{base: base{schema: l.schema, est: min(side.est, EstRows(path))}, Child: path, Cond: rest}
-	}
-	return side, nil
-}
-
-// estimate guesses how many rows a leaf returns under conds: from the
-// statistics of an analyzed table (estimate.go), else by rules of thumb.
-func (fb *fromBuilder) estimate(l *fromLeaf, conds []*conj) float64 {
-	est := l.est
-	if l.ts != nil && hasStats(fb.c, l.ts.Table) {
-		var es []expression.Expr
-		for _, cj := range conds {
-			e, err := fb.c.builder(l.schema, cj.clause).Build(cj.node)
-			if err != nil {
-				est *= pseudoSelect
-				continue
-			}
-			es = append(es, e)
-		}
-		return max(est*condSelectivity(fb.c, l.ts.Table, expression.And(es...)), 1)
-	}
-	for _, cj := range conds {
-		if cj.eqL != nil && (cj.eqLLeaves.empty() || cj.eqRLeaves.empty()) {
-			col := cj.eqL
-			if cj.eqLLeaves.empty() {
-				col = cj.eqR
-			}
-			if cn, ok := col.(*ast.ColumnNameExpr); ok && l.ts != nil && uniqueColumn(l.ts, cn.Name.Name.O) {
-				return 1
-			}
-			est *= 0.1
-			continue
-		}
-		est *= 0.3
-	}
-	return max(est, 1)
-}
-
-// uniqueColumn reports whether name is the primary key or a one-column
-// unique index of the table.
-func uniqueColumn(ts *TableSource, name string) bool {
-	for _, ix := range ts.Table.Indexes {
-		if ix.Unique && ix.State == catalog.StatePublic && len(ix.Columns) == 1 && strings.EqualFold(ts.Table.Columns[ix.Columns[0].Offset].Name, name) {
-			return true
-		}
-	}
-	if hc := ts.Table.HandleColumn(); hc != nil && strings.EqualFold(hc.Name, name) {
-		return true
-	}
-	return false
 }
 
 // planOuter plans a LEFT or RIGHT join. Conjuncts from above that read
@@ -619,34 +532,4 @@ func (fb *fromBuilder) hashKeys(j *Join, on, in ast.ExprNode, clause string) (bo
 	}
 	j.OuterKeys, j.InnerKeys = append(j.OuterKeys, oe), append(j.InnerKeys, ie)
 	return true, nil
-}
-
-// DescribeJoin names a join operator and describes it, for EXPLAIN.
-func DescribeJoin(j *Join) (string, string) {
-	name := map[JoinMethod]string{HashJoin: "HashJoin", IndexJoin: "IndexJoin", NestedLoopJoin: "NestedLoopJoin"}[j.Method]
-	tp := "inner join"
-	if j.Type == LeftOuterJoin {
-		tp = "left outer join"
-	}
-	var parts []string
-	parts = append(parts, tp)
-	if len(j.OuterKeys) > 0 {
-		var keys []string
-		for i, k := range j.OuterKeys {
-			if j.Method == IndexJoin {
-				keys = append(keys, expression.String(k))
-			} else {
-				keys = append(keys, fmt.Sprintf("%s = %s", expression.String(k), expression.String(j.InnerKeys[i])))
-			}
-		}
-		label := "equal"
-		if j.Method == IndexJoin {
-			label = "outer keys"
-		}
-		parts = append(parts, fmt.Sprintf("%s:[%s]", label, strings.Join(keys, ", ")))
-	}
-	if j.Other != nil {
-		parts = append(parts, "other:"+expression.String(j.Other))
-	}
-	return name, strings.Join(parts, ", ")
 }

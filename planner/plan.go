@@ -1,9 +1,44 @@
-// Package planner turns parsed statements into physical plans. Access paths
-// are chosen first, straight from the WHERE clause: a point get or batch
-// point get on the primary key or a unique index, then a range scan of the
-// primary key or of an index (with table lookups), then a full scan. The
-// WHERE clause is always kept as a filter above the access path, so a path
-// may read more rows than qualify but never fewer.
+// Package planner turns parsed statements into physical plans: trees of
+// the operators in operators.go, which the executor runs as they are (it
+// builds one operator per node). There is no logical plan and no search
+// over alternatives: each phase decides once, from the syntax, the
+// catalog and the tables' statistics.
+//
+// The entry points, and what they return:
+//
+//	BuildQuery        SELECT, UNION/EXCEPT/INTERSECT  → *Query (plan + result fields)
+//	BuildInsert       INSERT, REPLACE                 → *Insert
+//	BuildUpdate       single-table UPDATE             → *Update (Source: the rows to change)
+//	BuildDelete       single-table DELETE             → *Delete
+//	BuildMultiUpdate  UPDATE over joins               → *MultiUpdate
+//	BuildMultiDelete  DELETE over joins               → *MultiDelete
+//
+// A SELECT is planned in these phases, each in its own file:
+//
+//  1. FROM and WHERE (from.go): the FROM clause becomes a tree of tables,
+//     derived tables, views and CTEs (cte.go) and joins; WHERE and ON are
+//     split into conjuncts, each pushed down to the lowest node whose
+//     tables it reads.
+//  2. Each table with its conjuncts (leaf.go) gets an access path
+//     (access_path.go): a point get or batch point get on the integer
+//     primary key or a unique index, else a range scan of the primary key
+//     or of the index whose ranges (ranges.go) select the fewest rows
+//     (estimate.go reads the statistics of ANALYZE TABLE), else a full
+//     scan. What the path does not guarantee stays as a Selection above
+//     it: every conjunct except those an integer primary key's ranges
+//     hold exactly.
+//  3. Joins (join.go): outer joins in written order, runs of inner joins
+//     greedily, smallest estimated input first; each join is an index
+//     lookup join, a hash join or a nested loop join.
+//  4. Above the FROM clause (select.go): aggregation (agg.go, with
+//     ONLY_FULL_GROUP_BY's check in fullgroupby.go), HAVING, the select
+//     list's projection, DISTINCT, ORDER BY and LIMIT.
+//
+// Subqueries used as values are planned as plans inside expressions
+// (subquery.go); set operations in union.go; information_schema's tables
+// in infoschema.go; DML in dml.go and multidml.go, whose rows to change
+// come from the same access paths, locking what they read. EXPLAIN
+// describes a plan with explain.go.
 //
 // Plans hold expressions, not values: parameters of a prepared statement
 // are read when the plan runs, so one plan serves every execution (the plan
@@ -11,173 +46,90 @@
 package planner
 
 import (
+	"strings"
+
 	"github.com/basalt-db/basalt/catalog"
-	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// Plan is a node of a physical plan. Schema describes its output rows.
-type Plan interface {
-	Schema() *expression.Schema
-	Children() []Plan
+// Context is what planning reads.
+type Context struct {
+	IS *catalog.InfoSchema
+	// DB is the session's current database ("" for none).
+	DB string
+	// Stats returns a table's statistics, or nil.
+	Stats func(tableID int64) *catalog.TableStats
+	// Parse parses a stored view's query.
+	Parse func(sql string) (ast.StmtNode, error)
+	// OnlyFullGroupBy is sql_mode's ONLY_FULL_GROUP_BY (see fullgroupby.go).
+	OnlyFullGroupBy bool
+
+	outer     *scope // the query around a subquery
+	viewDepth int
+	ids       *int // frame IDs handed out in this statement
+	ctes      *cteScope
 }
 
-type base struct {
-	schema *expression.Schema
-	// est is the estimated number of rows, where planning recorded one
-	// (estimate.go); 0 means derive it.
-	est float64
+// ResultField describes one column of a query's result.
+type ResultField struct {
+	Name, OrgName   string
+	Table, OrgTable string
+	DB              string
+	Type            types.FieldType
 }
 
-func (b *base) Schema() *expression.Schema { return b.schema }
-func (b *base) estRows() float64           { return b.est }
-func (b *base) setEst(n float64)           { b.est = n }
-
-// TableSource is a plan that reads one table. Its rows are the table's
-// columns followed by the row handle (an integer, or for a clustered
-// primary key the encoded key as a string).
-type TableSource struct {
-	base
-	DB    string
-	Table *catalog.TableInfo
-	Alias string
+// Query is a planned SELECT.
+type Query struct {
+	Plan   Plan
+	Fields []ResultField
 }
 
-// HandleCol is the position of the handle in a table source's rows.
-func (t *TableSource) HandleCol() int { return len(t.Table.Columns) }
-
-// PointGet reads at most one row: by handle, or by a unique index's full key.
-type PointGet struct {
-	TableSource
-	// Handle computes the handle when Index is nil.
-	Handle expression.Expr
-	// Index and Key: a unique index and the values of all its columns.
-	Index *catalog.IndexInfo
-	Key   []expression.Expr
-	// Lock: SELECT ... FOR UPDATE.
-	Lock bool
+// BuildQuery plans a query: a SELECT or a set operation (UNION).
+func BuildQuery(c *Context, n ast.ResultSetNode) (*Query, error) {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		return BuildSelect(c, x)
+	case *ast.SetOprStmt:
+		return buildSetOpr(c, x)
+	case *ast.SubqueryExpr:
+		return BuildQuery(c, x.Query)
+	}
+	return nil, errno.New(errno.ErNotSupportedYet, "query %T is not supported yet", n)
 }
 
-// BatchPointGet reads the rows of a list of handles (or unique keys of a
-// one-column unique index).
-type BatchPointGet struct {
-	TableSource
-	Handles []expression.Expr
-	Index   *catalog.IndexInfo
-	Lock    bool
+// TableRef resolves a table name against the context: 1046 without a
+// database, 1146 for a missing table.
+func (c *Context) TableRef(tn *ast.TableName) (string, *catalog.TableInfo, error) {
+	db := tn.Schema.O
+	if db == "" {
+		db = c.DB
+	}
+	if db == "" {
+		return "", nil, errno.New(errno.ErNoDB, "No database selected")
+	}
+	if strings.EqualFold(db, InfoSchemaDB) {
+		if memTableInfo(tn.Name.O) == nil {
+			return "", nil, errno.New(errno.ErUnknownTable, "Unknown table '%s' in information_schema", tn.Name.O)
+		}
+		return "", nil, errno.New(1044, "Access denied for user 'root'@'%%' to database 'information_schema'")
+	}
+	t := c.IS.Table(db, tn.Name.O)
+	if t == nil {
+		return "", nil, errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", db, tn.Name.O)
+	}
+	return db, t, nil
 }
 
-// Range is an interval of one column's values, computed at execution.
-// A nil Low or High is unbounded.
-type Range struct {
-	Low, High         expression.Expr
-	LowExcl, HighExcl bool
-	// And lists further unions of ranges that this range is intersected
-	// with (several conditions on one column).
-	And [][]Range
+// memTable returns the virtual table tn names, if it names one.
+func (c *Context) memTable(tn *ast.TableName) *catalog.TableInfo {
+	db := tn.Schema.O
+	if db == "" {
+		db = c.DB
+	}
+	if !strings.EqualFold(db, InfoSchemaDB) {
+		return nil
+	}
+	return memTableInfo(tn.Name.O)
 }
-
-// TableScan reads rows in handle order, over Ranges of the handle (all
-// rows if Ranges is nil).
-type TableScan struct {
-	TableSource
-	Ranges []Range
-	Desc   bool
-	Lock   bool
-}
-
-// IndexScan reads an index over Ranges of its first column, and the rows
-// its entries point to.
-type IndexScan struct {
-	TableSource
-	Index  *catalog.IndexInfo
-	Ranges []Range
-	Desc   bool
-	Lock   bool
-}
-
-// Selection keeps the rows for which Cond is true.
-type Selection struct {
-	base
-	Child Plan
-	Cond  expression.Expr
-}
-
-// Projection computes Exprs over each row.
-type Projection struct {
-	base
-	Child Plan
-	Exprs []expression.Expr
-}
-
-// AggFunc is one aggregate of an Aggregation.
-type AggFunc struct {
-	Name     string // count, sum, avg, min, max, group_concat, first_row
-	Args     []expression.Expr
-	Distinct bool
-	Star     bool // COUNT(*)
-	// Separator is GROUP_CONCAT's.
-	Separator string
-	// Order is GROUP_CONCAT's ORDER BY, over the aggregation's input rows.
-	Order []SortItem
-}
-
-// Aggregation groups rows by GroupBy and computes Aggs per group. Its rows
-// are the aggregates followed by the group-by values.
-type Aggregation struct {
-	base
-	Child   Plan
-	GroupBy []expression.Expr
-	Aggs    []*AggFunc
-}
-
-// SortItem is one ORDER BY key.
-type SortItem struct {
-	Expr expression.Expr
-	Desc bool
-}
-
-// Sort orders rows by Items.
-type Sort struct {
-	base
-	Child Plan
-	Items []SortItem
-}
-
-// Limit skips Offset rows and returns at most Count (expressions, for
-// parameters).
-type Limit struct {
-	base
-	Child         Plan
-	Offset, Count expression.Expr
-}
-
-// Distinct removes duplicate rows.
-type Distinct struct {
-	base
-	Child Plan
-}
-
-// Dual produces one empty row (SELECT without FROM), or none.
-type Dual struct {
-	base
-	NoRow bool
-}
-
-// Hidden: a projection keeps extra columns for ORDER BY beyond the select
-// list; Trim cuts rows back to the first N columns.
-type Trim struct {
-	base
-	Child Plan
-	N     int
-}
-
-func (p *TableSource) Children() []Plan { return nil }
-func (p *MemTable) Children() []Plan    { return nil }
-func (p *Selection) Children() []Plan   { return []Plan{p.Child} }
-func (p *Projection) Children() []Plan  { return []Plan{p.Child} }
-func (p *Aggregation) Children() []Plan { return []Plan{p.Child} }
-func (p *Sort) Children() []Plan        { return []Plan{p.Child} }
-func (p *Limit) Children() []Plan       { return []Plan{p.Child} }
-func (p *Distinct) Children() []Plan    { return []Plan{p.Child} }
-func (p *Dual) Children() []Plan        { return nil }
-func (p *Trim) Children() []Plan        { return []Plan{p.Child} }

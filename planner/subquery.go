@@ -160,16 +160,3 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 	}
 	return sq, nil
 }
-
-// BuildQuery plans a query: a SELECT or a set operation (UNION).
-func BuildQuery(c *Context, n ast.ResultSetNode) (*Query, error) {
-	switch x := n.(type) {
-	case *ast.SelectStmt:
-		return BuildSelect(c, x)
-	case *ast.SetOprStmt:
-		return buildSetOpr(c, x)
-	case *ast.SubqueryExpr:
-		return BuildQuery(c, x.Query)
-	}
-	return nil, errno.New(errno.ErNotSupportedYet, "query %T is not supported yet", n)
-}

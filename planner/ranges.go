@@ -1,24 +1,14 @@
 package planner
 
-import (
-	"math"
+import "github.com/basalt-db/basalt/expression"
 
-	"github.com/basalt-db/basalt/catalog"
-	"github.com/basalt-db/basalt/expression"
-)
-
-// This file picks a table's access path from its WHERE condition. The
+// This file turns conditions into ranges of a column's values, for the
+// access paths (access_path.go) and the row estimates (estimate.go). A
 // condition is split into conjuncts; a conjunct that constrains one column
 // to constant values (=, IN, BETWEEN, <, <=, >, >=, and ORs of those on the
-// same column) becomes a union of ranges of that column, computed when the
-// plan runs. Several such conjuncts on one column intersect.
-
-// colRanges are the range unions the conjuncts put on one column.
-type colRanges struct {
-	unions [][]Range
-	// points says some conjunct is a union of single values only.
-	points []expression.Expr
-}
+// same column) becomes a union of ranges of that column, whose bounds are
+// expressions computed when the plan runs. Several such conjuncts on one
+// column intersect.
 
 func conjuncts(e expression.Expr) []expression.Expr {
 	if f, ok := e.(*expression.Func); ok && f.Name == "and" && f.Lazy != nil && len(f.Args) == 2 {
@@ -164,143 +154,9 @@ func flip(op string) string {
 	return op
 }
 
-// chooseAccessPath returns the plan that reads src for cond, and what is
-// left of cond to check on the rows it returns (nil for nothing). Ranges of
-// a signed integer primary key hold exactly the rows their conditions
-// select (executor.intBounds), so those conditions are dropped; every other
-// condition stays.
-func chooseAccessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) (Plan, expression.Expr) {
-	p := accessPath(c, src, cond, lock)
-	hc := src.Table.HandleColumn()
-	exact := false
-	switch x := p.(type) {
-	case *PointGet:
-		exact = x.Index == nil
-	case *BatchPointGet:
-		exact = x.Index == nil
-	case *TableScan:
-		exact = x.Ranges != nil
-	}
-	if !exact || hc == nil || hc.Type.Unsigned() {
-		return p, cond
-	}
-	var rest []expression.Expr
-	for _, conj := range conjuncts(cond) {
-		if col, _, _, ok := rangesOf(conj); ok && col == hc.Offset {
-			continue
-		}
-		rest = append(rest, conj)
-	}
-	return p, expression.And(rest...)
-}
-
-func accessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) Plan {
-	t := src.Table
-	byCol := map[int]*colRanges{}
-	for _, conj := range conjuncts(cond) {
-		col, rs, pts, ok := rangesOf(conj)
-		if !ok {
-			continue
-		}
-		cr := byCol[col]
-		if cr == nil {
-			cr = &colRanges{}
-			byCol[col] = cr
-		}
-		cr.unions = append(cr.unions, rs)
-		if pts != nil && cr.points == nil {
-			cr.points = pts
-		}
-	}
-
-	// The integer primary key.
-	if hc := t.HandleColumn(); hc != nil {
-		if cr := byCol[hc.Offset]; cr != nil {
-			if cr.points != nil {
-				if len(cr.points) == 1 {
-					return &PointGet{TableSource: *src, Handle: cr.points[0], Lock: lock}
-				}
-				return &BatchPointGet{TableSource: *src, Handles: cr.points, Lock: lock}
-			}
-			return withEst(&TableScan{TableSource: *src, Ranges: intersectPlan(cr.unions), Lock: lock},
-				rangeRows(c, t, hc, cr.unions))
-		}
-	}
-
-	// Unique indexes fully fixed by equalities, then the index whose first
-	// column's ranges select the fewest rows (statistics estimate them;
-	// without statistics, unique indexes first, then any).
-	var best *catalog.IndexInfo
-	var bestRanges []Range
-	bestEst := math.Inf(1)
-	for _, ix := range t.Indexes {
-		if ix.State != catalog.StatePublic {
-			continue
-		}
-		if ix.Unique && !hasPrefixLen(ix) {
-			var key []expression.Expr
-			for _, ic := range ix.Columns {
-				cr := byCol[ic.Offset]
-				if cr == nil || cr.points == nil || len(cr.points) != 1 {
-					key = nil
-					break
-				}
-				key = append(key, cr.points[0])
-			}
-			if key != nil {
-				return &PointGet{TableSource: *src, Index: ix, Key: key, Lock: lock}
-			}
-			if len(ix.Columns) == 1 && !(ix.Primary && t.CommonHandle) {
-				if cr := byCol[ix.Columns[0].Offset]; cr != nil && cr.points != nil {
-					return &BatchPointGet{TableSource: *src, Index: ix, Handles: cr.points, Lock: lock}
-				}
-			}
-		}
-		if ix.Primary && t.CommonHandle {
-			continue
-		}
-		cr := byCol[ix.Columns[0].Offset]
-		if cr == nil || ix.Columns[0].Length > 0 {
-			continue
-		}
-		est := rangeRows(c, t, t.Columns[ix.Columns[0].Offset], cr.unions)
-		if ix.Unique && !hasStats(c, t) {
-			est /= 2
-		}
-		if est < bestEst {
-			best, bestRanges, bestEst = ix, intersectPlan(cr.unions), est
-		}
-	}
-	rows := tableRows(c, t)
-	// With statistics, a read (not a locking one, which would lock every
-	// row it scans) that would look up a large part of the table scans it
-	// instead.
-	if best != nil && !(hasStats(c, t) && !lock && bestEst*lookupCostRate > rows) {
-		return withEst(&IndexScan{TableSource: *src, Index: best, Ranges: bestRanges, Lock: lock}, bestEst)
-	}
-	return withEst(&TableScan{TableSource: *src, Lock: lock}, rows)
-}
-
-func hasStats(c *Context, t *catalog.TableInfo) bool {
-	if c.Stats == nil {
-		return false
-	}
-	st := c.Stats(t.ID)
-	return st != nil && st.Columns != nil
-}
-
-func hasPrefixLen(ix *catalog.IndexInfo) bool {
-	for _, c := range ix.Columns {
-		if c.Length > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // intersectPlan records several unions to intersect at run time. With one
 // union it is that union; with more, the executor intersects the first
-// with the rest (IntersectWith holds them).
+// with the rest (Range.And holds them).
 func intersectPlan(unions [][]Range) []Range {
 	if len(unions) == 1 {
 		return unions[0]
