@@ -2,14 +2,11 @@ package session
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
-	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
@@ -224,72 +221,10 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (Result, 
 		return Result{}, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
 	}
 	var data [][]types.Datum
-	var walk func(p planner.Plan, depth int)
-	walk = func(p planner.Plan, depth int) {
-		name, info := describe(p)
-		est := str(strconv.FormatFloat(planner.EstRows(p), 'f', 2, 64))
-		data = append(data, []types.Datum{str(strings.Repeat("  ", depth) + name), est, str(info)})
-		for _, c := range p.Children() {
-			walk(c, depth+1)
-		}
+	for _, r := range planner.Explain(p) {
+		data = append(data, []types.Datum{str(r.ID), str(r.EstRows), str(r.Info)})
 	}
-	walk(p, 0)
 	return Result{Rows: &staticRows{fields: textFields("id", "estRows", "operator info"), data: data}}, nil
-}
-
-func describe(p planner.Plan) (string, string) {
-	switch x := p.(type) {
-	case *planner.PointGet:
-		if x.Index != nil {
-			return "Point_Get", fmt.Sprintf("table:%s, index:%s", x.Table.Name, x.Index.Name)
-		}
-		return "Point_Get", fmt.Sprintf("table:%s, handle:%s", x.Table.Name, expression.String(x.Handle))
-	case *planner.BatchPointGet:
-		if x.Index != nil {
-			return "Batch_Point_Get", fmt.Sprintf("table:%s, index:%s, keys:%d", x.Table.Name, x.Index.Name, len(x.Handles))
-		}
-		return "Batch_Point_Get", fmt.Sprintf("table:%s, handles:%d", x.Table.Name, len(x.Handles))
-	case *planner.TableScan:
-		if x.Ranges == nil {
-			return "TableFullScan", "table:" + x.Table.Name
-		}
-		return "TableRangeScan", fmt.Sprintf("table:%s, ranges:%d", x.Table.Name, len(x.Ranges))
-	case *planner.IndexScan:
-		return "IndexLookUp", fmt.Sprintf("table:%s, index:%s, ranges:%d", x.Table.Name, x.Index.Name, len(x.Ranges))
-	case *planner.Selection:
-		return "Selection", expression.String(x.Cond)
-	case *planner.Projection:
-		parts := make([]string, len(x.Exprs))
-		for i, e := range x.Exprs {
-			parts[i] = expression.String(e)
-		}
-		return "Projection", strings.Join(parts, ", ")
-	case *planner.Aggregation:
-		parts := make([]string, len(x.Aggs))
-		for i, a := range x.Aggs {
-			parts[i] = a.Name
-		}
-		return "HashAgg", fmt.Sprintf("group by:%d, funcs:%s", len(x.GroupBy), strings.Join(parts, ","))
-	case *planner.Sort:
-		return "Sort", fmt.Sprintf("items:%d", len(x.Items))
-	case *planner.Limit:
-		return "Limit", ""
-	case *planner.Distinct:
-		return "Distinct", ""
-	case *planner.Dual:
-		return "TableDual", ""
-	case *planner.Trim:
-		return "Trim", fmt.Sprintf("columns:%d", x.N)
-	case *planner.Join:
-		return planner.DescribeJoin(x)
-	case *planner.SetOp:
-		return "SetOp", planner.SetOpName(x.Op)
-	case *planner.RecursiveCTE:
-		return "RecursiveCTE", fmt.Sprintf("distinct:%v", x.Distinct)
-	case *planner.WorkTable:
-		return "WorkTable", ""
-	}
-	return fmt.Sprintf("%T", p), ""
 }
 
 func (s *Session) explainStmt(ctx context.Context, x *ast.ExplainStmt, _ stmtArgs) (Result, error) {
