@@ -1,7 +1,13 @@
-// Package executor runs plans. Every operator follows one contract:
-// Open prepares it, Next returns the next row (nil at the end) and Close
-// releases it. A row returned by Next stays valid until the next call to
-// Next on the same operator.
+// Package executor runs plans: Build (builder.go) turns a planner.Plan into
+// a tree of operators, one file each, and the DML statements (dml.go,
+// multidml.go) write through package table.
+//
+// Operators work a row at a time, not in batches (a Volcano iterator):
+// Open prepares an operator, Next returns its next row (nil at the end) and
+// Close releases it. A row returned by Next stays valid until the next
+// call to Next on the same operator. Operators that must see all their
+// input first (sort, aggregation, hash join's build side) count the memory
+// they hold against the statement's quota (memory.go).
 package executor
 
 import (
@@ -11,7 +17,6 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -55,47 +60,6 @@ type Executor interface {
 	Open(ctx *Ctx) error
 	Next(ctx *Ctx) ([]types.Datum, error)
 	Close() error
-}
-
-// Build returns the executor of a plan.
-func Build(p planner.Plan) (Executor, error) {
-	switch x := p.(type) {
-	case *planner.PointGet:
-		return &pointGetExec{p: x}, nil
-	case *planner.BatchPointGet:
-		return &batchPointGetExec{p: x}, nil
-	case *planner.TableScan:
-		return &tableScanExec{p: x}, nil
-	case *planner.IndexScan:
-		return &indexScanExec{p: x}, nil
-	case *planner.Selection:
-		c, err := Build(x.Child)
-		return &selectionExec{child: c, cond: x.Cond}, err
-	case *planner.Projection:
-		c, err := Build(x.Child)
-		return &projectionExec{child: c, exprs: x.Exprs, row: make([]types.Datum, len(x.Exprs))}, err
-	case *planner.Aggregation:
-		c, err := Build(x.Child)
-		return &aggExec{child: c, p: x}, err
-	case *planner.Sort:
-		c, err := Build(x.Child)
-		return &sortExec{child: c, items: x.Items}, err
-	case *planner.Limit:
-		c, err := Build(x.Child)
-		return &limitExec{child: c, p: x}, err
-	case *planner.Distinct:
-		c, err := Build(x.Child)
-		return &distinctExec{child: c}, err
-	case *planner.MemTable:
-		return &memTableExec{p: x}, nil
-	case *planner.Dual:
-		return &dualExec{none: x.NoRow}, nil
-	case *planner.Trim:
-		c, err := Build(x.Child)
-		return &trimExec{child: c, n: x.N}, err
-	default:
-		return buildMore(p)
-	}
 }
 
 // Drain runs e to the end and returns copies of its rows, which count

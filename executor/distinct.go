@@ -1,0 +1,66 @@
+package executor
+
+import (
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+	"github.com/cockroachdb/apd/v3"
+)
+
+// rowKey encodes a row's values for hashing (DISTINCT, GROUP BY).
+func rowKey(buf []byte, vals []types.Datum) []byte {
+	for _, v := range vals {
+		// Numbers that compare equal must hash equal: normalize exact
+		// numbers through their decimal text, and floats too.
+		switch v.Kind() {
+		case types.KindInt, types.KindUint, types.KindDecimal, types.KindFloat:
+			d, _ := types.ToDecimal(v)
+			r := new(apd.Decimal)
+			r.Reduce(d)
+			buf = append(buf, 'n')
+			buf = append(buf, r.Text('f')...)
+			buf = append(buf, 0)
+		case types.KindEnum, types.KindSet:
+			// They equal strings by their text.
+			buf, _ = tablecodec.EncodeKeyDatum(buf, types.NewCollatedBytes(v.Bytes(), v.Collation()))
+		default:
+			buf, _ = tablecodec.EncodeKeyDatum(buf, v)
+		}
+	}
+	return buf
+}
+
+// distinctExec passes on the first row of each set of equal rows.
+type distinctExec struct {
+	child Executor
+	seen  map[string]struct{}
+	buf   []byte
+	mem   memAcc
+}
+
+func (e *distinctExec) Open(ctx *Ctx) error {
+	e.seen = map[string]struct{}{}
+	e.mem.release()
+	e.mem.t = ctx.Mem
+	return e.child.Open(ctx)
+}
+func (e *distinctExec) Close() error {
+	e.mem.release()
+	return e.child.Close()
+}
+func (e *distinctExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	for {
+		row, err := e.child.Next(ctx)
+		if row == nil || err != nil {
+			return nil, err
+		}
+		e.buf = rowKey(e.buf[:0], row)
+		if _, ok := e.seen[string(e.buf)]; ok {
+			continue
+		}
+		e.seen[string(e.buf)] = struct{}{}
+		if err := e.mem.add(int64(len(e.buf)) + mapEntrySize); err != nil {
+			return nil, err
+		}
+		return row, nil
+	}
+}
