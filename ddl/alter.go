@@ -7,8 +7,6 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
-	"github.com/basalt-db/basalt/tablecodec"
-	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -23,29 +21,6 @@ import (
 
 // errSkip ends a change that has nothing to do (IF [NOT] EXISTS).
 var errSkip = errors.New("ddl: nothing to do")
-
-// Values lends schema changes the executor's knowledge of values.
-type Values interface {
-	// Convert converts v to col's type as a strict INSERT would.
-	Convert(v types.Datum, col *catalog.ColumnInfo) (types.Datum, error)
-	// OriginDefault is the value, as text, that a column being added
-	// takes in the rows that exist (nil for NULL); an invalid default
-	// fails with 1067.
-	OriginDefault(col *catalog.ColumnInfo) (*string, error)
-	// Reorg rewrites rows of t for the MODIFY COLUMN in progress (see
-	// modify.go).
-	Reorg(t *catalog.TableInfo) RowReorg
-}
-
-// RowReorg rewrites the stored rows of a table, one at a time, for a
-// MODIFY COLUMN: Row gives the changing column its value (a value that
-// does not convert fails with MySQL's error, naming row rowNum, in a
-// strict sql_mode, and is clipped with warnings otherwise); Entry is the
-// entry of the row Row rewrote last in a changing index.
-type RowReorg interface {
-	Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error)
-	Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error)
-}
 
 // table returns a base table of the current schema by name, with MySQL's
 // errors.
@@ -118,13 +93,13 @@ func (r *AlterResult) warn(ws []*errno.Error) {
 // before it when all of them can be (adds, renames, defaults); after a
 // DROP, a MODIFY or a RENAME TABLE the earlier parts stay done. sqlMode is the session's
 // (expression.SQLMode): how MODIFY COLUMN converts values.
-func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32) (AlterResult, error) {
+func (d *DDL) AlterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, sqlMode uint32) (AlterResult, error) {
 	var res AlterResult
-	err := d.alterTable(ctx, currentDB, s, build, sqlMode, &res)
+	err := d.alterTable(ctx, currentDB, s, sqlMode, &res)
 	return res, err
 }
 
-func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, build IndexBuilder, sqlMode uint32, res *AlterResult) error {
+func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTableStmt, sqlMode uint32, res *AlterResult) error {
 	dbName := s.Table.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -154,8 +129,8 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 		if err != nil {
 			return err
 		}
-		u, ok := d.undoable(t, spec, build)
-		if err := d.alterSpec(ctx, &dbName, &name, t, spec, build, sqlMode, res); err != nil {
+		u, ok := d.undoable(t, spec)
+		if err := d.alterSpec(ctx, &dbName, &name, t, spec, sqlMode, res); err != nil {
 			if spec.Tp == ast.AlterTableAddColumns && u != nil {
 				// Its own columns and keys that were added.
 				undo = append(undo, u)
@@ -183,7 +158,7 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 // undoable returns how to take back part spec of an ALTER, which ran on
 // table t (as it was before), or false if Basalt cannot take it back (it
 // dropped or rewrote something). A nil func means nothing to take back.
-func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec, build IndexBuilder) (func(context.Context) error, bool) {
+func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec) (func(context.Context) error, bool) {
 	switch spec.Tp {
 	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
 		return nil, true
@@ -200,7 +175,7 @@ func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec, build Ind
 			}
 			for _, c := range now.Columns {
 				if columnByID(t, c.ID) == nil {
-					if err := d.dropColumn(ctx, t.ID, c.Name, true, build); err != nil {
+					if err := d.dropColumn(ctx, t.ID, c.Name, true); err != nil {
 						return err
 					}
 				}
@@ -229,22 +204,22 @@ func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec, build Ind
 
 // alterSpec runs one part of an ALTER TABLE on table t (dbName.name,
 // which RENAME changes).
-func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.TableInfo, spec *ast.AlterTableSpec, build IndexBuilder, sqlMode uint32, res *AlterResult) error {
+func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.TableInfo, spec *ast.AlterTableSpec, sqlMode uint32, res *AlterResult) error {
 	var err error
 	switch spec.Tp {
 	case ast.AlterTableAddColumns:
 		for _, cd := range spec.NewColumns {
-			if err := d.addColumn(ctx, t.ID, cd, spec.Position, spec.IfNotExists, build); err != nil {
+			if err := d.addColumn(ctx, t.ID, cd, spec.Position, spec.IfNotExists); err != nil {
 				return err
 			}
 		}
 		for _, c := range spec.NewConstraints {
-			if err := d.addConstraint(ctx, t.ID, c, build); err != nil {
+			if err := d.addConstraint(ctx, t.ID, c); err != nil {
 				return err
 			}
 		}
 	case ast.AlterTableDropColumn:
-		err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists, build)
+		err = d.dropColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.IfExists)
 	case ast.AlterTableModifyColumn:
 		err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
 	case ast.AlterTableChangeColumn:
@@ -254,7 +229,7 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 	case ast.AlterTableAlterColumn:
 		err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
 	case ast.AlterTableAddConstraint:
-		err = d.addConstraint(ctx, t.ID, spec.Constraint, build)
+		err = d.addConstraint(ctx, t.ID, spec.Constraint)
 	case ast.AlterTableDropIndex:
 		ix := t.FindIndex(spec.Name)
 		if ix == nil || ix.State != catalog.StatePublic {
@@ -337,7 +312,7 @@ func notSupported(what string) error {
 
 // addConstraint runs ADD INDEX / ADD UNIQUE; foreign keys and checks are
 // accepted and not enforced, as in CREATE TABLE.
-func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint, build IndexBuilder) error {
+func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint) error {
 	unique := false
 	switch c.Tp {
 	case ast.ConstraintKey, ast.ConstraintIndex:
@@ -348,7 +323,7 @@ func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constrain
 	default:
 		return nil
 	}
-	_, err := d.createIndexLocked(ctx, tableID, c.Name, unique, c.Keys, c.IfNotExists, build)
+	_, err := d.createIndexLocked(ctx, tableID, c.Name, unique, c.Keys, c.IfNotExists)
 	return err
 }
 

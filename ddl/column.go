@@ -10,6 +10,7 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -41,7 +42,7 @@ import (
 //     those that may clip values, rewrite the rows (modify.go).
 
 // addColumn runs one ADD COLUMN.
-func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool, build IndexBuilder) error {
+func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, pos *ast.ColumnPosition, ifNotExists bool) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	col, cs, err := buildColumn(cd, len(t.Columns))
 	if err != nil {
@@ -66,7 +67,7 @@ func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, p
 	if _, err := insertAt(t, t.Columns, col, pos); err != nil {
 		return err
 	}
-	if col.OriginDefault, err = d.Values.OriginDefault(col); err != nil {
+	if col.OriginDefault, err = table.OriginDefault(col); err != nil {
 		return err
 	}
 	if col.Type.Collate == "" && col.Type.IsString() && !col.Type.IsBinary() {
@@ -112,9 +113,9 @@ func (d *DDL) addColumn(ctx context.Context, tableID int64, cd *ast.ColumnDef, p
 		}))
 	}
 	for _, c := range uniques {
-		if _, err := d.createIndexLocked(ctx, tableID, "", true, c.Keys, false, build); err != nil {
+		if _, err := d.createIndexLocked(ctx, tableID, "", true, c.Keys, false); err != nil {
 			// The column came with its key, or not at all.
-			return errors.Join(err, d.dropColumn(ctx, tableID, col.Name, true, build))
+			return errors.Join(err, d.dropColumn(ctx, tableID, col.Name, true))
 		}
 	}
 	return nil
@@ -167,7 +168,7 @@ func insertAt(t *catalog.TableInfo, cols []*catalog.ColumnInfo, c *catalog.Colum
 }
 
 // dropColumn runs one DROP COLUMN.
-func (d *DDL) dropColumn(ctx context.Context, tableID int64, name string, ifExists bool, build IndexBuilder) error {
+func (d *DDL) dropColumn(ctx context.Context, tableID int64, name string, ifExists bool) error {
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	col := t.FindColumn(name)
 	if col == nil {
@@ -193,7 +194,7 @@ func (d *DDL) dropColumn(ctx context.Context, tableID int64, name string, ifExis
 			continue
 		}
 		cur := d.Catalog.InfoSchema().TableByID(tableID)
-		if err := d.dropIndexColumn(ctx, cur, findIndexByID(cur, ix.ID), col, build); err != nil {
+		if err := d.dropIndexColumn(ctx, cur, findIndexByID(cur, ix.ID), col); err != nil {
 			return err
 		}
 	}
@@ -238,7 +239,7 @@ func indexHas(ix *catalog.IndexInfo, col *catalog.ColumnInfo) bool {
 // dropIndexColumn takes col out of index ix: it drops an index on col
 // alone; it builds a copy of any other without col, then drops the
 // original and gives the copy its name.
-func (d *DDL) dropIndexColumn(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, col *catalog.ColumnInfo, build IndexBuilder) error {
+func (d *DDL) dropIndexColumn(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, col *catalog.ColumnInfo) error {
 	var parts []*ast.IndexPartSpecification
 	for _, ic := range ix.Columns {
 		if strings.EqualFold(ic.Name, col.Name) {
@@ -255,7 +256,7 @@ func (d *DDL) dropIndexColumn(ctx context.Context, t *catalog.TableInfo, ix *cat
 	}
 	name := ix.Name
 	tmp := uniqueIndexName(t, "_basalt_rebuild_"+name)
-	newID, err := d.createIndexLocked(ctx, t.ID, tmp, ix.Unique, parts, false, build)
+	newID, err := d.createIndexLocked(ctx, t.ID, tmp, ix.Unique, parts, false)
 	if err != nil {
 		return err
 	}
@@ -315,7 +316,7 @@ func (d *DDL) alterColumnDefault(ctx context.Context, tableID int64, cd *ast.Col
 		}
 	}
 	if nc.HasDefault && !nc.DefaultNull && !nc.DefaultNow {
-		if _, err := d.Values.Convert(types.NewString(nc.Default), &nc); err != nil {
+		if _, err := table.ConvertStrict(types.NewString(nc.Default), &nc); err != nil {
 			return errno.New(errno.ErInvalidDefault, "Invalid default value for '%s'", nc.Name)
 		}
 	}
@@ -375,7 +376,7 @@ func (d *DDL) modifyColumn(ctx context.Context, tableID int64, oldName string, c
 		check = true
 	}
 	if nc.HasDefault && !nc.DefaultNull && !nc.DefaultNow {
-		if _, err := d.Values.Convert(types.NewString(nc.Default), nc); err != nil {
+		if _, err := table.ConvertStrict(types.NewString(nc.Default), nc); err != nil {
 			return errno.New(errno.ErInvalidDefault, "Invalid default value for '%s'", nc.Name)
 		}
 	}
@@ -558,7 +559,7 @@ func (d *DDL) checkColumn(ctx context.Context, t *catalog.TableInfo, col *catalo
 			if col.Type.NotNull() {
 				return errno.New(errno.ErInvalidUseOfNull, "Invalid use of NULL value")
 			}
-		} else if _, err := d.Values.Convert(v, col); err != nil {
+		} else if _, err := table.ConvertStrict(v, col); err != nil {
 			var e *errno.Error
 			if errors.As(err, &e) && e.Code == errno.ErWarnDataOutOfRange {
 				return errno.New(errno.ErWarnDataOutOfRange, "Out of range value for column '%s' at row %d", col.Name, row)

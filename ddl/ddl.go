@@ -34,7 +34,6 @@ type DDL struct {
 	Store   kv.Storage
 	Catalog *catalog.Catalog
 	Wait    Waiter
-	Values  Values
 }
 
 // CreateDatabase runs CREATE DATABASE.

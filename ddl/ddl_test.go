@@ -86,7 +86,7 @@ func newHarness(t *testing.T) *harness {
 		}
 		return nil
 	}
-	h.ddl = &ddl.DDL{Store: st, Catalog: cat, Wait: wait, Values: executor.DDLValues{}}
+	h.ddl = &ddl.DDL{Store: st, Catalog: cat, Wait: wait}
 	return h
 }
 
@@ -171,11 +171,11 @@ func (h *harness) exec(ctx context.Context, out *strings.Builder, s ast.StmtNode
 		return h.ddl.RenameTable(ctx, h.db, x)
 	case *ast.CreateIndexStmt:
 		unique := x.KeyType == ast.IndexKeyTypeUnique
-		return h.ddl.CreateIndex(ctx, h.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists, executor.IndexEntry)
+		return h.ddl.CreateIndex(ctx, h.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists)
 	case *ast.DropIndexStmt:
 		return h.ddl.DropIndex(ctx, h.db, x.Table, x.IndexName, x.IfExists)
 	case *ast.AlterTableStmt:
-		res, err := h.ddl.AlterTable(ctx, h.db, x, executor.IndexEntry, uint32(mode))
+		res, err := h.ddl.AlterTable(ctx, h.db, x, uint32(mode))
 		if res.Rows > 0 {
 			fmt.Fprintf(out, "rows rewritten: %d\n", res.Rows)
 		}

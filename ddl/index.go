@@ -8,14 +8,10 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
-	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
-
-// IndexBuilder writes the index entries of existing rows. The executor
-// supplies it: it knows how rows decode and how entries encode.
-type IndexBuilder func(t *catalog.TableInfo, ix *catalog.IndexInfo, handle tablecodec.Handle, rowValue []byte) (key, value []byte, err error)
 
 // CreateIndex runs CREATE [UNIQUE] INDEX (and ALTER TABLE ADD INDEX): the
 // index is published delete-only, then write-only, older transactions
@@ -25,7 +21,7 @@ type IndexBuilder func(t *catalog.TableInfo, ix *catalog.IndexInfo, handle table
 // A unique index that finds duplicates is removed again and the statement
 // fails with 1062.
 func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableName, name string, unique bool,
-	parts []*ast.IndexPartSpecification, ifNotExists bool, build IndexBuilder) error {
+	parts []*ast.IndexPartSpecification, ifNotExists bool) error {
 	dbName := tn.Schema.O
 	if dbName == "" {
 		dbName = currentDB
@@ -36,7 +32,7 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 	if err != nil {
 		return err
 	}
-	_, err = d.createIndexLocked(ctx, t.ID, name, unique, parts, ifNotExists, build)
+	_, err = d.createIndexLocked(ctx, t.ID, name, unique, parts, ifNotExists)
 	return err
 }
 
@@ -44,7 +40,7 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 // returns its id (0 if ifNotExists found one of that name). The caller
 // holds the schema-change lock.
 func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string, unique bool,
-	parts []*ast.IndexPartSpecification, ifNotExists bool, build IndexBuilder) (int64, error) {
+	parts []*ast.IndexPartSpecification, ifNotExists bool) (int64, error) {
 	var indexID int64
 	err := d.change(ctx, tableID, func(nt *catalog.TableInfo) error {
 		ix := &catalog.IndexInfo{Name: name, Unique: unique, State: catalog.StateDeleteOnly}
@@ -87,7 +83,7 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	// they are backfilled.
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	ix := findIndexByID(t, indexID)
-	if err := d.backfill(ctx, t, ix, build); err != nil {
+	if err := d.backfill(ctx, t, ix); err != nil {
 		return 0, d.abandonIndex(ctx, tableID, indexID, err)
 	}
 	return indexID, d.publish(ctx, tableID, func(t *catalog.TableInfo) error {
@@ -132,10 +128,10 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 // transaction. Each batch also locks its rows' keys (lock-only), so a batch
 // that raced with a change of one of its rows fails to commit and is
 // redone from a fresh snapshot.
-func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, build IndexBuilder) error {
+func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
 	for {
-		next, err := d.backfillBatch(ctx, t, ix, build, start, end)
+		next, err := d.backfillBatch(ctx, t, ix, start, end)
 		if errors.Is(err, kv.ErrWriteConflict) {
 			continue
 		}
@@ -151,7 +147,7 @@ func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.In
 
 const backfillBatch = 1024
 
-func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, build IndexBuilder, start, end []byte) ([]byte, error) {
+func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte) ([]byte, error) {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
 		return nil, err
@@ -174,7 +170,7 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 		if err != nil {
 			return nil, err
 		}
-		key, value, err := build(t, ix, h, it.Value())
+		key, value, err := table.IndexEntry(t, ix, h, it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +179,7 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 			switch {
 			case err == nil && string(old) != string(value):
 				vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
-				return nil, dupIndexEntry(t, ix, vals)
+				return nil, table.DupEntry(t, ix, vals)
 			case err != nil && !errors.Is(err, kv.ErrNotFound):
 				return nil, err
 			}
@@ -203,17 +199,6 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 		return nil, nil
 	}
 	return next, txn.Commit(ctx)
-}
-
-func dupIndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, vals []types.Datum) error {
-	s := ""
-	for i, v := range vals {
-		if i > 0 {
-			s += "-"
-		}
-		s += v.String()
-	}
-	return errno.New(errno.ErDupEntry, "Duplicate entry '%s' for key '%s.%s'", s, t.Name, ix.Name)
 }
 
 // DropIndex runs DROP INDEX (and ALTER TABLE DROP INDEX): the index stops

@@ -9,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
@@ -277,7 +278,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 		return nil, 0, nil, err
 	}
 	defer it.Close()
-	reorg := d.Values.Reorg(t)
+	reorg := table.NewReorg(t)
 	for it.Valid() {
 		if n == reorgBatchRows {
 			next = append([]byte(nil), it.Key()...)
@@ -308,7 +309,7 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 				switch {
 				case err == nil && string(old) != string(v):
 					vals, _, _, _ := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
-					return nil, 0, nil, dupIndexEntry(t, ix, vals)
+					return nil, 0, nil, table.DupEntry(t, ix, vals)
 				case err != nil && !errors.Is(err, kv.ErrNotFound):
 					return nil, 0, nil, err
 				}

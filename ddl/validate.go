@@ -5,6 +5,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/table"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -135,7 +136,7 @@ func (d *DDL) checkAddColumn(vt *catalog.TableInfo, cd *ast.ColumnDef, pos *ast.
 			return err
 		}
 	}
-	if _, err := d.Values.OriginDefault(col); err != nil {
+	if _, err := table.OriginDefault(col); err != nil {
 		return err
 	}
 	cols, err := insertAt(vt, vt.Columns, col, pos)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 )
@@ -98,7 +99,7 @@ func sampleRows(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, st 
 		return nil, err
 	}
 	defer it.Close()
-	dec := newRowDecoder(t)
+	dec := table.NewDecoder(t, nil, nil)
 	row := make([]types.Datum, len(t.Columns)+1)
 	r := rand.New(rand.NewPCG(uint64(t.ID), 1))
 	var samples [][][]byte
@@ -117,7 +118,7 @@ func sampleRows(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, st 
 			if err != nil {
 				return nil, err
 			}
-			if err := dec.decode(h, it.Value(), row); err != nil {
+			if err := dec.Decode(h, it.Value(), row); err != nil {
 				return nil, err
 			}
 			enc := make([][]byte, len(t.Columns))

@@ -7,9 +7,9 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // DMLResult is what a write statement reports.
@@ -31,44 +31,6 @@ func (ctx *Ctx) lock(keys ...[]byte) error {
 	return ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...)
 }
 
-// defaultValue returns a column's value when an INSERT does not give one.
-func defaultValue(ctx *Ctx, col *catalog.ColumnInfo) (types.Datum, error) {
-	switch {
-	case col.DefaultNow:
-		return ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
-	case col.HasDefault && !col.DefaultNull:
-		return ConvertForColumn(ctx.Eval, types.NewString(col.Default), col)
-	case col.HasDefault || !col.Type.NotNull() || col.AutoIncrement:
-		return types.Null, nil
-	}
-	if ctx.Eval.Strict {
-		return types.Null, errno.New(1364, "Field '%s' doesn't have a default value", col.Name)
-	}
-	return zeroValue(col), nil
-}
-
-// zeroValue is the implicit default of a NOT NULL column without one.
-func zeroValue(col *catalog.ColumnInfo) types.Datum {
-	switch {
-	case col.Type.IsString():
-		return types.NewString("")
-	case col.Type.Tp == mysql.TypeDouble || col.Type.Tp == mysql.TypeFloat:
-		return types.NewFloat(0)
-	case col.Type.Tp == mysql.TypeNewDecimal:
-		d, _ := types.ParseDecimal("0")
-		return types.NewDecimal(d)
-	case col.Type.Tp == mysql.TypeDate:
-		return types.NewTime(0, types.TimeDate, 0)
-	case col.Type.Tp == mysql.TypeDatetime || col.Type.Tp == mysql.TypeTimestamp:
-		return types.NewTime(0, types.TimeDatetime, 0)
-	case col.Type.Tp == mysql.TypeDuration:
-		return types.NewDuration(0, 0)
-	case col.Type.Unsigned():
-		return types.NewUint(0)
-	}
-	return types.NewInt(0)
-}
-
 // handleFor returns the handle of a new row, allocating a hidden one.
 func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Handle, error) {
 	switch {
@@ -82,7 +44,7 @@ func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Ha
 		pk := t.PrimaryKey()
 		vals := make([]types.Datum, len(pk.Columns))
 		for i, c := range pk.Columns {
-			vals[i] = storedKeyValue(ctx, t, t.Columns[c.Offset], row[c.Offset])
+			vals[i] = table.StoredKeyValue(ctx.Eval, t, t.Columns[c.Offset], row[c.Offset])
 		}
 		enc, err := encodeDatums(vals)
 		return tablecodec.Handle{Common: enc}, err
@@ -95,7 +57,7 @@ func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Ha
 func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
-	w := newWriter(t)
+	w := table.NewWriter(t)
 	auto := t.AutoIncColumn()
 	rows := p.Rows
 	var selRows [][]types.Datum
@@ -137,7 +99,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			} else {
 				continue
 			}
-			cv, err := ConvertForColumn(ctx.Eval, v, t.Columns[off])
+			cv, err := table.Convert(ctx.Eval, v, t.Columns[off])
 			if err != nil {
 				return res, err
 			}
@@ -147,7 +109,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			if given[col.Offset] {
 				continue
 			}
-			v, err := defaultValue(ctx, col)
+			v, err := table.DefaultValue(ctx.Eval, col)
 			if err != nil {
 				return res, err
 			}
@@ -167,7 +129,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
 				}
 				ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
-				row[col.Offset] = zeroValue(col)
+				row[col.Offset] = table.ZeroValue(col)
 			}
 		}
 		if auto != nil {
@@ -180,7 +142,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 				if res.LastInsertID == 0 {
 					res.LastInsertID = uint64(id)
 				}
-				if row[auto.Offset], err = ConvertForColumn(ctx.Eval, types.NewInt(id), auto); err != nil {
+				if row[auto.Offset], err = table.Convert(ctx.Eval, types.NewInt(id), auto); err != nil {
 					return res, err
 				}
 			} else {
@@ -210,9 +172,9 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 // insertRow writes one row of an INSERT, resolving a duplicate as the
 // statement asks (IGNORE, REPLACE, ON DUPLICATE KEY UPDATE). It returns the
 // affected-row count MySQL reports for it.
-func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tablecodec.Handle) (uint64, error) {
-	stored := storedRow(ctx, w.t, row)
-	keys, err := w.uniqueKeys(stored, h)
+func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, h tablecodec.Handle) (uint64, error) {
+	stored := table.StoredRow(ctx.Eval, w.Table(), row)
+	keys, err := w.UniqueKeys(stored, h)
 	if err != nil {
 		return 0, err
 	}
@@ -220,12 +182,12 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		return 0, err
 	}
 	sp := ctx.Txn.Savepoint()
-	err = sessionDupError(ctx, w.t, w.addRecord(ctx, stored, h), stored, row)
+	err = table.SessionDupError(ctx.Eval, w.Table(), w.Add(ctx.write(), stored, h), stored, row)
 	var dup *errno.Error
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
 		ctx.Txn.ReleaseSavepoint(sp)
 		if err == nil {
-			return 1, ctx.fire(w.t, catalog.After, catalog.OnInsert, nil, row)
+			return 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 		}
 		return 0, err
 	}
@@ -242,22 +204,22 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 				return 0, err
 			}
 			if !found {
-				if err := w.addRecord(ctx, stored, h); err != nil {
+				if err := w.Add(ctx.write(), stored, h); err != nil {
 					return 0, err
 				}
-				return affected + 1, ctx.fire(w.t, catalog.After, catalog.OnInsert, nil, row)
+				return affected + 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 			}
-			if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
+			if err := ctx.lock(tablecodec.RowKey(w.Table().ID, oldH)); err != nil {
 				return 0, err
 			}
 			// The replaced row is deleted, with its DELETE triggers.
-			if err := ctx.fire(w.t, catalog.Before, catalog.OnDelete, old, nil); err != nil {
+			if err := ctx.fire(w.Table(), catalog.Before, catalog.OnDelete, old, nil); err != nil {
 				return 0, err
 			}
-			if err := w.removeRecord(ctx, storedRow(ctx, w.t, old), oldH); err != nil {
+			if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, w.Table(), old), oldH); err != nil {
 				return 0, err
 			}
-			if err := ctx.fire(w.t, catalog.After, catalog.OnDelete, old, nil); err != nil {
+			if err := ctx.fire(w.Table(), catalog.After, catalog.OnDelete, old, nil); err != nil {
 				return 0, err
 			}
 			affected++
@@ -271,16 +233,16 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 		if !found {
 			return 0, dup
 		}
-		if err := ctx.lock(tablecodec.RowKey(w.t.ID, oldH)); err != nil {
+		if err := ctx.lock(tablecodec.RowKey(w.Table().ID, oldH)); err != nil {
 			return 0, err
 		}
-		src := append(append(append([]types.Datum(nil), old...), handleDatum(oldH)), row...)
-		changed, err := applyAssignments(ctx, w.t, src, p.OnDup)
+		src := append(append(append([]types.Datum(nil), old...), table.HandleDatum(oldH)), row...)
+		changed, err := applyAssignments(ctx, w.Table(), src, p.OnDup)
 		if err != nil {
 			return 0, err
 		}
-		newRow := src[:len(w.t.Columns)]
-		if changed, err = beforeUpdate(ctx, w.t, old, newRow, changed); err != nil {
+		newRow := src[:len(w.Table().Columns)]
+		if changed, err = beforeUpdate(ctx, w.Table(), old, newRow, changed); err != nil {
 			return 0, err
 		}
 		affected := uint64(0)
@@ -291,16 +253,16 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *writer, row []types.Datum, h tabl
 			affected = 2
 		}
 		// As for UPDATE, AFTER UPDATE runs for the row changed or not.
-		return affected, ctx.fire(w.t, catalog.After, catalog.OnUpdate, old, newRow)
+		return affected, ctx.fire(w.Table(), catalog.After, catalog.OnUpdate, old, newRow)
 	}
 	return 0, err
 }
 
 // findConflict finds the existing row that holds one of keys (the row key
 // first, then unique index keys).
-func findConflict(ctx *Ctx, w *writer, keys [][]byte) ([]types.Datum, tablecodec.Handle, bool, error) {
-	dec := newSessionRowDecoder(ctx, w.t)
-	row := make([]types.Datum, len(w.t.Columns)+1)
+func findConflict(ctx *Ctx, w *table.Writer, keys [][]byte) ([]types.Datum, tablecodec.Handle, bool, error) {
+	dec := table.NewDecoder(w.Table(), nil, table.StorageZone(ctx.Eval, w.Table()))
+	row := make([]types.Datum, len(w.Table().Columns)+1)
 	for i, k := range keys {
 		v, err := ctx.Reader.Get(ctx.Context, k)
 		if errors.Is(err, kv.ErrNotFound) {
@@ -311,20 +273,20 @@ func findConflict(ctx *Ctx, w *writer, keys [][]byte) ([]types.Datum, tablecodec
 		}
 		var h tablecodec.Handle
 		if i == 0 {
-			_, h, err = tablecodec.DecodeRowKey(k, w.t.CommonHandle)
+			_, h, err = tablecodec.DecodeRowKey(k, w.Table().CommonHandle)
 			if err == nil {
-				err = dec.decode(h, v, row)
+				err = dec.Decode(h, v, row)
 			}
-			return row[:len(w.t.Columns)], h, err == nil, err
+			return row[:len(w.Table().Columns)], h, err == nil, err
 		}
-		if h, err = tablecodec.DecodeHandle(v, w.t.CommonHandle); err != nil {
+		if h, err = tablecodec.DecodeHandle(v, w.Table().CommonHandle); err != nil {
 			return nil, h, false, err
 		}
-		r, err := readRow(ctx, w.t, dec, h, row, false)
+		r, err := readRow(ctx, w.Table(), dec, h, row, false)
 		if err != nil || r == nil {
 			return nil, h, false, err
 		}
-		return r[:len(w.t.Columns)], h, true, nil
+		return r[:len(w.Table().Columns)], h, true, nil
 	}
 	return nil, tablecodec.Handle{}, false, nil
 }
@@ -348,7 +310,7 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 			return false, err
 		}
 		col := t.Columns[a.Col]
-		if v, err = ConvertForColumn(ctx.Eval, v, col); err != nil {
+		if v, err = table.Convert(ctx.Eval, v, col); err != nil {
 			return false, err
 		}
 		if v.IsNull() && col.Type.NotNull() {
@@ -356,9 +318,9 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 				return false, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
 			}
 			ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
-			v = zeroValue(col)
+			v = table.ZeroValue(col)
 		}
-		if !sameValue(row[a.Col], v) {
+		if !table.SameValue(row[a.Col], v) {
 			changed = true
 			row[a.Col] = v
 		}
@@ -367,7 +329,7 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 	if changed {
 		for _, col := range t.Columns {
 			if col.OnUpdateNow && !assigned[col.Offset] {
-				v, err := ConvertForColumn(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
+				v, err := table.Convert(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
 				if err != nil {
 					return false, err
 				}
@@ -376,13 +338,6 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 		}
 	}
 	return changed, nil
-}
-
-func sameValue(a, b types.Datum) bool {
-	if a.IsNull() || b.IsNull() {
-		return a.IsNull() && b.IsNull()
-	}
-	return a.Kind() == b.Kind() && types.Compare(a, b) == 0 && a.String() == b.String()
 }
 
 // rowsToWrite reads the rows an UPDATE or DELETE changes and locks them.
@@ -397,7 +352,7 @@ func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types
 	}
 	keys := make([][]byte, len(rows))
 	for i, r := range rows {
-		keys[i] = tablecodec.RowKey(t.ID, HandleOf(t, r))
+		keys[i] = tablecodec.RowKey(t.ID, table.HandleOf(t, r))
 	}
 	return rows, ctx.lock(keys...)
 }
@@ -415,7 +370,7 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 	if err != nil {
 		return res, err
 	}
-	w := newWriter(t)
+	w := table.NewWriter(t)
 	defer func() { ctx.Eval.RowNum = 0 }()
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
@@ -423,7 +378,7 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 		}
 		ctx.Eval.RowNum = i + 1
 		res.Matched++
-		h := HandleOf(t, r)
+		h := table.HandleOf(t, r)
 		old := append([]types.Datum(nil), r[:len(t.Columns)]...)
 		changed, err := applyAssignments(ctx, t, r, p.Set)
 		if err != nil {
@@ -454,7 +409,7 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 // rewriteRowIgnore is rewriteRow for UPDATE, which with IGNORE leaves a
 // row whose new values duplicate a key as it was, with the duplicate as a
 // warning, and reports it skipped.
-func rewriteRowIgnore(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Handle, ignore bool) (bool, error) {
+func rewriteRowIgnore(ctx *Ctx, w *table.Writer, old, newRow []types.Datum, h tablecodec.Handle, ignore bool) (bool, error) {
 	if !ignore {
 		return false, rewriteRow(ctx, w, old, newRow, h)
 	}
@@ -476,41 +431,41 @@ func rewriteRowIgnore(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecod
 // index entries are removed and the new row is added at its own handle,
 // which fails with a duplicate if that handle is taken; otherwise the row
 // is rewritten in place.
-func rewriteRow(ctx *Ctx, w *writer, old, newRow []types.Datum, h tablecodec.Handle) error {
+func rewriteRow(ctx *Ctx, w *table.Writer, old, newRow []types.Datum, h tablecodec.Handle) error {
 	newH := h
-	if w.t.PKIsHandle || w.t.CommonHandle {
+	if w.Table().PKIsHandle || w.Table().CommonHandle {
 		var err error
-		if newH, err = handleFor(ctx, w.t, newRow); err != nil {
+		if newH, err = handleFor(ctx, w.Table(), newRow); err != nil {
 			return err
 		}
 	}
-	stored := storedRow(ctx, w.t, newRow)
-	return sessionDupError(ctx, w.t, rewriteStored(ctx, w, storedRow(ctx, w.t, old), stored, h, newH), stored, newRow)
+	stored := table.StoredRow(ctx.Eval, w.Table(), newRow)
+	return table.SessionDupError(ctx.Eval, w.Table(), rewriteStored(ctx, w, table.StoredRow(ctx.Eval, w.Table(), old), stored, h, newH), stored, newRow)
 }
 
 // rewriteStored is rewriteRow with the rows in their stored form and the
 // new row's handle.
-func rewriteStored(ctx *Ctx, w *writer, old, newRow []types.Datum, h, newH tablecodec.Handle) error {
+func rewriteStored(ctx *Ctx, w *table.Writer, old, newRow []types.Datum, h, newH tablecodec.Handle) error {
 	if string(newH.Encoded()) != string(h.Encoded()) {
 		// The row moves with the values of the hidden columns it had.
-		hidden, err := w.oldHidden(ctx, h)
+		hidden, err := w.OldHidden(ctx.write(), h)
 		if err != nil {
 			return err
 		}
-		if err := w.removeRecord(ctx, old, h); err != nil {
+		if err := w.Remove(ctx.write(), old, h); err != nil {
 			return err
 		}
-		nk, err := w.uniqueKeys(newRow, newH)
+		nk, err := w.UniqueKeys(newRow, newH)
 		if err != nil {
 			return err
 		}
 		if err := ctx.lock(nk...); err != nil {
 			return err
 		}
-		return w.addRecordHidden(ctx, newRow, hidden, newH)
+		return w.AddHidden(ctx.write(), newRow, hidden, newH)
 	}
 	if ctx.pessimistic() {
-		nk, err := w.uniqueKeys(newRow, h)
+		nk, err := w.UniqueKeys(newRow, h)
 		if err != nil {
 			return err
 		}
@@ -518,7 +473,7 @@ func rewriteStored(ctx *Ctx, w *writer, old, newRow []types.Datum, h, newH table
 			return err
 		}
 	}
-	return w.updateRecord(ctx, old, newRow, h)
+	return w.Update(ctx.write(), old, newRow, h)
 }
 
 // ExecDelete runs a single-table DELETE.
@@ -533,7 +488,7 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 	if err != nil {
 		return res, err
 	}
-	w := newWriter(t)
+	w := table.NewWriter(t)
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
@@ -542,7 +497,7 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
-		if err := w.removeRecord(ctx, storedRow(ctx, t, row), HandleOf(t, r)); err != nil {
+		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), table.HandleOf(t, r)); err != nil {
 			return res, err
 		}
 		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {

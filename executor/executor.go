@@ -17,6 +17,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -53,6 +54,15 @@ type Ctx struct {
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum
+	// wc is the context of the statement's row writes (write).
+	wc table.WriteCtx
+}
+
+// write returns the context rows are written under, as ctx is now.
+func (ctx *Ctx) write() *table.WriteCtx {
+	ctx.wc = table.WriteCtx{Context: ctx.Context, Eval: ctx.Eval, Reader: ctx.Reader, Txn: ctx.Txn,
+		LazyUniqueChecks: ctx.LazyUniqueChecks}
+	return &ctx.wc
 }
 
 // Executor is a running operator.

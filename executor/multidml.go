@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 )
@@ -25,7 +26,7 @@ func handleKey(h tablecodec.Handle) string { return string(h.Encoded()) }
 // of each target table that a joined row matched (i is the target's index,
 // sub its slice of the joined row, h its handle).
 func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
-	fn func(i int, w *writer, r, sub []types.Datum, h tablecodec.Handle) error) error {
+	fn func(i int, w *table.Writer, r, sub []types.Datum, h tablecodec.Handle) error) error {
 	src, err := Build(source)
 	if err != nil {
 		return err
@@ -34,10 +35,10 @@ func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
 	if err != nil {
 		return err
 	}
-	writers := make([]*writer, len(targets))
+	writers := make([]*table.Writer, len(targets))
 	seen := make([]map[string]bool, len(targets))
 	for i, t := range targets {
-		writers[i], seen[i] = newWriter(t.Table), map[string]bool{}
+		writers[i], seen[i] = table.NewWriter(t.Table), map[string]bool{}
 	}
 	for n, r := range rows {
 		if err := ctx.checkpoint(n); err != nil {
@@ -48,7 +49,7 @@ func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
 			if !ok {
 				continue
 			}
-			h := HandleOf(t.Table, sub)
+			h := table.HandleOf(t.Table, sub)
 			if seen[i][handleKey(h)] {
 				continue
 			}
@@ -69,7 +70,7 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
 		ctx.Eval.Strict = false
 	}
-	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, r, sub []types.Datum, h tablecodec.Handle) error {
+	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *table.Writer, r, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i]
 		res.Matched++
 		cols := sub[:len(t.Table.Columns)]
@@ -104,13 +105,13 @@ func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 		defer func(strict bool) { ctx.Eval.Strict = strict }(ctx.Eval.Strict)
 		ctx.Eval.Strict = false
 	}
-	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *writer, _, sub []types.Datum, h tablecodec.Handle) error {
+	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *table.Writer, _, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i].Table
 		row := sub[:len(t.Columns)]
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return err
 		}
-		if err := w.removeRecord(ctx, storedRow(ctx, t, row), h); err != nil {
+		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), h); err != nil {
 			return err
 		}
 		res.Affected++

@@ -9,6 +9,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -291,7 +292,7 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 			if !point {
 				iv = interval{loInf: true, hiInf: true}
 			} else {
-				v, err := ConvertForColumn(nil, iv.lo, col)
+				v, err := table.Convert(nil, iv.lo, col)
 				if err != nil || types.Compare(v, iv.lo) != 0 {
 					continue
 				}
@@ -304,13 +305,13 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 			if !iv.hiInf && !sameKind(iv.hi, col) {
 				iv.hiInf, iv.hiExcl = true, false
 			}
-			if loc := storageZone(ctx, t); loc != nil && col.Type.Tp == mysql.TypeTimestamp {
+			if loc := table.StorageZone(ctx.Eval, t); loc != nil && col.Type.Tp == mysql.TypeTimestamp {
 				// Keys hold UTC. Where the zone's clock jumps, a local
 				// time maps to no or two instants: widen by the jump,
 				// inclusively (every row is checked against the
 				// condition anyway).
 				widen := time.Duration(0)
-				if hasDST(loc) {
+				if table.HasDST(loc) {
 					widen = 2 * time.Hour
 				}
 				if !iv.loInf {
@@ -382,7 +383,7 @@ func sameKind(d types.Datum, col *catalog.ColumnInfo) bool {
 
 // shiftBound converts a TIMESTAMP range bound in loc to UTC, moved by d.
 func shiftBound(v types.Datum, loc *time.Location, d time.Duration) types.Datum {
-	v = timestampToUTC(v, loc)
+	v = table.TimestampToUTC(v, loc)
 	if d == 0 || v.Kind() != types.KindTime {
 		return v
 	}

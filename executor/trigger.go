@@ -3,6 +3,7 @@ package executor
 import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -45,9 +46,9 @@ func beforeUpdate(ctx *Ctx, t *catalog.TableInfo, old, row []types.Datum, change
 			if ctx.Eval.Strict {
 				return false, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
 			}
-			row[i] = zeroValue(col)
+			row[i] = table.ZeroValue(col)
 		}
-		if !sameValue(old[i], row[i]) {
+		if !table.SameValue(old[i], row[i]) {
 			changed = true
 		}
 	}

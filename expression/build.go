@@ -450,7 +450,8 @@ func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 		}
 	}
 	tp := unifyTypes(append(append([]Expr(nil), results...), elseExpr)...)
-	return &Func{Name: "case", Tp: tp, Lazy: func(ctx *Ctx, row []types.Datum, _ []Expr) (types.Datum, error) {
+	reads := append(append(append([]Expr(nil), conds...), results...), value, elseExpr)
+	return &Func{Name: "case", Tp: tp, reads: reads, Lazy: func(ctx *Ctx, row []types.Datum, _ []Expr) (types.Datum, error) {
 		var v types.Datum
 		if value != nil {
 			var err error

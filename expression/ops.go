@@ -23,6 +23,10 @@ type Func struct {
 	NullSafe bool
 	Fn       func(ctx *Ctx, args []types.Datum) (types.Datum, error)
 	Lazy     func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error)
+	// reads are the expressions a Lazy function evaluates that are not
+	// its Args (CASE's), for ColumnsUsed. A Lazy function evaluates no
+	// other expression over the row.
+	reads []Expr
 }
 
 func (f *Func) Type() types.FieldType { return f.Tp }

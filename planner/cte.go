@@ -146,7 +146,7 @@ func (c *Context) buildCTERef(d *cteDef, alias string) (Plan, *expression.Schema
 		return &WorkTable{base: base{schema: s}, ID: d.work.ID}, s, nil
 	}
 	if !d.recursive {
-		q, err := BuildQuery(d.ctx, d.query)
+		q, err := buildQuery(d.ctx, d.query)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -234,7 +234,7 @@ func (c *Context) buildView(db string, t *catalog.TableInfo, alias string) (Plan
 		c.ids = new(int)
 	}
 	vc := &Context{IS: c.IS, DB: db, Stats: c.Stats, Parse: c.Parse, ids: c.ids, viewDepth: c.viewDepth + 1}
-	q, err := BuildQuery(vc, rs)
+	q, err := buildQuery(vc, rs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -231,7 +231,7 @@ func (fb *fromBuilder) tableSource(ts *ast.TableSource) (*fromNode, error) {
 		if alias == "" {
 			return nil, errno.New(errno.ErDerivedMustHaveAlias, "Every derived table must have its own alias")
 		}
-		sub, err := BuildQuery(c, s)
+		sub, err := buildQuery(c, s)
 		if err != nil {
 			return nil, err
 		}

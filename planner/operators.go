@@ -34,6 +34,12 @@ type TableSource struct {
 	DB    string
 	Table *catalog.TableInfo
 	Alias string
+	// Cols are the offsets of the table's columns that the plan reads, in
+	// order; the others are left NULL in the rows (the handle is always
+	// there). Nil means all columns. See prune.go.
+	Cols []int
+	// colsAll: pruning found every column read.
+	colsAll bool
 }
 
 // HandleCol is the position of the handle in a table source's rows.

@@ -86,15 +86,26 @@ type Query struct {
 	Fields []ResultField
 }
 
-// BuildQuery plans a query: a SELECT or a set operation (UNION).
+// BuildQuery plans a query: a SELECT or a set operation (UNION). The
+// plan's table sources read only the columns the query uses (prune.go).
 func BuildQuery(c *Context, n ast.ResultSetNode) (*Query, error) {
+	q, err := buildQuery(c, n)
+	if err != nil {
+		return nil, err
+	}
+	pruneColumns(q.Plan, allCols)
+	return q, nil
+}
+
+// buildQuery is BuildQuery for the queries inside a statement.
+func buildQuery(c *Context, n ast.ResultSetNode) (*Query, error) {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
 		return BuildSelect(c, x)
 	case *ast.SetOprStmt:
 		return buildSetOpr(c, x)
 	case *ast.SubqueryExpr:
-		return BuildQuery(c, x.Query)
+		return buildQuery(c, x.Query)
 	}
 	return nil, errno.New(errno.ErNotSupportedYet, "query %T is not supported yet", n)
 }

@@ -2,7 +2,6 @@ package planner_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -80,7 +79,7 @@ func newHarness(t *testing.T) *harness {
 		}
 		return nil
 	}
-	h.ddl = &ddl.DDL{Store: st, Catalog: cat, Wait: wait, Values: noValues{}}
+	h.ddl = &ddl.DDL{Store: st, Catalog: cat, Wait: wait}
 	return h
 }
 
@@ -173,11 +172,11 @@ func (h *harness) exec(s ast.StmtNode) error {
 		return h.ddl.DropTable(ctx, h.db, x)
 	case *ast.CreateIndexStmt:
 		unique := x.KeyType == ast.IndexKeyTypeUnique
-		return h.ddl.CreateIndex(ctx, h.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists, noRows)
+		return h.ddl.CreateIndex(ctx, h.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists)
 	case *ast.DropIndexStmt:
 		return h.ddl.DropIndex(ctx, h.db, x.Table, x.IndexName, x.IfExists)
 	case *ast.AlterTableStmt:
-		_, err := h.ddl.AlterTable(ctx, h.db, x, noRows, 0)
+		_, err := h.ddl.AlterTable(ctx, h.db, x, 0)
 		return err
 	}
 	return fmt.Errorf("exec: %T is not a statement these tests run", s)
@@ -320,23 +319,3 @@ func typeName(ft types.FieldType) string {
 	}
 	return s
 }
-
-// noRows is the index builder of tables without rows.
-func noRows(*catalog.TableInfo, *catalog.IndexInfo, tablecodec.Handle, []byte) ([]byte, []byte, error) {
-	return nil, nil, errors.New("planner tests hold no rows")
-}
-
-// noValues refuses schema changes that need the executor's values (ADD
-// COLUMN, defaults checked by conversion, MODIFY COLUMN): planner tests
-// set up their tables with CREATE TABLE and CREATE INDEX.
-type noValues struct{}
-
-func (noValues) Convert(types.Datum, *catalog.ColumnInfo) (types.Datum, error) {
-	return types.Null, errors.New("planner tests do not convert values")
-}
-
-func (noValues) OriginDefault(*catalog.ColumnInfo) (*string, error) {
-	return nil, errors.New("planner tests do not add columns")
-}
-
-func (noValues) Reorg(*catalog.TableInfo) ddl.RowReorg { return nil }

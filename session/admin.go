@@ -10,6 +10,7 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -79,7 +80,7 @@ func checkTable(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo) err
 			if ix.State != catalog.StatePublic {
 				continue
 			}
-			k, v, err := executor.IndexEntry(t, ix, h, it.Value())
+			k, v, err := table.IndexEntry(t, ix, h, it.Value())
 			if err != nil {
 				it.Close()
 				return err

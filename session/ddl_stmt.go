@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/basalt-db/basalt/executor"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -71,7 +70,7 @@ func (s *Session) truncateTableStmt(ctx context.Context, x *ast.TruncateTableStm
 func (s *Session) createIndexStmt(ctx context.Context, x *ast.CreateIndexStmt, _ stmtArgs) (Result, error) {
 	return s.ddl(ctx, func() error {
 		unique := x.KeyType == ast.IndexKeyTypeUnique
-		return s.d.ddl.CreateIndex(ctx, s.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists, executor.IndexEntry)
+		return s.d.ddl.CreateIndex(ctx, s.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists)
 	})
 }
 
@@ -85,7 +84,7 @@ func (s *Session) alterTableStmt(ctx context.Context, x *ast.AlterTableStmt, _ s
 	if err := s.commit(ctx); err != nil {
 		return Result{}, err
 	}
-	res, err := s.d.ddl.AlterTable(ctx, s.db, x, executor.IndexEntry, uint32(s.sqlMode()))
+	res, err := s.d.ddl.AlterTable(ctx, s.db, x, uint32(s.sqlMode()))
 	s.warnings = append(s.warnings, res.Warnings...)
 	if err != nil {
 		return Result{}, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/ddl"
-	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/types"
@@ -82,7 +81,7 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 	if cfg.RequireSecureTransport {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
-	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion, Values: executor.DDLValues{}}
+	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
 	if err := d.ddl.RecoverModify(context.Background()); err != nil {
 		return nil, err
 	}

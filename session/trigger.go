@@ -16,6 +16,7 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/trigger"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -483,7 +484,7 @@ func (r *triggerRun) set(ctx *executor.Ctx, t *catalog.TableInfo, eval *expressi
 		r.s.userVars[strings.ToLower(set.v.Name)] = v.Clone()
 		return nil
 	}
-	cv, err := executor.ConvertForColumn(eval, v, t.Columns[set.newCol])
+	cv, err := table.Convert(eval, v, t.Columns[set.newCol])
 	if err != nil {
 		return err
 	}

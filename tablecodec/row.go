@@ -77,9 +77,11 @@ func AppendNull(dst []byte, id int64) []byte {
 }
 
 // DecodeRow decodes a row value into out: out[i] receives the column whose
-// id is ids[i], or NULL if the row does not hold it. Strings are copied, so
-// the row value may be reused afterwards. present, if not nil, records
-// which columns the row held.
+// id is ids[i], or NULL if the row does not hold it. Columns the row holds
+// that ids does not list are checked and skipped, not decoded (a reader of
+// one column of a wide row copies one string). Strings are copied, so the
+// row value may be reused afterwards. present, if not nil, records which
+// columns the row held.
 func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 	for i := range out {
 		out[i] = types.Null
@@ -98,79 +100,100 @@ func DecodeRow(b []byte, ids []int64, out []types.Datum, present []bool) error {
 		}
 		kind := types.Kind(b[n])
 		b = b[n+1:]
-		var d types.Datum
-		switch kind {
-		case types.KindNull:
-		case types.KindInt:
-			v, n := binary.Varint(b)
-			if n <= 0 {
-				return ErrBadRow
-			}
-			d, b = types.NewInt(v), b[n:]
-		case types.KindUint:
-			v, n := binary.Uvarint(b)
-			if n <= 0 {
-				return ErrBadRow
-			}
-			d, b = types.NewUint(v), b[n:]
-		case types.KindFloat:
-			if len(b) < 8 {
-				return ErrBadRow
-			}
-			d, b = types.NewFloat(math.Float64frombits(binary.LittleEndian.Uint64(b))), b[8:]
-		case types.KindString, types.KindDecimal:
-			l, n := binary.Uvarint(b)
-			if n <= 0 || uint64(len(b)-n) < l {
-				return ErrBadRow
-			}
-			raw := b[n : n+int(l)]
-			b = b[n+int(l):]
-			if kind == types.KindString {
-				d = types.NewBytes(append([]byte(nil), raw...))
-			} else {
-				if !plainDecimal(raw) {
-					return ErrBadRow // apd would also take NaN, Inf and exponents
-				}
-				dec, _, err := apd.NewFromString(string(raw))
-				if err != nil {
-					return ErrBadRow
-				}
-				d = types.NewDecimal(dec)
-			}
-		case types.KindTime:
-			if len(b) < 3 {
-				return ErrBadRow
-			}
-			tt, fsp := types.TimeType(b[0]), int(int8(b[1]))
-			v, n := binary.Uvarint(b[2:])
-			if n <= 0 || !validTime(tt, fsp) {
-				return ErrBadRow
-			}
-			d, b = types.NewTime(types.Time(v), tt, fsp), b[2+n:]
-		case types.KindDuration:
-			if len(b) < 2 {
-				return ErrBadRow
-			}
-			fsp := int(int8(b[0]))
-			v, n := binary.Varint(b[1:])
-			if n <= 0 || !validFsp(fsp) {
-				return ErrBadRow
-			}
-			d, b = types.NewDuration(v, fsp), b[1+n:]
-		default:
-			return ErrBadRow
-		}
+		at := -1
 		for i, want := range ids {
 			if want == int64(id) {
-				out[i] = d
-				if present != nil {
-					present[i] = true
-				}
+				at = i
 				break
+			}
+		}
+		var d types.Datum
+		var err error
+		if b, d, err = decodeValue(b, kind, at >= 0); err != nil {
+			return err
+		}
+		if at >= 0 {
+			out[at] = d
+			if present != nil {
+				present[at] = true
 			}
 		}
 	}
 	return nil
+}
+
+// decodeValue decodes the payload of one column of kind at the start of
+// b, and returns the rest of b. Unless want is set the payload is only
+// checked, and the datum returned is NULL.
+func decodeValue(b []byte, kind types.Kind, want bool) ([]byte, types.Datum, error) {
+	var d types.Datum
+	switch kind {
+	case types.KindNull:
+	case types.KindInt:
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return nil, d, ErrBadRow
+		}
+		d, b = types.NewInt(v), b[n:]
+	case types.KindUint:
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, d, ErrBadRow
+		}
+		d, b = types.NewUint(v), b[n:]
+	case types.KindFloat:
+		if len(b) < 8 {
+			return nil, d, ErrBadRow
+		}
+		d, b = types.NewFloat(math.Float64frombits(binary.LittleEndian.Uint64(b))), b[8:]
+	case types.KindString, types.KindDecimal:
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return nil, d, ErrBadRow
+		}
+		raw := b[n : n+int(l)]
+		b = b[n+int(l):]
+		switch {
+		case kind == types.KindString:
+			if want {
+				d = types.NewBytes(append([]byte(nil), raw...))
+			}
+		case !plainDecimal(raw):
+			return nil, d, ErrBadRow // apd would also take NaN, Inf and exponents
+		case want:
+			dec, _, err := apd.NewFromString(string(raw))
+			if err != nil {
+				return nil, d, ErrBadRow
+			}
+			d = types.NewDecimal(dec)
+		}
+	case types.KindTime:
+		if len(b) < 3 {
+			return nil, d, ErrBadRow
+		}
+		tt, fsp := types.TimeType(b[0]), int(int8(b[1]))
+		v, n := binary.Uvarint(b[2:])
+		if n <= 0 || !validTime(tt, fsp) {
+			return nil, d, ErrBadRow
+		}
+		d, b = types.NewTime(types.Time(v), tt, fsp), b[2+n:]
+	case types.KindDuration:
+		if len(b) < 2 {
+			return nil, d, ErrBadRow
+		}
+		fsp := int(int8(b[0]))
+		v, n := binary.Varint(b[1:])
+		if n <= 0 || !validFsp(fsp) {
+			return nil, d, ErrBadRow
+		}
+		d, b = types.NewDuration(v, fsp), b[1+n:]
+	default:
+		return nil, d, ErrBadRow
+	}
+	if !want {
+		d = types.Null
+	}
+	return b, d, nil
 }
 
 // plainDecimal reports whether b is decimal text as EncodeRow writes it

@@ -1,4 +1,4 @@
-package executor
+package table
 
 import (
 	"bytes"
@@ -129,10 +129,10 @@ func startsNumeric(s []byte) bool {
 	return len(s) > 0 && s[0] >= '0' && s[0] <= '9'
 }
 
-// ConvertForColumn converts d to a value of col's type for storing, as an
+// Convert converts d to a value of col's type for storing, as an
 // INSERT or UPDATE does (see the top of this file). ctx may be nil: no
 // warnings, never strict.
-func ConvertForColumn(ctx *expression.Ctx, d types.Datum, col *catalog.ColumnInfo) (types.Datum, error) {
+func Convert(ctx *expression.Ctx, d types.Datum, col *catalog.ColumnInfo) (types.Datum, error) {
 	if d.IsNull() {
 		return d, nil
 	}

@@ -1,10 +1,10 @@
-package executor
+package table
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -14,9 +14,26 @@ import (
 	"github.com/basalt-db/basalt/types"
 )
 
-// writer turns row changes of one table into KV writes: the row and one
-// entry per writable index. Rows are in table column order (the handle is
-// passed separately).
+// WriteCtx is what writing rows needs of a statement.
+type WriteCtx struct {
+	Context context.Context
+	// Eval converts values (the defaults of hidden columns) and collects
+	// warnings.
+	Eval *expression.Ctx
+	// Reader is where duplicates are looked for and hidden values read
+	// back; Txn is where rows and entries are written.
+	Reader kv.Retriever
+	Txn    kv.Txn
+	// LazyUniqueChecks skips reading for duplicates before adding a row to
+	// an optimistic transaction: its keys are written with kv.Txn.Insert,
+	// so the commit fails with kv.KeyExistsError on a duplicate.
+	LazyUniqueChecks bool
+}
+
+// Writer turns row changes of one table into KV writes: the row and one
+// entry per writable index. Rows are in table column order and in their
+// stored form (StoredRow); the handle is passed separately. A Writer
+// serves one statement.
 //
 // While an online ADD or DROP COLUMN runs, the table has write-only hidden
 // columns (catalog.TableInfo.Hidden) that readers do not see but writers
@@ -31,7 +48,7 @@ import (
 // point past the visible ones) get entries computed from it. The entries
 // of old rows are computed the same way, so they are the ones that were
 // written.
-type writer struct {
+type Writer struct {
 	t       *catalog.TableInfo
 	ids     []int64
 	skip    int                  // column not stored in the value (the integer handle), or -1
@@ -55,13 +72,14 @@ type writer struct {
 // converted (catalog.ColumnInfo.ChangeFrom).
 type derivedCol struct {
 	at     int                 // index in t.Hidden
-	stored int                 // index in writer.hidden, or -1 (delete-only)
+	stored int                 // index in Writer.hidden, or -1 (delete-only)
 	src    int                 // offset of the visible column it converts
 	col    *catalog.ColumnInfo // the hidden column, named for messages
 }
 
-func newWriter(t *catalog.TableInfo) *writer {
-	w := &writer{t: t, ids: t.ColumnIDs(), skip: -1, indexes: t.MaintainedIndexes()}
+// NewWriter returns a Writer of t's rows.
+func NewWriter(t *catalog.TableInfo) *Writer {
+	w := &Writer{t: t, ids: t.ColumnIDs(), skip: -1, indexes: t.MaintainedIndexes()}
 	if hc := t.HandleColumn(); hc != nil {
 		w.skip = hc.Offset
 	}
@@ -115,7 +133,7 @@ func newWriter(t *catalog.TableInfo) *writer {
 // for a NULL in a NOT NULL column); otherwise it is clipped, with
 // warnings in ectx. A nil ectx clips without warnings.
 func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull func() error) (types.Datum, error) {
-	v, err := ConvertForColumn(ectx, row[dc.src], dc.col)
+	v, err := Convert(ectx, row[dc.src], dc.col)
 	if err != nil {
 		return types.Null, err
 	}
@@ -126,7 +144,7 @@ func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull fun
 		if ectx != nil {
 			ectx.Warn(errno.New(errno.WarnDataTruncated, "Data truncated for column '%s' at row %d", dc.col.Name, max(ectx.RowNum, 1)))
 		}
-		v = zeroValue(dc.col)
+		v = ZeroValue(dc.col)
 	}
 	return v, nil
 }
@@ -134,7 +152,10 @@ func derive(dc *derivedCol, row []types.Datum, ectx *expression.Ctx, notNull fun
 // convCtx is the conversion context of a derived column's value stored
 // by a write: the ALTER's sql_mode (in a strict one, errors fail the
 // write).
-func (w *writer) convCtx(dc *derivedCol) *expression.Ctx {
+// Table is the table w writes.
+func (w *Writer) Table() *catalog.TableInfo { return w.t }
+
+func (w *Writer) convCtx(dc *derivedCol) *expression.Ctx {
 	m := expression.SQLMode(dc.col.ChangeMode)
 	return &expression.Ctx{Strict: m.Strict(), Mode: m, Now: time.Now()}
 }
@@ -144,14 +165,14 @@ func (w *writer) convCtx(dc *derivedCol) *expression.Ctx {
 // would. An update (old is the row it replaces) that leaves the visible
 // value as it was does not fail on it: the value was there before the
 // ALTER's backfill passed the row, which then fails the ALTER instead.
-func (w *writer) fillDerived(row, old, hidden []types.Datum) error {
+func (w *Writer) fillDerived(row, old, hidden []types.Datum) error {
 	for i := range w.derived {
 		dc := &w.derived[i]
 		if dc.stored < 0 {
 			continue
 		}
 		ectx := w.convCtx(dc)
-		if old != nil && sameValue(old[dc.src], row[dc.src]) {
+		if old != nil && SameValue(old[dc.src], row[dc.src]) {
 			ectx = nil
 		}
 		v, err := derive(dc, row, ectx, func() error {
@@ -170,7 +191,7 @@ func (w *writer) fillDerived(row, old, hidden []types.Datum) error {
 // their converted values, clipped where they do not fit: a value that
 // does not fit never reaches the store (fillDerived fails its write), so
 // the entries of stored rows are the ones computed here.
-func (w *writer) extended(row []types.Datum) []types.Datum {
+func (w *Writer) extended(row []types.Datum) []types.Datum {
 	if !w.extend {
 		return row
 	}
@@ -185,7 +206,7 @@ func (w *writer) extended(row []types.Datum) []types.Datum {
 
 // rowValue encodes a row, with the values of the hidden columns (nil when
 // there are none).
-func (w *writer) rowValue(row, hidden []types.Datum) []byte {
+func (w *Writer) rowValue(row, hidden []types.Datum) []byte {
 	var v []byte
 	if w.skip < 0 {
 		v = tablecodec.EncodeRow(nil, w.ids, row)
@@ -214,7 +235,7 @@ func (w *writer) rowValue(row, hidden []types.Datum) []byte {
 
 // newHidden returns the hidden columns' values for a new row: their
 // defaults (nil when there are no hidden columns).
-func (w *writer) newHidden(ctx *Ctx) []types.Datum {
+func (w *Writer) newHidden(ctx *WriteCtx) []types.Datum {
 	if len(w.hidden) == 0 {
 		return nil
 	}
@@ -223,19 +244,19 @@ func (w *writer) newHidden(ctx *Ctx) []types.Datum {
 		if c.ChangeFrom != 0 {
 			continue // fillDerived
 		}
-		v, err := defaultValue(ctx, c)
+		v, err := DefaultValue(ctx.Eval, c)
 		if err != nil || (v.IsNull() && c.Type.NotNull()) {
-			v = zeroValue(c)
+			v = ZeroValue(c)
 		}
 		out[i] = v
 	}
 	return out
 }
 
-// oldHidden returns the hidden columns' values of a stored row, read back
-// from the store (nil when there are no hidden columns). The row is
-// locked or its write will be checked for conflicts.
-func (w *writer) oldHidden(ctx *Ctx, h tablecodec.Handle) ([]types.Datum, error) {
+// OldHidden returns the hidden columns' values of a stored row, read back
+// from the store (nil when there are no hidden columns), for AddHidden.
+// The row is locked or its write will be checked for conflicts.
+func (w *Writer) OldHidden(ctx *WriteCtx, h tablecodec.Handle) ([]types.Datum, error) {
 	if len(w.hidden) == 0 {
 		return nil, nil
 	}
@@ -259,88 +280,8 @@ func (w *writer) oldHidden(ctx *Ctx, h tablecodec.Handle) ([]types.Datum, error)
 	return out, nil
 }
 
-// indexEntry is one index entry of a row.
-type indexEntry struct {
-	ix     *catalog.IndexInfo
-	key    []byte
-	value  []byte
-	unique bool // the key identifies the entry without the handle
-	// deleteOnly entries belong to an index being created or dropped that
-	// writers must not add to: they are deleted with their row, never
-	// written or checked for duplicates.
-	deleteOnly bool
-	vals       []types.Datum
-}
-
-// entry computes ix's entry of a row (extended when an index reads hidden
-// columns).
-func (w *writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
-	vals := make([]types.Datum, len(ix.Columns))
-	hasNull := false
-	for i, ic := range ix.Columns {
-		v := row[ic.Offset]
-		if ic.Length > 0 && v.Kind() == types.KindString {
-			b := v.Bytes()
-			if utf8.RuneCount(b) > ic.Length {
-				b = truncateRunes(b, ic.Length)
-			}
-			v = types.NewCollatedBytes(b, v.Collation())
-		}
-		hasNull = hasNull || v.IsNull()
-		vals[i] = v
-	}
-	unique := ix.Unique && !hasNull
-	key, err := tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
-	if err != nil {
-		return indexEntry{}, err
-	}
-	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
-	if unique {
-		e.value = h.Encoded()
-	}
-	return e, nil
-}
-
-func (w *writer) entries(row []types.Datum, h tablecodec.Handle) ([]indexEntry, error) {
-	row = w.extended(row)
-	out := make([]indexEntry, 0, len(w.indexes))
-	for _, ix := range w.indexes {
-		e, err := w.entry(ix, row, h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// dupEntry is MySQL's 1062 for a value of an index.
-func dupEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, vals []types.Datum) error {
-	parts := make([]string, len(vals))
-	for i, v := range vals {
-		parts[i] = v.String()
-	}
-	name := "PRIMARY"
-	if ix != nil && !ix.Primary {
-		name = ix.Name
-	}
-	return errno.New(errno.ErDupEntry, "Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), t.Name, name)
-}
-
-// handleVals are the values shown in a duplicate primary key error.
-func handleVals(t *catalog.TableInfo, row []types.Datum, h tablecodec.Handle) []types.Datum {
-	if pk := t.PrimaryKey(); pk != nil {
-		vals := make([]types.Datum, len(pk.Columns))
-		for i, c := range pk.Columns {
-			vals[i] = row[c.Offset]
-		}
-		return vals
-	}
-	return []types.Datum{types.NewInt(h.Int)}
-}
-
 // exists reports whether key is present for the statement's reads.
-func exists(ctx *Ctx, key []byte) (bool, error) {
+func exists(ctx *WriteCtx, key []byte) (bool, error) {
 	_, err := ctx.Reader.Get(ctx.Context, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return false, nil
@@ -348,15 +289,16 @@ func exists(ctx *Ctx, key []byte) (bool, error) {
 	return err == nil, err
 }
 
-// addRecord writes a new row and its index entries, failing with 1062 if
-// its handle or a unique key is taken. The keys must already be locked in
-// a pessimistic transaction.
-func (w *writer) addRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) error {
-	return w.addRecordHidden(ctx, row, w.newHidden(ctx), h)
+// Add writes a new row and its index entries, failing with 1062 if its
+// handle or a unique key is taken. The keys (UniqueKeys) must already be
+// locked in a pessimistic transaction.
+func (w *Writer) Add(ctx *WriteCtx, row []types.Datum, h tablecodec.Handle) error {
+	return w.AddHidden(ctx, row, w.newHidden(ctx), h)
 }
 
-// addRecordHidden is addRecord with the hidden columns' values.
-func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecodec.Handle) error {
+// AddHidden is Add with the hidden columns' values (OldHidden of the row
+// being moved to a new handle).
+func (w *Writer) AddHidden(ctx *WriteCtx, row, hidden []types.Datum, h tablecodec.Handle) error {
 	if err := w.fillDerived(row, nil, hidden); err != nil {
 		return err
 	}
@@ -367,7 +309,7 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 		if ok, err := exists(ctx, rk); err != nil {
 			return err
 		} else if ok {
-			return dupEntry(w.t, w.t.PrimaryKey(), handleVals(w.t, row, h))
+			return DupEntry(w.t, w.t.PrimaryKey(), handleVals(w.t, row, h))
 		}
 	}
 	ents, err := w.entries(row, h)
@@ -381,7 +323,7 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 		if ok, err := exists(ctx, e.key); err != nil {
 			return err
 		} else if ok {
-			return dupEntry(w.t, e.ix, e.vals)
+			return DupEntry(w.t, e.ix, e.vals)
 		}
 	}
 	if insert {
@@ -404,7 +346,7 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 		if err != nil {
 			var ke *kv.KeyExistsError
 			if errors.As(err, &ke) {
-				return dupEntry(w.t, e.ix, e.vals)
+				return DupEntry(w.t, e.ix, e.vals)
 			}
 			return err
 		}
@@ -417,7 +359,7 @@ func (w *writer) addRecordHidden(ctx *Ctx, row, hidden []types.Datum, h tablecod
 // by its row (kv.Txn.Cover): its key holds the row's handle, so whoever
 // writes it writes or locks that row too, and the commit need not check
 // it. Unique entries are keyed by value alone, and checked.
-func coverEntry(ctx *Ctx, e indexEntry) {
+func coverEntry(ctx *WriteCtx, e indexEntry) {
 	if !e.unique {
 		ctx.Txn.Cover(e.key)
 	}
@@ -426,13 +368,13 @@ func coverEntry(ctx *Ctx, e indexEntry) {
 func mapBufferErr(t *catalog.TableInfo, err error, row []types.Datum, h tablecodec.Handle) error {
 	var ke *kv.KeyExistsError
 	if errors.As(err, &ke) {
-		return dupEntry(t, t.PrimaryKey(), handleVals(t, row, h))
+		return DupEntry(t, t.PrimaryKey(), handleVals(t, row, h))
 	}
 	return err
 }
 
-// removeRecord deletes a row and its index entries.
-func (w *writer) removeRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) error {
+// Remove deletes a row and its index entries.
+func (w *Writer) Remove(ctx *WriteCtx, row []types.Datum, h tablecodec.Handle) error {
 	if err := ctx.Txn.Delete(tablecodec.RowKey(w.t.ID, h)); err != nil {
 		return err
 	}
@@ -449,9 +391,9 @@ func (w *writer) removeRecord(ctx *Ctx, row []types.Datum, h tablecodec.Handle) 
 	return nil
 }
 
-// updateRecord replaces a row, keeping the index entries that did not
-// change. A changed unique key is checked for duplicates.
-func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Handle) error {
+// Update replaces a row, keeping the index entries that did not change. A
+// changed unique key is checked for duplicates.
+func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Handle) error {
 	oldEnts, err := w.entries(old, h)
 	if err != nil {
 		return err
@@ -476,7 +418,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 			if ok, err := exists(ctx, n.key); err != nil {
 				return err
 			} else if ok {
-				return dupEntry(w.t, n.ix, n.vals)
+				return DupEntry(w.t, n.ix, n.vals)
 			}
 		}
 		if err := ctx.Txn.Set(n.key, n.value); err != nil {
@@ -484,7 +426,7 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 		}
 		coverEntry(ctx, n)
 	}
-	hidden, err := w.oldHidden(ctx, h)
+	hidden, err := w.OldHidden(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -494,9 +436,9 @@ func (w *writer) updateRecord(ctx *Ctx, old, new []types.Datum, h tablecodec.Han
 	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))
 }
 
-// uniqueKeys returns the row key and the unique index keys of a row: what
+// UniqueKeys returns the row key and the unique index keys of a row: what
 // a pessimistic write locks.
-func (w *writer) uniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, error) {
+func (w *Writer) UniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, error) {
 	keys := [][]byte{tablecodec.RowKey(w.t.ID, h)}
 	row = w.extended(row)
 	for _, ix := range w.indexes {
@@ -512,90 +454,4 @@ func (w *writer) uniqueKeys(row []types.Datum, h tablecodec.Handle) ([][]byte, e
 		}
 	}
 	return keys, nil
-}
-
-// IndexEntry returns the index entry of a stored row, for an index build.
-func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
-	dec := newRowDecoder(t)
-	row := make([]types.Datum, len(t.Columns)+1)
-	if err := dec.decode(h, rowValue, row); err != nil {
-		return nil, nil, err
-	}
-	w := &writer{t: t}
-	full := row[:len(t.Columns)]
-	for _, ic := range ix.Columns {
-		if ic.Offset >= len(t.Columns) {
-			// An index being built on a hidden column (MODIFY COLUMN).
-			w = newWriter(t)
-			full = w.extended(full)
-			break
-		}
-	}
-	e, err := w.entry(ix, full, h)
-	return e.key, e.value, err
-}
-
-// Reorg rewrites the stored rows of one version of a table for the
-// MODIFY COLUMN in progress (ddl/modify.go), one row at a time: Row
-// gives the write-only hidden columns that derive from a visible one
-// (catalog.ColumnInfo.ChangeFrom) its value converted, as an INSERT under
-// the ALTER's sql_mode would convert it, and Entry the row's entry in an
-// index being built. Not safe for concurrent use.
-type Reorg struct {
-	w      *writer
-	dec    *rowDecoder
-	row    []types.Datum
-	hidden []types.Datum
-	found  []bool
-}
-
-// NewReorg returns a Reorg for table t.
-func NewReorg(t *catalog.TableInfo) *Reorg {
-	w := newWriter(t)
-	return &Reorg{w: w, dec: newRowDecoder(t), row: make([]types.Datum, len(t.Columns)+1),
-		hidden: make([]types.Datum, len(w.hidden)), found: make([]bool, len(w.hidden))}
-}
-
-// Row returns the stored row rowValue rewritten. A value that does not fit
-// fails in a strict mode, naming rowNum as MySQL's copying ALTER does (a
-// NULL in a NOT NULL column is 1138); otherwise it is clipped, and the
-// warnings say so.
-func (r *Reorg) Row(h tablecodec.Handle, rowValue []byte, rowNum int) ([]byte, []*errno.Error, error) {
-	w := r.w
-	if err := r.dec.decode(h, rowValue, r.row); err != nil {
-		return nil, nil, err
-	}
-	row := r.row[:len(w.t.Columns)]
-	if err := tablecodec.DecodeRow(rowValue, w.hiddenIDs, r.hidden, r.found); err != nil {
-		return nil, nil, err
-	}
-	for i, ok := range r.found {
-		if !ok {
-			r.hidden[i] = w.hiddenOrigin[i]
-		}
-	}
-	var warnings []*errno.Error
-	for i := range w.derived {
-		dc := &w.derived[i]
-		if dc.stored < 0 {
-			continue
-		}
-		ectx := w.convCtx(dc)
-		ectx.RowNum = rowNum
-		v, err := derive(dc, row, ectx, func() error {
-			return errno.New(errno.ErInvalidUseOfNull, "Invalid use of NULL value")
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		r.hidden[dc.stored] = v
-		warnings = append(warnings, ectx.Warnings...)
-	}
-	return w.rowValue(row, r.hidden), warnings, nil
-}
-
-// Entry returns the entry in index ix of the row Row rewrote last.
-func (r *Reorg) Entry(ix *catalog.IndexInfo, h tablecodec.Handle) (key, value []byte, err error) {
-	e, err := r.w.entry(ix, r.w.extended(r.row[:len(r.w.t.Columns)]), h)
-	return e.key, e.value, err
 }

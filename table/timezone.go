@@ -1,11 +1,12 @@
-package executor
+package table
 
 // TIMESTAMP columns hold UTC in storage and the session's time zone
 // (time_zone) everywhere else, as in MySQL; DATETIME columns are stored as
 // given. The rows executors pass around are in the session's zone: a
-// session rowDecoder converts what it reads, storedRow what DML hands the
-// writer, and storedKeyValue the values index keys are looked up by. Index
-// builds and ANALYZE read and write stored values as they are.
+// Decoder made with StorageZone converts what it reads, StoredRow what
+// DML hands the Writer, and StoredKeyValue the values index keys are
+// looked up by. Index builds and ANALYZE read and write stored values as
+// they are.
 //
 // When the session's zone is UTC (or +00:00, or SYSTEM on a UTC machine)
 // nothing is converted.
@@ -16,17 +17,18 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
-// storageZone returns the zone t's TIMESTAMP values convert from, or nil
-// when there is nothing to convert.
-func storageZone(ctx *Ctx, t *catalog.TableInfo) *time.Location {
-	if ctx == nil || ctx.Eval == nil || !hasTimestamp(t) {
+// StorageZone returns the zone, ctx's session zone, that t's TIMESTAMP
+// values convert from and to, or nil when there is nothing to convert.
+func StorageZone(ctx *expression.Ctx, t *catalog.TableInfo) *time.Location {
+	if ctx == nil || !hasTimestamp(t) {
 		return nil
 	}
-	loc := ctx.Eval.Location()
+	loc := ctx.Location()
 	if isUTC(loc) {
 		return nil
 	}
@@ -53,17 +55,17 @@ func isUTC(loc *time.Location) bool {
 	return jan == 0 && jul == 0
 }
 
-// hasDST reports a zone whose offset changes during the year.
-func hasDST(loc *time.Location) bool {
+// HasDST reports a zone whose offset changes during the year.
+func HasDST(loc *time.Location) bool {
 	y := time.Now().Year()
 	_, jan := time.Date(y, 1, 1, 0, 0, 0, 0, loc).Zone()
 	_, jul := time.Date(y, 7, 1, 0, 0, 0, 0, loc).Zone()
 	return jan != jul
 }
 
-// timestampToUTC converts a TIMESTAMP value read in loc to UTC; the zero
+// TimestampToUTC converts a TIMESTAMP value read in loc to UTC; the zero
 // timestamp and values that are not times stay as they are.
-func timestampToUTC(d types.Datum, loc *time.Location) types.Datum {
+func TimestampToUTC(d types.Datum, loc *time.Location) types.Datum {
 	return shiftTimestamp(d, loc, time.UTC)
 }
 
@@ -83,54 +85,41 @@ func shiftTimestamp(d types.Datum, from, to *time.Location) types.Datum {
 	return types.NewTime(types.FromGoTime(t.GoTime(from).In(to)), tt, fsp)
 }
 
-// storedRow returns row with its TIMESTAMP values in UTC, for the writer:
-// row itself when there is nothing to convert, else a copy.
-func storedRow(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) []types.Datum {
-	loc := storageZone(ctx, t)
+// StoredRow returns row, in ctx's session zone, with its TIMESTAMP values
+// in UTC, for the Writer: row itself when there is nothing to convert,
+// else a copy.
+func StoredRow(ctx *expression.Ctx, t *catalog.TableInfo, row []types.Datum) []types.Datum {
+	loc := StorageZone(ctx, t)
 	if loc == nil {
 		return row
 	}
 	out := append([]types.Datum(nil), row...)
 	for _, c := range t.Columns {
 		if c.Type.Tp == mysql.TypeTimestamp && c.Offset < len(out) {
-			out[c.Offset] = timestampToUTC(out[c.Offset], loc)
+			out[c.Offset] = TimestampToUTC(out[c.Offset], loc)
 		}
 	}
 	return out
 }
 
-// newSessionRowDecoder is a rowDecoder whose rows are in the session's
-// zone.
-func newSessionRowDecoder(ctx *Ctx, t *catalog.TableInfo) *rowDecoder {
-	d := newRowDecoder(t)
-	if d.zone = storageZone(ctx, t); d.zone != nil {
-		for _, c := range t.Columns {
-			if c.Type.Tp == mysql.TypeTimestamp {
-				d.timestamps = append(d.timestamps, c.Offset)
-			}
-		}
-	}
-	return d
-}
-
-// storedKeyValue converts a value an index key of column col is looked up
-// by to the stored form.
-func storedKeyValue(ctx *Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, v types.Datum) types.Datum {
+// StoredKeyValue converts a value, in ctx's session zone, that an index
+// key of column col is looked up by to the stored form.
+func StoredKeyValue(ctx *expression.Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, v types.Datum) types.Datum {
 	if col.Type.Tp != mysql.TypeTimestamp {
 		return v
 	}
-	if loc := storageZone(ctx, t); loc != nil {
-		return timestampToUTC(v, loc)
+	if loc := StorageZone(ctx, t); loc != nil {
+		return TimestampToUTC(v, loc)
 	}
 	return v
 }
 
-// sessionDupError shows a duplicate-key error's TIMESTAMP values in the
-// session's zone: the writer reports the stored values of the row it was
+// SessionDupError shows a duplicate-key error's TIMESTAMP values in ctx's
+// session zone: the Writer reports the stored values of the row it was
 // given (stored), which is row converted.
-func sessionDupError(ctx *Ctx, t *catalog.TableInfo, err error, stored, row []types.Datum) error {
+func SessionDupError(ctx *expression.Ctx, t *catalog.TableInfo, err error, stored, row []types.Datum) error {
 	var dup *errno.Error
-	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry || storageZone(ctx, t) == nil {
+	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry || StorageZone(ctx, t) == nil {
 		return err
 	}
 	for _, ix := range t.Indexes {
@@ -142,8 +131,8 @@ func sessionDupError(ctx *Ctx, t *catalog.TableInfo, err error, stored, row []ty
 			sv[i], rv[i] = stored[c.Offset], row[c.Offset]
 		}
 		var se *errno.Error
-		if errors.As(dupEntry(t, ix, sv), &se) && se.Msg == dup.Msg {
-			return dupEntry(t, ix, rv)
+		if errors.As(DupEntry(t, ix, sv), &se) && se.Msg == dup.Msg {
+			return DupEntry(t, ix, rv)
 		}
 	}
 	return err

@@ -1,4 +1,4 @@
-package executor
+package table
 
 import (
 	"github.com/basalt-db/basalt/catalog"

@@ -1,0 +1,127 @@
+package executor
+
+import (
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+)
+
+// indexScanExec reads index entries over ranges and looks up their rows in
+// batches, keeping index order.
+type indexScanExec struct {
+	p      *planner.IndexScan
+	dec    *table.Decoder
+	ranges []keyRange
+	it     kv.Iterator
+	batch  [][]types.Datum
+	pos    int
+}
+
+const lookupBatch = 256
+
+func (e *indexScanExec) Open(ctx *Ctx) error {
+	t := e.p.Table
+	e.dec = newDecoder(ctx, &e.p.TableSource)
+	e.batch, e.pos = nil, 0
+	ivs := []interval{{loInf: true, hiInf: true}}
+	if e.p.Ranges != nil {
+		var err error
+		col := t.Columns[e.p.Index.Columns[0].Offset]
+		if ivs, err = evalRanges(ctx, e.p.Ranges, col.Type.Collation()); err != nil {
+			return err
+		}
+	}
+	var err error
+	if e.ranges, err = indexKeyRanges(ctx, t, e.p.Index, ivs); err != nil {
+		return err
+	}
+	if e.p.Desc {
+		for i, j := 0, len(e.ranges)-1; i < j; i, j = i+1, j-1 {
+			e.ranges[i], e.ranges[j] = e.ranges[j], e.ranges[i]
+		}
+	}
+	return nil
+}
+
+// fill reads up to lookupBatch entries and their rows.
+func (e *indexScanExec) fill(ctx *Ctx) error {
+	t := e.p.Table
+	var handles []tablecodec.Handle
+	var keys [][]byte
+	for len(handles) < lookupBatch {
+		if e.it == nil {
+			if len(e.ranges) == 0 {
+				break
+			}
+			r := e.ranges[0]
+			e.ranges = e.ranges[1:]
+			var err error
+			if e.p.Desc {
+				e.it, err = ctx.Reader.IterReverse(r.start, r.end)
+			} else {
+				e.it, err = ctx.Reader.Iter(r.start, r.end)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !e.it.Valid() {
+			e.it.Close()
+			e.it = nil
+			continue
+		}
+		h, err := indexEntryHandle(t, e.p.Index, e.it.Key(), e.it.Value())
+		if err != nil {
+			return err
+		}
+		handles = append(handles, h)
+		keys = append(keys, tablecodec.RowKey(t.ID, h))
+		if err := e.it.Next(); err != nil {
+			return err
+		}
+	}
+	e.pos = 0
+	var err error
+	e.batch, err = fetchRows(ctx, e.dec, handles, keys, e.p.Lock, e.batch[:0])
+	return err
+}
+
+// indexEntryHandle returns the handle an index entry points to: its value
+// for a unique entry without NULLs, else the key's suffix.
+func indexEntryHandle(t *catalog.TableInfo, ix *catalog.IndexInfo, key, value []byte) (tablecodec.Handle, error) {
+	if len(value) > 0 {
+		return tablecodec.DecodeHandle(value, t.CommonHandle)
+	}
+	_, h, has, err := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)
+	if err == nil && !has {
+		err = tablecodec.ErrBadKey
+	}
+	return h, err
+}
+
+func (e *indexScanExec) Next(ctx *Ctx) ([]types.Datum, error) {
+	for e.pos >= len(e.batch) {
+		if e.it == nil && len(e.ranges) == 0 {
+			return nil, nil
+		}
+		if err := ctx.Context.Err(); err != nil {
+			return nil, err
+		}
+		if err := e.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+	e.pos++
+	return e.batch[e.pos-1], nil
+}
+
+func (e *indexScanExec) Close() error {
+	if e.it != nil {
+		e.it.Close()
+		e.it = nil
+	}
+	return nil
+}

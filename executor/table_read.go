@@ -1,0 +1,140 @@
+package executor
+
+import (
+	"errors"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+)
+
+// This file holds what the operators that read a table (point_get.go,
+// batch_point_get.go, table_scan.go, index_scan.go) share: the rows they
+// return are decoded by a table.Decoder of the columns the plan reads
+// (planner.TableSource.Cols), in the session's time zone; locking reads
+// lock before they read.
+
+// newDecoder returns the decoder of src's rows: the columns the plan reads,
+// TIMESTAMP values in the session's zone.
+func newDecoder(ctx *Ctx, src *planner.TableSource) *table.Decoder {
+	return table.NewDecoder(src.Table, src.Cols, table.StorageZone(ctx.Eval, src.Table))
+}
+
+// lockRead locks the row keys a locking read (SELECT ... FOR UPDATE, or
+// the read of an UPDATE or DELETE) reads, before reading them. A
+// pessimistic transaction takes the locks now. An optimistic one only
+// records them for its commit to check (SELECT ... FOR UPDATE); an
+// optimistic write checks the rows it writes anyway, so its reads lock
+// nothing.
+func lockRead(ctx *Ctx, keys ...[]byte) error {
+	if ctx.Txn == nil || len(keys) == 0 || (ctx.Txn.Mode() == kv.Optimistic && !ctx.SelectForUpdate) {
+		return nil
+	}
+	return ctx.Txn.LockKeys(ctx.Context, ctx.ForUpdateTS, ctx.LockWait, keys...)
+}
+
+func lockRow(ctx *Ctx, t *catalog.TableInfo, h tablecodec.Handle) error {
+	return lockRead(ctx, tablecodec.RowKey(t.ID, h))
+}
+
+// readRow reads the row of h into row, locking it first if asked.
+func readRow(ctx *Ctx, t *catalog.TableInfo, dec *table.Decoder, h tablecodec.Handle, row []types.Datum, lock bool) ([]types.Datum, error) {
+	if lock {
+		if err := lockRow(ctx, t, h); err != nil {
+			return nil, err
+		}
+	}
+	val, err := ctx.Reader.Get(ctx.Context, tablecodec.RowKey(t.ID, h))
+	if errors.Is(err, kv.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := dec.Decode(h, val, row); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// fetchRows locks (if asked) and reads the rows of handles, whose row keys
+// are keys, appending those that exist to out in handle order.
+func fetchRows(ctx *Ctx, dec *table.Decoder, handles []tablecodec.Handle, keys [][]byte, lock bool, out [][]types.Datum) ([][]types.Datum, error) {
+	if lock {
+		if err := lockRead(ctx, keys...); err != nil {
+			return nil, err
+		}
+	}
+	vals, err := ctx.Reader.BatchGet(ctx.Context, keys)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		v, ok := vals[string(k)]
+		if !ok {
+			continue
+		}
+		row := make([]types.Datum, len(dec.Table().Columns)+1)
+		if err := dec.Decode(handles[i], v, row); err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// intHandleValue converts a value compared with an integer key to the
+// handle to look up; ok is false when no integer can equal it.
+func intHandleValue(v types.Datum) (int64, bool) {
+	switch v.Kind() {
+	case types.KindInt:
+		return v.Int(), true
+	case types.KindUint:
+		return int64(v.Uint()), true
+	}
+	f, _ := types.ToFloat(v)
+	if f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// evalIndexKey evaluates the values of a unique index's columns, converted
+// to the columns' types; ok is false if a value is NULL or cannot equal any
+// stored value.
+func evalIndexKey(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, exprs []expressionLike) ([]types.Datum, bool, error) {
+	vals := make([]types.Datum, len(exprs))
+	for i, x := range exprs {
+		v, err := x.Eval(ctx.Eval, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.IsNull() {
+			return nil, false, nil
+		}
+		col := t.Columns[ix.Columns[i].Offset]
+		cv, err := table.Convert(nil, v, col)
+		if err != nil {
+			return nil, false, nil
+		}
+		if types.Compare(cv, v) != 0 {
+			return nil, false, nil
+		}
+		vals[i] = table.StoredKeyValue(ctx.Eval, t, col, cv)
+	}
+	return vals, true, nil
+}
+
+func encodeDatums(vals []types.Datum) ([]byte, error) {
+	var b []byte
+	var err error
+	for _, v := range vals {
+		if b, err = tablecodec.EncodeKeyDatum(b, v); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,119 @@
+package table
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/tablecodec"
+	"github.com/basalt-db/basalt/types"
+)
+
+// An index entry's key is the index prefix and the encoded values of the
+// index's columns (a column prefix index cuts strings to the prefix). A
+// unique index's entry is keyed by the values alone and holds the handle
+// as its value; an entry of a non-unique index, or of a unique one with a
+// NULL value, which NULLs never collide in, has the handle at the end of
+// its key and no value.
+
+// indexEntry is one index entry of a row.
+type indexEntry struct {
+	ix     *catalog.IndexInfo
+	key    []byte
+	value  []byte
+	unique bool // the key identifies the entry without the handle
+	// deleteOnly entries belong to an index being created or dropped that
+	// writers must not add to: they are deleted with their row, never
+	// written or checked for duplicates.
+	deleteOnly bool
+	vals       []types.Datum
+}
+
+// entry computes ix's entry of a row (extended when an index reads hidden
+// columns).
+func (w *Writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
+	vals := make([]types.Datum, len(ix.Columns))
+	hasNull := false
+	for i, ic := range ix.Columns {
+		v := row[ic.Offset]
+		if ic.Length > 0 && v.Kind() == types.KindString {
+			b := v.Bytes()
+			if utf8.RuneCount(b) > ic.Length {
+				b = truncateRunes(b, ic.Length)
+			}
+			v = types.NewCollatedBytes(b, v.Collation())
+		}
+		hasNull = hasNull || v.IsNull()
+		vals[i] = v
+	}
+	unique := ix.Unique && !hasNull
+	key, err := tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
+	if err != nil {
+		return indexEntry{}, err
+	}
+	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
+	if unique {
+		e.value = h.Encoded()
+	}
+	return e, nil
+}
+
+func (w *Writer) entries(row []types.Datum, h tablecodec.Handle) ([]indexEntry, error) {
+	row = w.extended(row)
+	out := make([]indexEntry, 0, len(w.indexes))
+	for _, ix := range w.indexes {
+		e, err := w.entry(ix, row, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// DupEntry is MySQL's 1062 for a value of an index.
+func DupEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, vals []types.Datum) error {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = v.String()
+	}
+	name := "PRIMARY"
+	if ix != nil && !ix.Primary {
+		name = ix.Name
+	}
+	return errno.New(errno.ErDupEntry, "Duplicate entry '%s' for key '%s.%s'", strings.Join(parts, "-"), t.Name, name)
+}
+
+// handleVals are the values shown in a duplicate primary key error.
+func handleVals(t *catalog.TableInfo, row []types.Datum, h tablecodec.Handle) []types.Datum {
+	if pk := t.PrimaryKey(); pk != nil {
+		vals := make([]types.Datum, len(pk.Columns))
+		for i, c := range pk.Columns {
+			vals[i] = row[c.Offset]
+		}
+		return vals
+	}
+	return []types.Datum{types.NewInt(h.Int)}
+}
+
+// IndexEntry returns the index entry of a stored row, for an index build.
+func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
+	dec := NewDecoder(t, nil, nil)
+	row := make([]types.Datum, len(t.Columns)+1)
+	if err := dec.Decode(h, rowValue, row); err != nil {
+		return nil, nil, err
+	}
+	w := &Writer{t: t}
+	full := row[:len(t.Columns)]
+	for _, ic := range ix.Columns {
+		if ic.Offset >= len(t.Columns) {
+			// An index being built on a hidden column (MODIFY COLUMN).
+			w = NewWriter(t)
+			full = w.extended(full)
+			break
+		}
+	}
+	e, err := w.entry(ix, full, h)
+	return e.key, e.value, err
+}
