@@ -37,10 +37,12 @@ import (
 //	plan-during-ddl       a schema change, ';', then a query: the query's plan
 //	                      at each step of the change (each new schema
 //	                      version that the change waits out) and after it
-//	plan [fields] [only_full_group_by=false]
+//	plan [fields] [cols] [only_full_group_by=false]
 //	                      plan a SELECT, UNION, UPDATE or DELETE and print its
 //	                      plan (for UPDATE and DELETE the rows they change), or
-//	                      the error; fields adds the result columns of a query
+//	                      the error; fields adds the result columns of a query,
+//	                      cols the columns each table source reads
+//	                      (planner.TableSource.Cols)
 //
 // The tables hold no rows: plans depend on the schema and the statistics
 // only. Rewrite the expected output with -rewrite.
@@ -141,6 +143,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 				}
 				out += ": " + typeName(f.Type) + "\n"
 			}
+		}
+		if td.HasArg("cols") {
+			out += sourceCols(p)
 		}
 		return out
 	}
@@ -318,4 +323,35 @@ func typeName(ft types.FieldType) string {
 		s += " " + ft.Charset
 	}
 	return s
+}
+
+// sourceCols lists the columns each table source of p reads, depth first.
+func sourceCols(p planner.Plan) string {
+	var src *planner.TableSource
+	switch x := p.(type) {
+	case *planner.PointGet:
+		src = &x.TableSource
+	case *planner.BatchPointGet:
+		src = &x.TableSource
+	case *planner.TableScan:
+		src = &x.TableSource
+	case *planner.IndexScan:
+		src = &x.TableSource
+	}
+	out := ""
+	if src != nil {
+		names := "all columns"
+		if src.Cols != nil {
+			parts := make([]string, len(src.Cols))
+			for i, c := range src.Cols {
+				parts[i] = src.Table.Columns[c].Name
+			}
+			names = "(" + strings.Join(parts, ", ") + ")"
+		}
+		out += fmt.Sprintf("reads %s: %s\n", src.Table.Name, names)
+	}
+	for _, c := range p.Children() {
+		out += sourceCols(c)
+	}
+	return out
 }
