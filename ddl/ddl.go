@@ -1,12 +1,15 @@
-// Package ddl runs schema changes: it turns CREATE/DROP/TRUNCATE/INDEX
-// statements into catalog records, and moves table data when a change needs
-// it (index backfill, dropped data).
+// Package ddl runs schema changes: it turns CREATE/DROP/TRUNCATE/RENAME,
+// CREATE/DROP INDEX and ALTER TABLE statements into catalog records, and
+// moves table data when a change needs it (index backfill, MODIFY
+// COLUMN's row rewrite, dropped data), with package table's row and index
+// encodings, the ones DML writes.
 //
-// A new index goes write-only first: from then on every writer maintains
-// it. Once every transaction that started under the older schema has ended
-// (Waiter), the existing rows are backfilled and the index becomes public.
-// Column changes are in column.go; a MODIFY COLUMN that rewrites the rows
-// is in modify.go.
+// Changes are online, as in F1 and TiDB (alter.go): a new index goes
+// delete-only, then write-only, one schema version each; once every
+// transaction that started under the older versions has ended (Waiter),
+// the existing rows are backfilled (index.go) and the index becomes
+// public. Column changes are in column.go; a MODIFY COLUMN that rewrites
+// the rows is in modify.go.
 package ddl
 
 import (
