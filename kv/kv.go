@@ -1,6 +1,6 @@
 // Package kv is the seam between Basalt's SQL layer and its storage.
 //
-// Everything above this package (session, planner, executor, tablecodec)
+// Everything above this package (session, planner, executor, table, ddl)
 // speaks only these interfaces; every store (the embedded store/local today,
 // a replicated cluster store later) implements them. Keys and values are
 // arbitrary byte strings; keys are ordered bytewise.
