@@ -274,6 +274,7 @@ func (e *aggExec) Close() error {
 	e.mem.release()
 	return e.child.Close()
 }
+
 func (e *aggExec) Next(*Ctx) ([]types.Datum, error) {
 	if e.pos >= len(e.out) {
 		return nil, nil

@@ -43,10 +43,12 @@ func (e *distinctExec) Open(ctx *Ctx) error {
 	e.mem.t = ctx.Mem
 	return e.child.Open(ctx)
 }
+
 func (e *distinctExec) Close() error {
 	e.mem.release()
 	return e.child.Close()
 }
+
 func (e *distinctExec) Next(ctx *Ctx) ([]types.Datum, error) {
 	for {
 		row, err := e.child.Next(ctx)

@@ -51,6 +51,7 @@ func (e *limitExec) Open(ctx *Ctx) error {
 	e.seen = 0
 	return e.child.Open(ctx)
 }
+
 func (e *limitExec) Close() error { return e.child.Close() }
 func (e *limitExec) Next(ctx *Ctx) ([]types.Datum, error) {
 	for {

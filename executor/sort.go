@@ -108,6 +108,7 @@ func (e *sortExec) Close() error {
 	e.mem.release()
 	return e.child.Close()
 }
+
 func (e *sortExec) Next(*Ctx) ([]types.Datum, error) {
 	if e.pos >= len(e.rows) {
 		return nil, nil
