@@ -2,7 +2,6 @@ package executor
 
 import (
 	"github.com/basalt-db/basalt/catalog"
-	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
@@ -12,12 +11,11 @@ import (
 // indexScanExec reads index entries over ranges and looks up their rows in
 // batches, keeping index order.
 type indexScanExec struct {
-	p      *planner.IndexScan
-	dec    *table.Decoder
-	ranges []keyRange
-	it     kv.Iterator
-	batch  [][]types.Datum
-	pos    int
+	p     *planner.IndexScan
+	dec   *table.Decoder
+	scan  rangeScan
+	batch [][]types.Datum
+	pos   int
 }
 
 const lookupBatch = 256
@@ -34,15 +32,11 @@ func (e *indexScanExec) Open(ctx *Ctx) error {
 			return err
 		}
 	}
-	var err error
-	if e.ranges, err = indexKeyRanges(ctx, t, e.p.Index, ivs); err != nil {
+	ranges, err := indexKeyRanges(ctx, t, e.p.Index, ivs)
+	if err != nil {
 		return err
 	}
-	if e.p.Desc {
-		for i, j := 0, len(e.ranges)-1; i < j; i, j = i+1, j-1 {
-			e.ranges[i], e.ranges[j] = e.ranges[j], e.ranges[i]
-		}
-	}
+	e.scan.start(ranges, e.p.Desc)
 	return nil
 }
 
@@ -52,34 +46,20 @@ func (e *indexScanExec) fill(ctx *Ctx) error {
 	var handles []tablecodec.Handle
 	var keys [][]byte
 	for len(handles) < lookupBatch {
-		if e.it == nil {
-			if len(e.ranges) == 0 {
-				break
-			}
-			r := e.ranges[0]
-			e.ranges = e.ranges[1:]
-			var err error
-			if e.p.Desc {
-				e.it, err = ctx.Reader.IterReverse(r.start, r.end)
-			} else {
-				e.it, err = ctx.Reader.Iter(r.start, r.end)
-			}
-			if err != nil {
-				return err
-			}
+		ok, err := e.scan.valid(ctx)
+		if err != nil {
+			return err
 		}
-		if !e.it.Valid() {
-			e.it.Close()
-			e.it = nil
-			continue
+		if !ok {
+			break
 		}
-		h, err := indexEntryHandle(t, e.p.Index, e.it.Key(), e.it.Value())
+		h, err := indexEntryHandle(t, e.p.Index, e.scan.it.Key(), e.scan.it.Value())
 		if err != nil {
 			return err
 		}
 		handles = append(handles, h)
 		keys = append(keys, tablecodec.RowKey(t.ID, h))
-		if err := e.it.Next(); err != nil {
+		if err := e.scan.it.Next(); err != nil {
 			return err
 		}
 	}
@@ -104,7 +84,7 @@ func indexEntryHandle(t *catalog.TableInfo, ix *catalog.IndexInfo, key, value []
 
 func (e *indexScanExec) Next(ctx *Ctx) ([]types.Datum, error) {
 	for e.pos >= len(e.batch) {
-		if e.it == nil && len(e.ranges) == 0 {
+		if e.scan.done() {
 			return nil, nil
 		}
 		if err := ctx.Context.Err(); err != nil {
@@ -119,9 +99,6 @@ func (e *indexScanExec) Next(ctx *Ctx) ([]types.Datum, error) {
 }
 
 func (e *indexScanExec) Close() error {
-	if e.it != nil {
-		e.it.Close()
-		e.it = nil
-	}
+	e.scan.close()
 	return nil
 }

@@ -138,3 +138,59 @@ func encodeDatums(vals []types.Datum) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// rangeScan iterates over key ranges one after another: in order, or for
+// a descending scan each range backwards, the last range first.
+type rangeScan struct {
+	ranges []keyRange
+	desc   bool
+	it     kv.Iterator // over the current range, or nil
+}
+
+func (s *rangeScan) start(ranges []keyRange, desc bool) {
+	s.close()
+	if desc {
+		for i, j := 0, len(ranges)-1; i < j; i, j = i+1, j-1 {
+			ranges[i], ranges[j] = ranges[j], ranges[i]
+		}
+	}
+	s.ranges, s.desc = ranges, desc
+}
+
+// valid reports whether an entry is left, at s.it, opening the next
+// ranges as the current one ends.
+func (s *rangeScan) valid(ctx *Ctx) (bool, error) {
+	for {
+		if s.it == nil {
+			if len(s.ranges) == 0 {
+				return false, nil
+			}
+			r := s.ranges[0]
+			s.ranges = s.ranges[1:]
+			var err error
+			if s.desc {
+				s.it, err = ctx.Reader.IterReverse(r.start, r.end)
+			} else {
+				s.it, err = ctx.Reader.Iter(r.start, r.end)
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		if s.it.Valid() {
+			return true, nil
+		}
+		s.it.Close()
+		s.it = nil
+	}
+}
+
+// done reports whether every range has been read to its end.
+func (s *rangeScan) done() bool { return s.it == nil && len(s.ranges) == 0 }
+
+func (s *rangeScan) close() {
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+}

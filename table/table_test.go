@@ -154,18 +154,8 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 				t.Fatal(err)
 			}
 		}
-		dec := table.NewDecoder(tbl, cols, zone)
 		var out strings.Builder
-		h.scan(t, tablecodec.RowPrefix(tbl.ID), func(k, v []byte) {
-			_, hd, err := tablecodec.DecodeRowKey(k, tbl.CommonHandle)
-			if err != nil {
-				t.Fatal(err)
-			}
-			row := make([]types.Datum, len(tbl.Columns)+1)
-			if err := dec.Decode(hd, v, row); err != nil {
-				fmt.Fprintf(&out, "%s: %v\n", handleString(hd), err)
-				return
-			}
+		h.rows(t, table.NewDecoder(tbl, cols, zone), func(hd tablecodec.Handle, row []types.Datum) {
 			fmt.Fprintf(&out, "%s\n", rowString(row))
 		})
 		return out.String()
@@ -271,16 +261,7 @@ func (h *harness) eval(ectx *expression.Ctx, sql string) (types.Datum, error) {
 // dump prints the keys of t: its rows, then each index's entries.
 func (h *harness) dump(t *testing.T, tbl *catalog.TableInfo) string {
 	var out strings.Builder
-	dec := table.NewDecoder(tbl, nil, nil)
-	h.scan(t, tablecodec.RowPrefix(tbl.ID), func(k, v []byte) {
-		_, hd, err := tablecodec.DecodeRowKey(k, tbl.CommonHandle)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := make([]types.Datum, len(tbl.Columns)+1)
-		if err := dec.Decode(hd, v, row); err != nil {
-			t.Fatal(err)
-		}
+	h.rows(t, table.NewDecoder(tbl, nil, nil), func(hd tablecodec.Handle, row []types.Datum) {
 		fmt.Fprintf(&out, "row %s: %s\n", handleString(hd), rowString(row[:len(tbl.Columns)]))
 	})
 	for _, ix := range tbl.Indexes {
@@ -302,6 +283,24 @@ func (h *harness) dump(t *testing.T, tbl *catalog.TableInfo) string {
 		})
 	}
 	return out.String()
+}
+
+// rows calls fn with each stored row of dec's table, decoded by dec: its
+// handle, and the row in a table source's layout (the columns, then the
+// handle).
+func (h *harness) rows(t *testing.T, dec *table.Decoder, fn func(hd tablecodec.Handle, row []types.Datum)) {
+	tbl := dec.Table()
+	h.scan(t, tablecodec.RowPrefix(tbl.ID), func(k, v []byte) {
+		_, hd, err := tablecodec.DecodeRowKey(k, tbl.CommonHandle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]types.Datum, len(tbl.Columns)+1)
+		if err := dec.Decode(hd, v, row); err != nil {
+			t.Fatal(err)
+		}
+		fn(hd, row)
+	})
 }
 
 // scan calls fn with each key under prefix, at the latest snapshot.
