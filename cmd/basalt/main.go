@@ -5,6 +5,7 @@
 //	basalt [flags]             run the server; basalt -h lists the flags
 //	basalt version             print the version
 //	basalt bench run|report    the Sysbench test plan and its report
+//	basalt pd [flags]          a placement driver member (cluster mode)
 //
 // The files: main.go picks the command; serve.go is the server command,
 // from flags to exit status; node.go starts and stops the pieces of a
@@ -33,6 +34,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 var commands = map[string]command{
 	"version": versionMain,
 	"bench":   benchMain,
+	"pd":      pdMain,
 }
 
 // run runs the command args name, or the server if args[0] is a flag or
