@@ -140,6 +140,7 @@ func (s *Server) etcdConfig() (*embed.Config, error) {
 		}
 	}
 	ec.MaxRequestBytes = maxMsgSize
+	ec.EnablePprof = true // /debug/pprof on the client URL, as PD serves it
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"
 	ec.GRPCAdditionalServerOptions = []grpc.ServerOption{
