@@ -207,6 +207,10 @@ func (c *cluster) storeStats(id uint64) *pdpb.StoreStats {
 func (c *cluster) allStores(excludeTombstone bool) []*metapb.Store {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	return c.allStoresLocked(excludeTombstone)
+}
+
+func (c *cluster) allStoresLocked(excludeTombstone bool) []*metapb.Store {
 	out := make([]*metapb.Store, 0, len(c.stores))
 	for _, info := range c.stores {
 		if excludeTombstone && info.meta.GetState() == metapb.StoreState_Tombstone {

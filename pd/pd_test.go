@@ -3,6 +3,7 @@ package pd_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -449,6 +450,52 @@ func TestStoresAndRegions(t *testing.T) {
 		t.Fatalf("GetRegionByID: %v %v", byID, err)
 	}
 
+	// The HTTP API shows the same directory.
+	var stores struct {
+		Count  int `json:"count"`
+		Stores []struct {
+			Store  metapb.Store `json:"store"`
+			Status struct {
+				StateName   string `json:"state_name"`
+				RegionCount int    `json:"region_count"`
+			} `json:"status"`
+		} `json:"stores"`
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/stores", &stores)
+	if stores.Count != 1 || stores.Stores[0].Store.Id != storeID || stores.Stores[0].Status.StateName != "Up" ||
+		stores.Stores[0].Status.RegionCount != 2 {
+		t.Fatalf("/stores: %+v", stores)
+	}
+	var regions struct {
+		Count   int `json:"count"`
+		Regions []struct {
+			ID     uint64 `json:"id"`
+			EndKey string `json:"end_key"`
+		} `json:"regions"`
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/regions", &regions)
+	if regions.Count != 2 || regions.Regions[0].ID != left.Id || regions.Regions[0].EndKey != "6d" {
+		t.Fatalf("/regions: %+v", regions)
+	}
+	var members struct {
+		Leader struct {
+			Name string `json:"name"`
+		} `json:"leader"`
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/members", &members)
+	if members.Leader.Name != ms[0].name {
+		t.Fatalf("/members: %+v", members)
+	}
+
+	// basalt ctl prints it as tables.
+	for cmd, want := range map[string]string{"store": "127.0.0.1:20160", "region": "6d", "member": ms[0].name} {
+		out, err := exec.Command(ms[0].bin, "ctl", "--pd", ms[0].client, cmd).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Fatalf("basalt ctl %s: %v\n%s", cmd, err, out)
+		}
+		t.Logf("basalt ctl %s:\n%s", cmd, out)
+	}
+
 	// The directory survives a restart.
 	if err := ms[0].stop(); err != nil {
 		t.Fatal(err)
@@ -484,5 +531,20 @@ func TestBadConfig(t *testing.T) {
 	out, err = exec.Command(bin, "pd", "--client-urls", "127.0.0.1:2379").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "client-urls") {
 		t.Fatalf("bad client-urls: %v\n%s", err, out)
+	}
+}
+
+func getJSON(t testing.TB, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,7 @@ func (s *Server) etcdConfig() (*embed.Config, error) {
 		}
 	}
 	ec.MaxRequestBytes = maxMsgSize
+	ec.UserHandlers = map[string]http.Handler{apiPrefix: &httpAPI{s: s}}
 	ec.EnablePprof = true // /debug/pprof on the client URL, as PD serves it
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"

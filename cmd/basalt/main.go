@@ -6,6 +6,8 @@
 //	basalt version             print the version
 //	basalt bench run|report    the Sysbench test plan and its report
 //	basalt pd [flags]          a placement driver member (cluster mode)
+//	basalt ctl store|region|member
+//	                           the cluster as tables, from PD's HTTP API
 //
 // The files: main.go picks the command; serve.go is the server command,
 // from flags to exit status; node.go starts and stops the pieces of a
@@ -35,6 +37,7 @@ var commands = map[string]command{
 	"version": versionMain,
 	"bench":   benchMain,
 	"pd":      pdMain,
+	"ctl":     ctlMain,
 }
 
 // run runs the command args name, or the server if args[0] is a flag or

@@ -1,0 +1,207 @@
+package pd
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/pdpb"
+)
+
+// The HTTP API, on the client URL, shaped like PD's so that people who
+// know pd-ctl find their way (and `basalt pd ctl` reads it):
+//
+//	GET /pd/api/v1/health          every member and whether it answers
+//	GET /pd/api/v1/members         members, the leader, etcd's leader
+//	GET /pd/api/v1/stores          stores with their state and last heartbeat
+//	GET /pd/api/v1/store/{id}
+//	GET /pd/api/v1/regions         regions with their leader
+//	GET /pd/api/v1/region/id/{id}
+//	GET /pd/api/v1/region/key/{key}   (key in hex)
+//
+// The directory lives on the leader: a follower redirects (307) there.
+
+const apiPrefix = "/pd/api/v1/"
+
+type httpAPI struct{ s *Server }
+
+// storeJSON is one store as /stores shows it.
+type storeJSON struct {
+	Store  *metapb.Store `json:"store"`
+	Status storeStatus   `json:"status"`
+}
+
+type storeStatus struct {
+	StateName       string    `json:"state_name"`
+	LastHeartbeatTS time.Time `json:"last_heartbeat_ts"`
+	RegionCount     int       `json:"region_count"`
+	LeaderCount     int       `json:"leader_count"`
+}
+
+// regionJSON is one region as /regions shows it.
+type regionJSON struct {
+	ID          uint64              `json:"id"`
+	StartKey    string              `json:"start_key"`
+	EndKey      string              `json:"end_key"`
+	RegionEpoch *metapb.RegionEpoch `json:"epoch"`
+	Peers       []*metapb.Peer      `json:"peers"`
+	Leader      *metapb.Peer        `json:"leader,omitempty"`
+	Size        uint64              `json:"approximate_size"`
+	Keys        uint64              `json:"approximate_keys"`
+}
+
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
+	if r.Method != http.MethodGet {
+		http.Error(w, "only GET is served", http.StatusMethodNotAllowed)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	switch path {
+	case "health":
+		h.health(ctx, w)
+		return
+	case "members":
+		h.members(ctx, w)
+		return
+	}
+	if !h.s.IsLeader() {
+		h.redirect(ctx, w, r)
+		return
+	}
+	cl := h.s.cl
+	switch {
+	case path == "stores":
+		stores := h.stores()
+		writeJSON(w, map[string]any{"count": len(stores), "stores": stores})
+	case strings.HasPrefix(path, "store/"):
+		id, err := strconv.ParseUint(strings.TrimPrefix(path, "store/"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad store ID", http.StatusBadRequest)
+			return
+		}
+		for _, st := range h.stores() {
+			if st.Store.Id == id {
+				writeJSON(w, st)
+				return
+			}
+		}
+		http.Error(w, "store not found", http.StatusNotFound)
+	case path == "regions":
+		cl.mu.RLock()
+		var out []regionJSON
+		for _, ri := range cl.regions.sorted {
+			out = append(out, toRegionJSON(ri))
+		}
+		cl.mu.RUnlock()
+		writeJSON(w, map[string]any{"count": len(out), "regions": out})
+	case strings.HasPrefix(path, "region/id/"):
+		id, err := strconv.ParseUint(strings.TrimPrefix(path, "region/id/"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad region ID", http.StatusBadRequest)
+			return
+		}
+		h.region(w, cl.region(func(t *regionTree) *regionInfo { return t.byID[id] }))
+	case strings.HasPrefix(path, "region/key/"):
+		key, err := hex.DecodeString(strings.TrimPrefix(path, "region/key/"))
+		if err != nil {
+			http.Error(w, "the key must be hex", http.StatusBadRequest)
+			return
+		}
+		h.region(w, cl.region(func(t *regionTree) *regionInfo { return t.search(key) }))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (h *httpAPI) region(w http.ResponseWriter, ri *regionInfo) {
+	if ri == nil {
+		http.Error(w, "region not found", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, toRegionJSON(ri))
+}
+
+func toRegionJSON(ri *regionInfo) regionJSON {
+	return regionJSON{ID: ri.meta.Id, StartKey: hex.EncodeToString(ri.meta.StartKey), EndKey: hex.EncodeToString(ri.meta.EndKey),
+		RegionEpoch: ri.meta.RegionEpoch, Peers: ri.meta.Peers, Leader: ri.leader,
+		Size: ri.approximateSize, Keys: ri.approximateKeys}
+}
+
+// stores lists the stores with their region and leader counts.
+func (h *httpAPI) stores() []storeJSON {
+	cl := h.s.cl
+	cl.mu.RLock()
+	defer cl.mu.RUnlock()
+	regions, leaders := map[uint64]int{}, map[uint64]int{}
+	for _, ri := range cl.regions.sorted {
+		for _, p := range ri.meta.Peers {
+			regions[p.StoreId]++
+		}
+		if ri.leader != nil {
+			leaders[ri.leader.StoreId]++
+		}
+	}
+	var out []storeJSON
+	for _, st := range cl.allStoresLocked(false) {
+		info := cl.stores[st.Id]
+		out = append(out, storeJSON{Store: st, Status: storeStatus{StateName: st.GetState().String(),
+			LastHeartbeatTS: info.lastHeartbeat, RegionCount: regions[st.Id], LeaderCount: leaders[st.Id]}})
+	}
+	return out
+}
+
+func (h *httpAPI) health(ctx context.Context, w http.ResponseWriter) {
+	members, err := h.s.members(ctx)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	type health struct {
+		Name       string   `json:"name"`
+		MemberID   uint64   `json:"member_id"`
+		ClientURLs []string `json:"client_urls"`
+		Health     bool     `json:"health"`
+	}
+	var out []health
+	for _, m := range members {
+		ok := len(m.ClientUrls) > 0 && reachable(m.ClientUrls[0])
+		out = append(out, health{Name: m.Name, MemberID: m.MemberId, ClientURLs: m.ClientUrls, Health: ok})
+	}
+	writeJSON(w, out)
+}
+
+func (h *httpAPI) members(ctx context.Context, w http.ResponseWriter) {
+	resp, err := (&grpcService{s: h.s}).GetMembers(ctx, &pdpb.GetMembersRequest{})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, map[string]any{"header": map[string]uint64{"cluster_id": h.s.clusterID},
+		"members": resp.Members, "leader": resp.Leader, "etcd_leader": resp.EtcdLeader})
+}
+
+// redirect sends a request for the directory to the leader.
+func (h *httpAPI) redirect(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	l, err := h.s.leaderMember(ctx)
+	if err != nil || l == nil || len(l.ClientUrls) == 0 || l.MemberId == h.s.memberID {
+		http.Error(w, "no leader", http.StatusServiceUnavailable)
+		return
+	}
+	http.Redirect(w, r, strings.TrimSuffix(l.ClientUrls[0], "/")+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
