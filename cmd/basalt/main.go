@@ -14,7 +14,8 @@
 // running server; options.go maps the configuration onto each piece;
 // engine.go creates the SQL engine; status.go serves the status port;
 // version.go says what was built; bench.go is the bench command (package
-// bench does the work).
+// bench does the work); pd.go is the pd command (package pd does the
+// work); ctl.go is the ctl command.
 package main
 
 import (
