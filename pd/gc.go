@@ -2,7 +2,6 @@ package pd
 
 import (
 	"context"
-	"sync"
 
 	"github.com/pingcap/kvproto/pkg/pdpb"
 )
@@ -12,9 +11,6 @@ import (
 // may read) only move forward; they are saved in etcd by the leader.
 // Service safe points (UpdateServiceGCSafePoint) are not kept yet: the
 // call answers with the GC safe point as the minimum.
-
-// gcMu serializes safe point updates on the leader.
-var gcMu sync.Mutex
 
 func (s *Server) gcKey() string { return s.rootPath + "/gc/safe_point" }
 
@@ -35,8 +31,8 @@ func (g *grpcService) UpdateGCSafePoint(ctx context.Context, req *pdpb.UpdateGCS
 	if err := g.check(req.GetHeader()); err != nil {
 		return nil, err
 	}
-	gcMu.Lock()
-	defer gcMu.Unlock()
+	g.s.gcMu.Lock()
+	defer g.s.gcMu.Unlock()
 	sp, err := g.s.getU64(ctx, g.s.gcKey())
 	if err != nil {
 		return nil, rpcErr(err)

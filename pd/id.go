@@ -26,19 +26,17 @@ func newIDAlloc(s *Server) *idAlloc { return &idAlloc{s: s} }
 
 func (a *idAlloc) key() string { return a.s.rootPath + "/alloc_id" }
 
-// reset makes the next allocation reserve a batch after the saved end.
-func (a *idAlloc) reset() error {
+// reset makes the next allocation reserve a batch after the saved end
+// (a new term).
+func (a *idAlloc) reset() {
 	a.mu.Lock()
 	a.base, a.end = 0, 0
 	a.mu.Unlock()
-	return nil
 }
 
 // alloc returns the first of count new consecutive IDs.
 func (a *idAlloc) alloc(ctx context.Context, count uint64) (uint64, error) {
-	if count == 0 {
-		count = 1
-	}
+	count = max(count, 1)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.end == 0 || a.base+count > a.end {
@@ -46,14 +44,12 @@ func (a *idAlloc) alloc(ctx context.Context, count uint64) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if a.end != 0 && saved != a.end {
-			// Another leader reserved IDs since: start after them.
+		if saved != a.end {
+			// A new term, or another leader reserved IDs since: start
+			// after everything reserved.
 			a.base = saved
 		}
-		if a.end == 0 {
-			a.base = saved
-		}
-		end := max(saved, a.base) + max(count, idBatch)
+		end := saved + max(count, idBatch)
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		if err := a.s.leaderTxn(tctx, putU64(a.key(), end)); err != nil {

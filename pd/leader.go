@@ -26,8 +26,6 @@ type leadership struct {
 	rev int64  // its create revision
 	// ready: the leader's state is loaded and it serves.
 	ready bool
-	// done is closed when the term ends.
-	done chan struct{}
 }
 
 func (l *leadership) isLeader() bool {
@@ -208,16 +206,13 @@ func (s *Server) dropOwnStaleKey() error {
 func (s *Server) becomeLeader(key string, rev int64) error {
 	s.leader.mu.Lock()
 	s.leader.key, s.leader.rev = key, rev
-	s.leader.done = make(chan struct{})
 	s.leader.mu.Unlock()
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
 	if err := s.tso.start(ctx); err != nil {
 		return err
 	}
-	if err := s.ids.reset(); err != nil {
-		return err
-	}
+	s.ids.reset()
 	if err := s.cl.load(ctx); err != nil {
 		return err
 	}
@@ -229,10 +224,6 @@ func (s *Server) becomeLeader(key string, rev int64) error {
 
 func (s *Server) stepDown() {
 	s.leader.mu.Lock()
-	if s.leader.done != nil {
-		close(s.leader.done)
-		s.leader.done = nil
-	}
 	s.leader.key, s.leader.rev, s.leader.ready = "", 0, false
 	s.leader.mu.Unlock()
 	s.tso.stop()

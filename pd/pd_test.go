@@ -275,6 +275,20 @@ func TestTSOSinglePD(t *testing.T) {
 func TestTSOFailover(t *testing.T) {
 	ms := startCluster(t, 3)
 	c := newClient(t, ms)
+
+	// A follower refuses with the error that sends pd/client to the leader.
+	l := leader(t, ms)
+	for _, m := range ms {
+		if m == l {
+			continue
+		}
+		_, err := rawClient(t, m).IsBootstrapped(context.Background(),
+			&pdpb.IsBootstrappedRequest{Header: &pdpb.RequestHeader{ClusterId: c.GetClusterID(context.Background())}})
+		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "not leader") {
+			t.Fatalf("a request to follower %s: %v", m.name, err)
+		}
+	}
+
 	const workers = 16
 	total := 1_000_000
 	if testing.Short() {

@@ -40,6 +40,7 @@ type Server struct {
 	tso    *oracle    // tso.go; serves while this member leads
 	ids    *idAlloc   // id.go
 	cl     *cluster   // cluster.go
+	gcMu   sync.Mutex // serializes safe point updates (gc.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
