@@ -24,6 +24,8 @@ type cluster struct {
 	meta    *metapb.Cluster
 	stores  map[uint64]*storeInfo
 	regions *regionTree
+	// ops are the operators under way, by region (schedule.go).
+	ops map[uint64]*operator
 }
 
 // storeInfo is a store and what its heartbeats said.
@@ -34,7 +36,7 @@ type storeInfo struct {
 }
 
 func newCluster(s *Server) *cluster {
-	return &cluster{s: s, stores: map[uint64]*storeInfo{}, regions: newRegionTree()}
+	return &cluster{s: s, stores: map[uint64]*storeInfo{}, regions: newRegionTree(), ops: map[uint64]*operator{}}
 }
 
 func (c *cluster) metaKey() string           { return c.s.rootPath + "/raft" }
@@ -57,7 +59,7 @@ func marshal(m interface{ Marshal() ([]byte, error) }) string {
 func (c *cluster) load(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.meta, c.stores, c.regions = nil, map[uint64]*storeInfo{}, newRegionTree()
+	c.meta, c.stores, c.regions, c.ops = nil, map[uint64]*storeInfo{}, newRegionTree(), map[uint64]*operator{}
 	resp, err := c.s.client.Get(ctx, c.metaKey())
 	if err != nil {
 		return err
@@ -222,6 +224,47 @@ func (c *cluster) allStoresLocked(excludeTombstone bool) []*metapb.Store {
 	return out
 }
 
+// setStoreOffline starts removing a store: its regions move away (the
+// replica checker treats it as unhealthy), then it becomes a Tombstone
+// (tombstoneEmptyLocked). Offline or Tombstone already is a no-op.
+func (c *cluster) setStoreOffline(ctx context.Context, id uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, ok := c.stores[id]
+	if !ok {
+		return fmt.Errorf("store %d not found", id)
+	}
+	if info.meta.GetState() != metapb.StoreState_Up {
+		return nil
+	}
+	return c.setStateLocked(ctx, info, metapb.StoreState_Offline, metapb.NodeState_Removing)
+}
+
+func (c *cluster) setStateLocked(ctx context.Context, info *storeInfo, state metapb.StoreState, node metapb.NodeState) error {
+	st := cloneStore(info.meta)
+	st.State, st.NodeState = state, node
+	if err := c.s.leaderTxn(ctx, clientv3.OpPut(c.storeKey(st.Id), marshal(st))); err != nil {
+		return err
+	}
+	info.meta = st
+	c.s.log.Info("pd: store state", "store", st.Id, "state", state.String())
+	return nil
+}
+
+// tombstoneEmptyLocked makes an Offline store that holds no peer left a
+// Tombstone.
+func (c *cluster) tombstoneEmptyLocked(ctx context.Context, info *storeInfo) error {
+	if info.meta.GetState() != metapb.StoreState_Offline {
+		return nil
+	}
+	for _, r := range c.regions.sorted {
+		if hasPeerOn(r.meta, info.meta.Id) {
+			return nil
+		}
+	}
+	return c.setStateLocked(ctx, info, metapb.StoreState_Tombstone, metapb.NodeState_Removed)
+}
+
 // storeHeartbeat records a store's stats.
 func (c *cluster) storeHeartbeat(stats *pdpb.StoreStats) *pdpb.Error {
 	c.mu.Lock()
@@ -234,22 +277,25 @@ func (c *cluster) storeHeartbeat(stats *pdpb.StoreStats) *pdpb.Error {
 		return &pdpb.Error{Type: pdpb.ErrorType_STORE_TOMBSTONE, Message: fmt.Sprintf("store %d has been removed", info.meta.Id)}
 	}
 	info.stats, info.lastHeartbeat = stats, time.Now()
+	if err := c.tombstoneEmptyLocked(c.s.ctx, info); err != nil {
+		c.s.log.Warn("pd: tombstone store", "store", info.meta.Id, "err", err)
+	}
 	return nil
 }
 
 // regionHeartbeat applies a region's heartbeat to the directory, unless
 // it is stale: an epoch older than what is known of the region, or than
 // an overlapping region's version. A changed region is saved.
-func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) (*pdpb.Error, error) {
+func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeatRequest) (applied bool, _ *pdpb.Error, _ error) {
 	r := req.GetRegion()
 	switch {
 	case r == nil || r.Id == 0 || len(r.Peers) == 0:
-		return &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: "invalid region heartbeat: no region, region ID 0 or no peers"}, nil
+		return false, &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: "invalid region heartbeat: no region, region ID 0 or no peers"}, nil
 	case req.GetLeader() == nil:
-		return &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid region heartbeat: region %d has no leader", r.Id)}, nil
+		return false, &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid region heartbeat: region %d has no leader", r.Id)}, nil
 	}
 	if c.getStore(req.Leader.StoreId) == nil {
-		return &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid store ID %d, not found", req.Leader.StoreId)}, nil
+		return false, &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid store ID %d, not found", req.Leader.StoreId)}, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -258,12 +304,12 @@ func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeat
 		bytesWritten: req.BytesWritten, bytesRead: req.BytesRead, term: req.Term}
 	if old := c.regions.byID[r.Id]; old != nil {
 		if stale(r.RegionEpoch, old.meta.RegionEpoch) || (req.Term != 0 && req.Term < old.term) {
-			return nil, nil // a stale heartbeat is ignored
+			return false, nil, nil // a stale heartbeat is ignored
 		}
 	}
 	for _, o := range c.regions.overlaps(r.StartKey, r.EndKey) {
 		if o.meta.Id != r.Id && r.GetRegionEpoch().GetVersion() < o.meta.GetRegionEpoch().GetVersion() {
-			return nil, nil
+			return false, nil, nil
 		}
 	}
 	old := c.regions.byID[r.Id]
@@ -276,11 +322,11 @@ func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeat
 			}
 		}
 		if err := c.s.leaderTxn(ctx, ops...); err != nil {
-			return nil, err
+			return false, nil, err
 		}
 	}
 	c.regions.put(info)
-	return nil, nil
+	return true, nil, nil
 }
 
 // stale reports an epoch older than the known one in either part.

@@ -205,9 +205,10 @@ func (g *grpcService) StoreHeartbeat(_ context.Context, req *pdpb.StoreHeartbeat
 	return &pdpb.StoreHeartbeatResponse{Header: g.header()}, nil
 }
 
-// RegionHeartbeat serves a store's stream of region heartbeats. Answers
-// carry operators, which this PD does not schedule yet; a heartbeat that
-// is invalid gets an error response and the stream goes on.
+// RegionHeartbeat serves a store's stream of region heartbeats. A
+// heartbeat may be answered with the region's next scheduling step
+// (schedule.go); one that is invalid gets an error response and the
+// stream goes on.
 func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) error {
 	reqs := receive(stream.Recv)
 	for {
@@ -233,13 +234,24 @@ func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) erro
 			}
 			continue
 		}
-		perr, err := g.s.cl.regionHeartbeat(stream.Context(), req)
+		applied, perr, err := g.s.cl.regionHeartbeat(stream.Context(), req)
 		if err != nil {
 			return rpcErr(err)
 		}
 		if perr != nil {
 			if err := stream.Send(&pdpb.RegionHeartbeatResponse{Header: g.errHeader(perr),
 				RegionId: req.GetRegion().GetId()}); err != nil {
+				return err
+			}
+			continue
+		}
+		if !applied {
+			continue // stale
+		}
+		if s := g.s.cl.schedule(req.GetRegion(), req.GetLeader()); s != nil {
+			resp := s.response(req.GetRegion())
+			resp.Header, resp.TargetPeer = g.header(), req.GetLeader()
+			if err := stream.Send(resp); err != nil {
 				return err
 			}
 		}

@@ -19,7 +19,8 @@ import (
 //	GET /pd/api/v1/health          every member and whether it answers
 //	GET /pd/api/v1/members         members, the leader, etcd's leader
 //	GET /pd/api/v1/stores          stores with their state and last heartbeat
-//	GET /pd/api/v1/store/{id}
+//	GET /pd/api/v1/store/{id}      DELETE takes it offline: its regions
+//	                               move away, then it is a Tombstone
 //	GET /pd/api/v1/regions         regions with their leader
 //	GET /pd/api/v1/region/id/{id}
 //	GET /pd/api/v1/region/key/{key}   (key in hex)
@@ -57,8 +58,9 @@ type regionJSON struct {
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
-	if r.Method != http.MethodGet {
-		http.Error(w, "only GET is served", http.StatusMethodNotAllowed)
+	deleteStore := r.Method == http.MethodDelete && strings.HasPrefix(path, "store/")
+	if r.Method != http.MethodGet && !deleteStore {
+		http.Error(w, "only GET, and DELETE of a store, are served", http.StatusMethodNotAllowed)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -84,6 +86,16 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id, err := strconv.ParseUint(strings.TrimPrefix(path, "store/"), 10, 64)
 		if err != nil {
 			http.Error(w, "bad store ID", http.StatusBadRequest)
+			return
+		}
+		if deleteStore {
+			// Take the store offline: its regions move away, then it is
+			// a Tombstone.
+			if err := cl.setStoreOffline(ctx, id); err != nil {
+				http.Error(w, err.Error(), http.StatusNotFound)
+				return
+			}
+			writeJSON(w, "The store is set as Offline.")
 			return
 		}
 		for _, st := range h.stores() {
@@ -151,10 +163,29 @@ func (h *httpAPI) stores() []storeJSON {
 	var out []storeJSON
 	for _, st := range cl.allStoresLocked(false) {
 		info := cl.stores[st.Id]
-		out = append(out, storeJSON{Store: st, Status: storeStatus{StateName: st.GetState().String(),
+		out = append(out, storeJSON{Store: st, Status: storeStatus{StateName: h.stateName(st, info.lastHeartbeat),
 			LastHeartbeatTS: info.lastHeartbeat, RegionCount: regions[st.Id], LeaderCount: leaders[st.Id]}})
 	}
 	return out
+}
+
+// disconnectedAfter is how long without a heartbeat makes a store
+// Disconnected, as PD shows it; max-store-down-time makes it Down.
+const disconnectedAfter = 20 * time.Second
+
+// stateName is a store's state as PD shows it: Up, Disconnected and Down
+// by heartbeat age, or Offline, Tombstone.
+func (h *httpAPI) stateName(st *metapb.Store, lastHeartbeat time.Time) string {
+	if st.GetState() != metapb.StoreState_Up {
+		return st.GetState().String()
+	}
+	switch age := time.Since(lastHeartbeat); {
+	case age > h.s.cfg.Schedule.MaxStoreDownTime.Duration:
+		return "Down"
+	case age > disconnectedAfter:
+		return "Disconnected"
+	}
+	return "Up"
 }
 
 func (h *httpAPI) health(ctx context.Context, w http.ResponseWriter) {

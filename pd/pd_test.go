@@ -54,7 +54,7 @@ type member struct {
 
 // startCluster starts n PD members on loopback ports, each in a data dir
 // of its own, as one new cluster.
-func startCluster(t testing.TB, n int) []*member {
+func startCluster(t testing.TB, n int, extraArgs ...string) []*member {
 	t.Helper()
 	bin := testkit.BuildBasalt(t)
 	ports := freePorts(t, 2*n)
@@ -63,7 +63,7 @@ func startCluster(t testing.TB, n int) []*member {
 	for i := range ms {
 		ms[i] = &member{name: fmt.Sprintf("pd%d", i+1), dir: filepath.Join(t.TempDir(), "pd"),
 			client: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), peer: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
-			bin: bin, t: t}
+			bin: bin, t: t, extra: extraArgs}
 		initial = append(initial, ms[i].name+"="+ms[i].peer)
 	}
 	for _, m := range ms {
@@ -85,7 +85,7 @@ func (m *member) start() {
 	m.t.Helper()
 	args := []string{"pd", "--name", m.name, "--data-dir", m.dir, "--client-urls", m.client, "--peer-urls", m.peer,
 		"--initial-cluster", m.initialCluster, "--log-level", "warn"}
-	m.cmd = exec.Command(m.bin, args...)
+	m.cmd = exec.Command(m.bin, append(args, m.extra...)...)
 	m.log = &bytes.Buffer{}
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 	if err := m.cmd.Start(); err != nil {
