@@ -109,7 +109,7 @@ func (c *cluster) bootstrap(ctx context.Context, store *metapb.Store, region *me
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	meta := &metapb.Cluster{Id: c.s.clusterID, MaxPeerCount: uint32(c.s.cfg.Replication.MaxReplicas)}
+	meta := &metapb.Cluster{Id: c.s.clusterID, MaxPeerCount: uint32(c.s.conf.get().Replication.MaxReplicas)}
 	key, rev := c.s.leader.term()
 	if key == "" {
 		return nil, errNotLeader

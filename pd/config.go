@@ -40,17 +40,17 @@ type Config struct {
 
 // ScheduleConfig is PD's [schedule] section.
 type ScheduleConfig struct {
-	MaxStoreDownTime     Duration `toml:"max-store-down-time"`
-	LeaderScheduleLimit  uint64   `toml:"leader-schedule-limit"`
-	RegionScheduleLimit  uint64   `toml:"region-schedule-limit"`
-	ReplicaScheduleLimit uint64   `toml:"replica-schedule-limit"`
-	MergeScheduleLimit   uint64   `toml:"merge-schedule-limit"`
+	MaxStoreDownTime     Duration `toml:"max-store-down-time" json:"max-store-down-time"`
+	LeaderScheduleLimit  uint64   `toml:"leader-schedule-limit" json:"leader-schedule-limit"`
+	RegionScheduleLimit  uint64   `toml:"region-schedule-limit" json:"region-schedule-limit"`
+	ReplicaScheduleLimit uint64   `toml:"replica-schedule-limit" json:"replica-schedule-limit"`
+	MergeScheduleLimit   uint64   `toml:"merge-schedule-limit" json:"merge-schedule-limit"`
 }
 
 // ReplicationConfig is PD's [replication] section.
 type ReplicationConfig struct {
-	MaxReplicas    uint64   `toml:"max-replicas"`
-	LocationLabels []string `toml:"location-labels"`
+	MaxReplicas    uint64   `toml:"max-replicas" json:"max-replicas"`
+	LocationLabels []string `toml:"location-labels" json:"location-labels"`
 }
 
 // Duration is a time.Duration written as text in TOML ("30m").
@@ -144,14 +144,22 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("log-level: %q is not one of debug, info, warn, error, fatal", c.LogLevel)
 	}
+	if err := c.validateCluster(); err != nil {
+		return err
+	}
+	if c.LeaderLease <= 0 {
+		c.LeaderLease = 3 * time.Second
+	}
+	return nil
+}
+
+// validateCluster checks the sections that can change at run time.
+func (c *Config) validateCluster() error {
 	if c.Replication.MaxReplicas == 0 {
 		return fmt.Errorf("replication.max-replicas: must be at least 1")
 	}
 	if c.Schedule.MaxStoreDownTime.Duration <= 0 {
 		return fmt.Errorf("schedule.max-store-down-time: must be positive")
-	}
-	if c.LeaderLease <= 0 {
-		c.LeaderLease = 3 * time.Second
 	}
 	return nil
 }

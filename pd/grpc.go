@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/pdpb"
@@ -104,10 +105,12 @@ func (g *grpcService) Tso(stream pdpb.PD_TsoServer) error {
 		if err := g.check(req.GetHeader()); err != nil {
 			return err
 		}
+		start := time.Now()
 		physical, logical, err := g.s.tso.next(req.GetCount())
 		if err != nil {
 			return rpcErr(err)
 		}
+		observeTSO(start, req.GetCount())
 		if err := stream.Send(&pdpb.TsoResponse{Header: g.header(), Count: req.GetCount(),
 			Timestamp: &pdpb.Timestamp{Physical: physical, Logical: logical}}); err != nil {
 			return err

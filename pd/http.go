@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -24,6 +25,10 @@ import (
 //	GET /pd/api/v1/regions         regions with their leader
 //	GET /pd/api/v1/region/id/{id}
 //	GET /pd/api/v1/region/key/{key}   (key in hex)
+//	GET /pd/api/v1/config          [schedule] and [replication]; POST a JSON
+//	                               object of changes to change them
+//	GET /pd/api/v1/operators       the operators under way
+//	GET /pd/api/v1/schedulers      the schedulers that run
 //
 // The directory lives on the leader: a follower redirects (307) there.
 
@@ -59,8 +64,9 @@ type regionJSON struct {
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
 	deleteStore := r.Method == http.MethodDelete && strings.HasPrefix(path, "store/")
-	if r.Method != http.MethodGet && !deleteStore {
-		http.Error(w, "only GET, and DELETE of a store, are served", http.StatusMethodNotAllowed)
+	postConfig := r.Method == http.MethodPost && path == "config"
+	if r.Method != http.MethodGet && !deleteStore && !postConfig {
+		http.Error(w, "only GET, DELETE of a store and POST of the config are served", http.StatusMethodNotAllowed)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -79,6 +85,24 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	cl := h.s.cl
 	switch {
+	case path == "config" && postConfig:
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c, err := h.s.updateConfig(ctx, body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, c)
+	case path == "config":
+		writeJSON(w, h.s.conf.get())
+	case path == "operators":
+		writeJSON(w, cl.operators())
+	case path == "schedulers":
+		writeJSON(w, []string{"replica-checker", "balance-region-scheduler", "balance-leader-scheduler"})
 	case path == "stores":
 		stores := h.stores()
 		writeJSON(w, map[string]any{"count": len(stores), "stores": stores})
@@ -180,7 +204,7 @@ func (h *httpAPI) stateName(st *metapb.Store, lastHeartbeat time.Time) string {
 		return st.GetState().String()
 	}
 	switch age := time.Since(lastHeartbeat); {
-	case age > h.s.cfg.Schedule.MaxStoreDownTime.Duration:
+	case age > h.s.conf.get().Schedule.MaxStoreDownTime.Duration:
 		return "Down"
 	case age > disconnectedAfter:
 		return "Disconnected"

@@ -213,12 +213,16 @@ func (s *Server) becomeLeader(key string, rev int64) error {
 		return err
 	}
 	s.ids.reset()
+	if err := s.loadConfig(ctx); err != nil {
+		return err
+	}
 	if err := s.cl.load(ctx); err != nil {
 		return err
 	}
 	s.leader.mu.Lock()
 	s.leader.ready = true
 	s.leader.mu.Unlock()
+	leaderTerms.Inc()
 	return nil
 }
 

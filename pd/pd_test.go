@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -501,6 +502,55 @@ func TestStoresAndRegions(t *testing.T) {
 		t.Fatalf("/members: %+v", members)
 	}
 
+	// Metrics are on the client URL, next to etcd's.
+	mresp, err := http.Get(ms[0].client + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbody, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{"pd_tso_requests_total", "pd_cluster_regions 2", `pd_cluster_stores{state="Up"} 1`} {
+		if !strings.Contains(string(mbody), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	// The [schedule] and [replication] sections change at run time; a bad
+	// value is refused, naming its key.
+	post := func(body string) (int, string) {
+		resp, err := http.Post(ms[0].client+"/pd/api/v1/config", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(`{"replication": {"max-replicas": 0}}`); code != http.StatusBadRequest || !strings.Contains(body, "replication.max-replicas") {
+		t.Fatalf("POST max-replicas 0: %d %s", code, body)
+	}
+	if code, body := post(`{"schedule": {"leader-schedule-limit": 8}}`); code != http.StatusOK {
+		t.Fatalf("POST leader-schedule-limit: %d %s", code, body)
+	}
+	var conf struct {
+		Schedule struct {
+			LeaderScheduleLimit int    `json:"leader-schedule-limit"`
+			MaxStoreDownTime    string `json:"max-store-down-time"`
+		} `json:"schedule"`
+		Replication struct {
+			MaxReplicas int `json:"max-replicas"`
+		} `json:"replication"`
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/config", &conf)
+	if conf.Schedule.LeaderScheduleLimit != 8 || conf.Replication.MaxReplicas != 3 || conf.Schedule.MaxStoreDownTime != "30m0s" {
+		t.Fatalf("/config after POST: %+v", conf)
+	}
+	var schedulers []string
+	getJSON(t, ms[0].client+"/pd/api/v1/schedulers", &schedulers)
+	if len(schedulers) != 3 {
+		t.Fatalf("/schedulers: %v", schedulers)
+	}
+
 	// basalt ctl prints it as tables.
 	for cmd, want := range map[string]string{"store": "127.0.0.1:20160", "region": "6d", "member": ms[0].name} {
 		out, err := exec.Command(ms[0].bin, "ctl", "--pd", ms[0].client, cmd).CombinedOutput()
@@ -510,7 +560,8 @@ func TestStoresAndRegions(t *testing.T) {
 		t.Logf("basalt ctl %s:\n%s", cmd, out)
 	}
 
-	// The directory survives a restart.
+	// The directory, and the configuration changed at run time, survive a
+	// restart.
 	if err := ms[0].stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -527,6 +578,10 @@ func TestStoresAndRegions(t *testing.T) {
 			t.Fatalf("region after restart: %v %v", z, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/config", &conf)
+	if conf.Schedule.LeaderScheduleLimit != 8 {
+		t.Fatalf("/config after a restart: %+v", conf)
 	}
 }
 

@@ -316,14 +316,14 @@ func (c *cluster) targetHealthyLocked(s *step, now time.Time) bool {
 	}
 	info, ok := c.stores[target.StoreId]
 	return ok && info.meta.GetState() == metapb.StoreState_Up &&
-		now.Sub(info.lastHeartbeat) <= c.s.cfg.Schedule.MaxStoreDownTime.Duration
+		now.Sub(info.lastHeartbeat) <= c.s.conf.get().Schedule.MaxStoreDownTime.Duration
 }
 
 // view builds the scheduling snapshot of the directory. The caller holds
 // c.mu.
 func (c *cluster) viewLocked(now time.Time) *schedView {
-	v := &schedView{maxReplicas: int(c.s.cfg.Replication.MaxReplicas), stores: map[uint64]*schedStore{}}
-	downAfter := c.s.cfg.Schedule.MaxStoreDownTime.Duration
+	v := &schedView{maxReplicas: int(c.s.conf.get().Replication.MaxReplicas), stores: map[uint64]*schedStore{}}
+	downAfter := c.s.conf.get().Schedule.MaxStoreDownTime.Duration
 	for id, info := range c.stores {
 		v.stores[id] = &schedStore{id: id, state: info.meta.GetState(), down: now.Sub(info.lastHeartbeat) > downAfter,
 			lastSeen: info.lastHeartbeat}
@@ -366,7 +366,15 @@ func (c *cluster) schedule(r *metapb.Region, leader *metapb.Peer) *step {
 		if op.step.transferLeader != nil {
 			timeout = transferLeaderTimeout
 		}
-		if sameEpoch && op.leader == leader.Id && now.Sub(op.created) < timeout && c.targetHealthyLocked(op.step, now) {
+		healthy := c.targetHealthyLocked(op.step, now)
+		switch {
+		case !sameEpoch || op.leader != leader.Id:
+			operatorEvents.WithLabelValues(op.kind.String(), "finished").Inc()
+		case now.Sub(op.created) >= timeout:
+			operatorEvents.WithLabelValues(op.kind.String(), "timeout").Inc()
+		case !healthy:
+			operatorEvents.WithLabelValues(op.kind.String(), "canceled").Inc()
+		default:
 			return op.step
 		}
 		delete(c.ops, r.Id)
@@ -380,8 +388,8 @@ func (c *cluster) schedule(r *metapb.Region, leader *metapb.Peer) *step {
 	if err != nil || s == nil {
 		return nil
 	}
-	limits := map[opKind]uint64{opReplica: c.s.cfg.Schedule.ReplicaScheduleLimit,
-		opRegion: c.s.cfg.Schedule.RegionScheduleLimit, opLeader: c.s.cfg.Schedule.LeaderScheduleLimit}
+	sc := c.s.conf.get().Schedule
+	limits := map[opKind]uint64{opReplica: sc.ReplicaScheduleLimit, opRegion: sc.RegionScheduleLimit, opLeader: sc.LeaderScheduleLimit}
 	running := uint64(0)
 	for _, op := range c.ops {
 		if op.kind == kind {
@@ -392,5 +400,30 @@ func (c *cluster) schedule(r *metapb.Region, leader *metapb.Peer) *step {
 		return nil
 	}
 	c.ops[r.Id] = &operator{step: s, kind: kind, epoch: *r.GetRegionEpoch(), leader: leader.Id, created: now}
+	operatorEvents.WithLabelValues(kind.String(), "created").Inc()
 	return s
+}
+
+// operatorJSON is an operator as /operators shows it.
+type operatorJSON struct {
+	RegionID uint64    `json:"region_id"`
+	Desc     string    `json:"desc"`
+	Kind     string    `json:"kind"`
+	Created  time.Time `json:"create_time"`
+}
+
+func (k opKind) String() string {
+	return [...]string{"replica", "region", "leader"}[k]
+}
+
+// operators lists the operators under way, by region.
+func (c *cluster) operators() []operatorJSON {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]operatorJSON, 0, len(c.ops))
+	for id, op := range c.ops {
+		out = append(out, operatorJSON{RegionID: id, Desc: op.step.String(), Kind: op.kind.String(), Created: op.created})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RegionID < out[j].RegionID })
+	return out
 }

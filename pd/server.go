@@ -16,6 +16,7 @@ import (
 
 	"github.com/pingcap/kvproto/pkg/meta_storagepb"
 	"github.com/pingcap/kvproto/pkg/pdpb"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"google.golang.org/grpc"
@@ -36,11 +37,14 @@ type Server struct {
 	member    *pdpb.Member // this member, as GetMembers shows it
 	rootPath  string       // /pd/{clusterID}
 
-	leader leadership // leader.go
-	tso    *oracle    // tso.go; serves while this member leads
-	ids    *idAlloc   // id.go
-	cl     *cluster   // cluster.go
-	gcMu   sync.Mutex // serializes safe point updates (gc.go)
+	leader leadership    // leader.go
+	tso    *oracle       // tso.go; serves while this member leads
+	ids    *idAlloc      // id.go
+	cl     *cluster      // cluster.go
+	gcMu   sync.Mutex    // serializes safe point updates (gc.go)
+	conf   runtimeConfig // [schedule] and [replication] now (runtime_config.go)
+	// collector reports the directory's metrics, if registered.
+	collector prometheus.Collector
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,9 +105,15 @@ func NewServer(cfg Config, log *slog.Logger) (*Server, error) {
 		ClientUrls: strings.Split(cfg.AdvertiseClientURLs, ","),
 		PeerUrls:   strings.Split(cfg.AdvertisePeerURLs, ","),
 	}
+	s.conf.cur = clusterConfig{Schedule: cfg.Schedule, Replication: cfg.Replication}
 	s.tso = newTSO(s)
 	s.ids = newIDAlloc(s)
 	s.cl = newCluster(s)
+	// One PD member per process: its directory's metrics are the
+	// process's (a second server in a process reports none).
+	if err := prometheus.Register(clusterCollector{s: s}); err == nil {
+		s.collector = clusterCollector{s: s}
+	}
 	s.wg.Add(2)
 	go s.campaignLoop()
 	go s.watchLeader()
@@ -280,6 +290,9 @@ func (s *Server) Close() {
 	s.closed.Do(func() {
 		s.cancel()
 		s.wg.Wait()
+		if s.collector != nil {
+			prometheus.Unregister(s.collector)
+		}
 		if s.client != nil {
 			s.client.Close()
 		}

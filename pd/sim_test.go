@@ -3,10 +3,12 @@ package pd_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -355,4 +357,18 @@ func TestScheduling(t *testing.T) {
 		return regions[gone] == 0 && wrong == 0 && state == "Tombstone",
 			fmt.Sprintf("regions%s, leaders%s, %d regions not at 3 voters, store %d %s", fmtCounts(regions), fmtCounts(leaders), wrong, gone, state)
 	})
+
+	// The operators were counted, by scheduler.
+	mresp, err := http.Get(ms[0].client + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{`pd_operators_total{event="created",kind="replica"}`, `pd_operators_total{event="finished",kind="region"}`,
+		`pd_operators_total{event="finished",kind="leader"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
