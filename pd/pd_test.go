@@ -617,3 +617,29 @@ func getJSON(t testing.TB, url string, v any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 }
+
+// TestDataDirOwner: a data dir serves only the member that made it, in
+// its own cluster.
+func TestDataDirOwner(t *testing.T) {
+	a := startCluster(t, 1)
+	b := startCluster(t, 1)
+	if err := a[0].stop(); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 2)
+	run := func(args ...string) string {
+		out, err := exec.Command(a[0].bin, append([]string{"pd", "--data-dir", a[0].dir,
+			"--client-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
+			"--peer-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[1])}, args...)...).CombinedOutput()
+		if err == nil {
+			t.Fatalf("basalt pd %v started on another member's data dir:\n%s", args, out)
+		}
+		return string(out)
+	}
+	if out := run("--name", "other"); !strings.Contains(out, `belongs to member "pd1"`) {
+		t.Errorf("another name: %s", out)
+	}
+	if out := run("--name", "pd1", "--join", b[0].client); !strings.Contains(out, "belongs to cluster") {
+		t.Errorf("joining another cluster: %s", out)
+	}
+}

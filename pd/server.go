@@ -64,6 +64,9 @@ const maxMsgSize = 64 << 20
 func NewServer(cfg Config, log *slog.Logger) (*Server, error) {
 	s := &Server{cfg: cfg, log: log}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.checkDataDir(); err != nil {
+		return nil, fmt.Errorf("pd: %w", err)
+	}
 	ecfg, err := s.etcdConfig()
 	if err != nil {
 		return nil, err
@@ -97,6 +100,17 @@ func NewServer(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := s.checkName(); err != nil {
 		s.Close()
 		return nil, err
+	}
+	if o, err := readOwner(cfg.DataDir); err != nil || o == nil || o.ClusterID != s.clusterID {
+		if err == nil && o != nil {
+			err = fmt.Errorf("pd: data dir %s belongs to cluster %d, but its etcd data is cluster %d's", cfg.DataDir, o.ClusterID, s.clusterID)
+		} else if err == nil {
+			err = s.recordOwner()
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.rootPath = fmt.Sprintf("/pd/%d", s.clusterID)
 	s.member = &pdpb.Member{
