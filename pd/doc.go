@@ -15,7 +15,9 @@
 // it saves in etcd before using them, so that a new leader starts above
 // anything an old one handed out. The cluster's metadata, stores and
 // regions (cluster.go) are kept in etcd too, so that a new leader answers
-// at once.
+// at once. It schedules (schedule.go) by answering region heartbeats
+// with operators. grpc.go is the pdpb service, gc.go the safe points,
+// metastorage.go the meta storage reads, http.go the HTTP API.
 //
 // Keys in etcd, under the cluster's root /pd/{cluster id}:
 //
