@@ -55,13 +55,11 @@ func (s *Server) checkDataDir() error {
 	if s.cfg.Join == "" {
 		return nil
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(s.cfg.Join, ","), DialTimeout: 5 * time.Second})
+	cli, ctx, done, err := s.joinClient()
 	if err != nil {
-		return fmt.Errorf("join: %w", err)
+		return err
 	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
+	defer done()
 	resp, err := cli.Get(ctx, keyClusterID)
 	if err != nil {
 		return fmt.Errorf("join %s: %w", s.cfg.Join, err)
@@ -81,4 +79,15 @@ func (s *Server) recordOwner() error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(s.cfg.DataDir, dataDirFile), b, 0o644)
+}
+
+// joinClient is an etcd client on the cluster --join names, with a
+// context for the calls to it; done releases both.
+func (s *Server) joinClient() (*clientv3.Client, context.Context, func(), error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(s.cfg.Join, ","), DialTimeout: 5 * time.Second})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("join: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	return cli, ctx, func() { cancel(); cli.Close() }, nil
 }

@@ -89,20 +89,8 @@ func (g *grpcService) GetClusterInfo(context.Context, *pdpb.GetClusterInfoReques
 func (g *grpcService) Tso(stream pdpb.PD_TsoServer) error {
 	reqs := receive(stream.Recv)
 	for {
-		var r received[*pdpb.TsoRequest]
-		select {
-		case r = <-reqs:
-		case <-g.s.ctx.Done():
-			return status.Error(codes.Unavailable, "server closing")
-		}
-		req, err := r.req, r.err
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := g.check(req.GetHeader()); err != nil {
+		req, end, err := nextRequest(g, reqs)
+		if end || err != nil {
 			return err
 		}
 		start := time.Now()
@@ -215,20 +203,8 @@ func (g *grpcService) StoreHeartbeat(_ context.Context, req *pdpb.StoreHeartbeat
 func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) error {
 	reqs := receive(stream.Recv)
 	for {
-		var r received[*pdpb.RegionHeartbeatRequest]
-		select {
-		case r = <-reqs:
-		case <-g.s.ctx.Done():
-			return status.Error(codes.Unavailable, "server closing")
-		}
-		req, err := r.req, r.err
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := g.check(req.GetHeader()); err != nil {
+		req, end, err := nextRequest(g, reqs)
+		if end || err != nil {
 			return err
 		}
 		if !g.s.cl.bootstrapped() {
@@ -369,20 +345,8 @@ func (g *grpcService) ReportBatchSplit(_ context.Context, req *pdpb.ReportBatchS
 func (g *grpcService) QueryRegion(stream pdpb.PD_QueryRegionServer) error {
 	reqs := receive(stream.Recv)
 	for {
-		var r received[*pdpb.QueryRegionRequest]
-		select {
-		case r = <-reqs:
-		case <-g.s.ctx.Done():
-			return status.Error(codes.Unavailable, "server closing")
-		}
-		req, err := r.req, r.err
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := g.check(req.GetHeader()); err != nil {
+		req, end, err := nextRequest(g, reqs)
+		if end || err != nil {
 			return err
 		}
 		resp := &pdpb.QueryRegionResponse{Header: g.header(), RegionsById: map[uint64]*pdpb.RegionResponse{}}
@@ -439,4 +403,26 @@ func receive[T any](recv func() (T, error)) <-chan received[T] {
 		}
 	}()
 	return ch
+}
+
+// nextRequest waits for a stream's next request, with its header checked.
+// end is set when the client ended the stream; the error is the stream's,
+// the header's, or the server closing.
+func nextRequest[T interface{ GetHeader() *pdpb.RequestHeader }](g *grpcService, reqs <-chan received[T]) (req T, end bool, err error) {
+	var r received[T]
+	select {
+	case r = <-reqs:
+	case <-g.s.ctx.Done():
+		return req, false, status.Error(codes.Unavailable, "server closing")
+	}
+	switch {
+	case r.err == io.EOF:
+		return req, true, nil
+	case r.err != nil:
+		return req, false, r.err
+	}
+	if err := g.check(r.req.GetHeader()); err != nil {
+		return req, false, err
+	}
+	return r.req, false, nil
 }

@@ -208,13 +208,11 @@ func (s *Server) prepareJoin(ec *embed.Config) error {
 		ec.InitialCluster, ec.ClusterState = "", embed.ClusterStateFlagExisting
 		return nil
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(s.cfg.Join, ","), DialTimeout: 5 * time.Second})
+	cli, ctx, done, err := s.joinClient()
 	if err != nil {
-		return fmt.Errorf("join: %w", err)
+		return err
 	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
+	defer done()
 	list, err := cli.MemberList(ctx)
 	if err != nil {
 		return fmt.Errorf("join %s: %w", s.cfg.Join, err)
