@@ -17,7 +17,8 @@
 // regions (cluster.go) are kept in etcd too, so that a new leader answers
 // at once. It schedules (schedule.go) by answering region heartbeats
 // with operators. grpc.go is the pdpb service, gc.go the safe points,
-// metastorage.go the meta storage reads, http.go the HTTP API.
+// metastorage.go the meta storage reads, http.go the HTTP API,
+// metrics.go the Prometheus metrics.
 //
 // Keys in etcd, under the cluster's root /pd/{cluster id}:
 //
@@ -28,5 +29,10 @@
 //	{root}/raft                metapb.Cluster, written by Bootstrap
 //	{root}/raft/s/{id}         metapb.Store
 //	{root}/raft/r/{id}         metapb.Region
-//	{root}/gc/...              safe points (gc.go)
+//	{root}/gc/safe_point       the GC safe point (gc.go)
+//	{root}/config              [schedule] and [replication] changed at run
+//	                           time (runtime_config.go)
+//
+// A member's data dir also records the member and cluster it belongs to
+// (datadir.go).
 package pd
