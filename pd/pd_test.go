@@ -34,7 +34,7 @@ import (
 
 func TestMain(m *testing.M) {
 	// pd/client logs every connection change at info.
-	log.SetLevel(zap.InfoLevel)
+	log.SetLevel(zap.ErrorLevel)
 	testkit.Main(m)
 }
 
@@ -247,6 +247,13 @@ func TestTSOSinglePD(t *testing.T) {
 		last = ts
 	}
 	t.Logf("1000 GetTS in a row: %v", time.Since(t0))
+
+	// The load command reports what it took.
+	out, err := exec.Command(ms[0].bin, "ctl", "--pd", ms[0].client, "tso-bench", "--clients", "4", "--duration", "300ms").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "timestamps") || !strings.Contains(string(out), "p99") {
+		t.Fatalf("basalt ctl tso-bench: %v\n%s", err, out)
+	}
+	t.Logf("basalt ctl tso-bench: %s", out)
 	if d := time.Since(time.UnixMilli(int64(last >> 18))); d < -time.Second || d > 5*time.Second {
 		t.Errorf("physical time %v away from the clock", d)
 	}

@@ -13,15 +13,16 @@ import (
 )
 
 // ctlMain is basalt ctl: the cluster as tables, read from PD's HTTP API
-// (pd-ctl's first commands).
+// (pd-ctl's first commands), and a load of timestamps (ctl_bench.go).
 //
 //	basalt ctl [--pd URL] store|region|member
+//	basalt ctl [--pd URL] tso-bench [--clients N] [--duration D]
 func ctlMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("basalt ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pdURL := fs.String("pd", "http://127.0.0.1:2379", "a PD member's client URL")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: basalt ctl [--pd URL] store|region|member\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: basalt ctl [--pd URL] store|region|member\n       basalt ctl [--pd URL] tso-bench [--clients N] [--duration D]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -29,6 +30,9 @@ func ctlMain(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if fs.NArg() >= 1 && fs.Arg(0) == "tso-bench" {
+		return ctlTSOBench(*pdURL, fs.Args()[1:], stdout, stderr)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
