@@ -2,6 +2,8 @@ package pd_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -59,8 +61,8 @@ func BenchmarkTSO(b *testing.B) {
 	}
 }
 
-// BenchmarkGetRegion looks up regions through pd/client from 16 callers,
-// in a directory of 1000 regions.
+// BenchmarkGetRegion looks up regions through pd/client from 16 and 64
+// callers, in a directory of 1000 regions.
 func BenchmarkGetRegion(b *testing.B) {
 	ms := startCluster(b, 1)
 	c := newClient(b, ms)
@@ -108,16 +110,22 @@ func BenchmarkGetRegion(b *testing.B) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	b.ResetTimer()
-	b.SetParallelism(8)
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			i = (i + 7) % regions
-			if _, err := c.GetRegion(ctx, append(key(i), 0)); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
+	for _, callers := range []int{16, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			b.SetParallelism(callers / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i = (i + 7) % regions
+					if _, err := c.GetRegion(ctx, append(key(i), 0)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "lookups/s")
+		})
+	}
 }
