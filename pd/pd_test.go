@@ -650,3 +650,55 @@ func TestDataDirOwner(t *testing.T) {
 		t.Errorf("joining another cluster: %s", out)
 	}
 }
+
+// TestGCSafePoints: the GC safe point only moves forward; service safe
+// points bound each other from below and expire.
+func TestGCSafePoints(t *testing.T) {
+	ms := startCluster(t, 1)
+	c := newClient(t, ms)
+	ctx := context.Background()
+	raw := rawClient(t, ms[0])
+	h := &pdpb.RequestHeader{ClusterId: c.GetClusterID(ctx)}
+
+	for _, step := range []struct{ set, want uint64 }{{100, 100}, {50, 100}, {120, 120}} {
+		r, err := raw.UpdateGCSafePoint(ctx, &pdpb.UpdateGCSafePointRequest{Header: h, SafePoint: step.set})
+		if err != nil || r.NewSafePoint != step.want {
+			t.Fatalf("UpdateGCSafePoint(%d): %v %v, want %d", step.set, r, err, step.want)
+		}
+	}
+	st, err := raw.GetGCState(ctx, &pdpb.GetGCStateRequest{Header: h})
+	if err != nil || st.GcState.GetGcSafePoint() != 120 {
+		t.Fatalf("GetGCState: %v %v", st, err)
+	}
+
+	service := func(id string, sp uint64, ttl int64) (string, uint64) {
+		t.Helper()
+		r, err := raw.UpdateServiceGCSafePoint(ctx, &pdpb.UpdateServiceGCSafePointRequest{Header: h,
+			ServiceId: []byte(id), SafePoint: sp, TTL: ttl})
+		if err != nil || r.Header.GetError() != nil {
+			t.Fatalf("UpdateServiceGCSafePoint(%s, %d, %d): %v %v", id, sp, ttl, r, err)
+		}
+		return string(r.ServiceId), r.MinSafePoint
+	}
+	check := func(gotID string, got uint64, wantID string, want uint64) {
+		t.Helper()
+		if gotID != wantID || got != want {
+			t.Fatalf("minimum service safe point %s %d, want %s %d", gotID, got, wantID, want)
+		}
+	}
+	id, min := service("backup", 200, 3600)
+	check(id, min, "backup", 200)
+	id, min = service("cdc", 150, 3600) // below the minimum: refused
+	check(id, min, "backup", 200)
+	id, min = service("gc_worker", 300, 0) // the GC worker's never expires
+	check(id, min, "backup", 200)
+	id, min = service("backup", 0, 0) // a TTL of 0 removes it
+	check(id, min, "gc_worker", 300)
+	id, min = service("short", 400, 1)
+	check(id, min, "gc_worker", 300)
+	time.Sleep(2100 * time.Millisecond)
+	id, min = service("cdc", 350, 3600) // "short" has expired
+	check(id, min, "gc_worker", 300)
+	id, min = service("gc_worker", 500, 0)
+	check(id, min, "cdc", 350)
+}
