@@ -28,7 +28,9 @@ import (
 //	GET /pd/api/v1/config          [schedule] and [replication]; POST a JSON
 //	                               object of changes to change them
 //	GET /pd/api/v1/operators       the operators under way
-//	GET /pd/api/v1/schedulers      the schedulers that run
+//	GET /pd/api/v1/schedulers      the balance schedulers that run; POST
+//	                               {"name": ...} adds one, DELETE
+//	                               /schedulers/{name} removes one
 //
 // The directory lives on the leader: a follower redirects (307) there.
 
@@ -65,8 +67,10 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
 	deleteStore := r.Method == http.MethodDelete && strings.HasPrefix(path, "store/")
 	postConfig := r.Method == http.MethodPost && path == "config"
-	if r.Method != http.MethodGet && !deleteStore && !postConfig {
-		http.Error(w, "only GET, DELETE of a store and POST of the config are served", http.StatusMethodNotAllowed)
+	postScheduler := r.Method == http.MethodPost && path == "schedulers"
+	deleteScheduler := r.Method == http.MethodDelete && strings.HasPrefix(path, "schedulers/")
+	if r.Method != http.MethodGet && !deleteStore && !postConfig && !postScheduler && !deleteScheduler {
+		http.Error(w, "only GET, DELETE of a store or a scheduler, and POST of the config or a scheduler are served", http.StatusMethodNotAllowed)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -101,8 +105,26 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, h.s.conf.get())
 	case path == "operators":
 		writeJSON(w, cl.operators())
+	case postScheduler || deleteScheduler:
+		name := strings.TrimPrefix(path, "schedulers/")
+		if postScheduler {
+			var req struct {
+				Name string `json:"name"`
+			}
+			if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+				http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			name = req.Name
+		}
+		list, err := h.s.setScheduler(ctx, name, postScheduler)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, list)
 	case path == "schedulers":
-		writeJSON(w, []string{"replica-checker", "balance-region-scheduler", "balance-leader-scheduler"})
+		writeJSON(w, h.s.conf.get().schedulers())
 	case path == "stores":
 		stores := h.stores()
 		writeJSON(w, map[string]any{"count": len(stores), "stores": stores})

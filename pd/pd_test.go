@@ -552,10 +552,33 @@ func TestStoresAndRegions(t *testing.T) {
 	if conf.Schedule.LeaderScheduleLimit != 8 || conf.Replication.MaxReplicas != 3 || conf.Schedule.MaxStoreDownTime != "30m0s" {
 		t.Fatalf("/config after POST: %+v", conf)
 	}
+	// The balance schedulers can be turned off and on again.
 	var schedulers []string
 	getJSON(t, ms[0].client+"/pd/api/v1/schedulers", &schedulers)
-	if len(schedulers) != 3 {
+	if strings.Join(schedulers, ",") != "balance-region-scheduler,balance-leader-scheduler" {
 		t.Fatalf("/schedulers: %v", schedulers)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, ms[0].client+"/pd/api/v1/schedulers/balance-leader-scheduler", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE scheduler: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/schedulers", &schedulers)
+	if strings.Join(schedulers, ",") != "balance-region-scheduler" {
+		t.Fatalf("/schedulers after DELETE: %v", schedulers)
+	}
+	for body, want := range map[string]int{`{"name": "no-such-scheduler"}`: http.StatusBadRequest,
+		`{"name": "balance-leader-scheduler"}`: http.StatusOK} {
+		resp, err := http.Post(ms[0].client+"/pd/api/v1/schedulers", "application/json", strings.NewReader(body))
+		if err != nil || resp.StatusCode != want {
+			t.Fatalf("POST scheduler %s: %v %v", body, resp, err)
+		}
+		resp.Body.Close()
+	}
+	getJSON(t, ms[0].client+"/pd/api/v1/schedulers", &schedulers)
+	if len(schedulers) != 2 {
+		t.Fatalf("/schedulers after POST: %v", schedulers)
 	}
 
 	// basalt ctl prints it as tables.

@@ -19,6 +19,64 @@ import (
 type clusterConfig struct {
 	Schedule    ScheduleConfig    `json:"schedule"`
 	Replication ReplicationConfig `json:"replication"`
+	// Schedulers are the balance schedulers that run (the replica checker
+	// always does); nil is all of them.
+	Schedulers []string `json:"schedulers,omitempty"`
+}
+
+// The balance schedulers, by PD's names.
+const (
+	balanceRegionScheduler = "balance-region-scheduler"
+	balanceLeaderScheduler = "balance-leader-scheduler"
+)
+
+var allSchedulers = []string{balanceRegionScheduler, balanceLeaderScheduler}
+
+// schedulers lists the balance schedulers that run.
+func (c clusterConfig) schedulers() []string {
+	if c.Schedulers == nil {
+		return allSchedulers
+	}
+	return c.Schedulers
+}
+
+func (c clusterConfig) hasScheduler(name string) bool {
+	for _, s := range c.schedulers() {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setScheduler turns a balance scheduler on or off and saves the result.
+func (s *Server) setScheduler(ctx context.Context, name string, on bool) ([]string, error) {
+	known := false
+	for _, k := range allSchedulers {
+		known = known || k == name
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown scheduler %q (the balance schedulers are %v)", name, allSchedulers)
+	}
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
+	next := s.conf.cur
+	list := []string{}
+	for _, k := range allSchedulers {
+		if (k == name && on) || (k != name && next.hasScheduler(k)) {
+			list = append(list, k)
+		}
+	}
+	next.Schedulers = list
+	b, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.leaderTxn(ctx, clientv3.OpPut(s.configKey(), string(b))); err != nil {
+		return nil, err
+	}
+	s.conf.cur = next
+	return list, nil
 }
 
 // runtimeConfig holds the current clusterConfig.

@@ -51,6 +51,9 @@ func (s *schedStore) healthy() bool { return s.state == metapb.StoreState_Up && 
 type schedView struct {
 	maxReplicas int
 	stores      map[uint64]*schedStore
+	// noBalanceRegion and noBalanceLeader turn the balance schedulers
+	// off (DELETE /pd/api/v1/schedulers/{name}).
+	noBalanceRegion, noBalanceLeader bool
 }
 
 // step is one change to a region: exactly one field set.
@@ -110,8 +113,13 @@ func (v *schedView) nextStep(r *metapb.Region, leader *metapb.Peer, newPeerID fu
 	if s, err := v.checkReplicas(r, leader, newPeerID); s != nil || err != nil {
 		return s, opReplica, err
 	}
-	if s, err := v.balanceRegion(r, newPeerID); s != nil || err != nil {
-		return s, opRegion, err
+	if !v.noBalanceRegion {
+		if s, err := v.balanceRegion(r, newPeerID); s != nil || err != nil {
+			return s, opRegion, err
+		}
+	}
+	if v.noBalanceLeader {
+		return nil, opLeader, nil
 	}
 	return v.balanceLeader(r, leader), opLeader, nil
 }
@@ -322,7 +330,9 @@ func (c *cluster) targetHealthyLocked(s *step, now time.Time) bool {
 // view builds the scheduling snapshot of the directory. The caller holds
 // c.mu.
 func (c *cluster) viewLocked(now time.Time) *schedView {
-	v := &schedView{maxReplicas: int(c.s.conf.get().Replication.MaxReplicas), stores: map[uint64]*schedStore{}}
+	conf := c.s.conf.get()
+	v := &schedView{maxReplicas: int(conf.Replication.MaxReplicas), stores: map[uint64]*schedStore{},
+		noBalanceRegion: !conf.hasScheduler(balanceRegionScheduler), noBalanceLeader: !conf.hasScheduler(balanceLeaderScheduler)}
 	downAfter := c.s.conf.get().Schedule.MaxStoreDownTime.Duration
 	for id, info := range c.stores {
 		v.stores[id] = &schedStore{id: id, state: info.meta.GetState(), down: now.Sub(info.lastHeartbeat) > downAfter,
