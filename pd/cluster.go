@@ -257,10 +257,8 @@ func (c *cluster) tombstoneEmptyLocked(ctx context.Context, info *storeInfo) err
 	if info.meta.GetState() != metapb.StoreState_Offline {
 		return nil
 	}
-	for _, r := range c.regions.sorted {
-		if hasPeerOn(r.meta, info.meta.Id) {
-			return nil
-		}
+	if c.regions.peers[info.meta.Id] > 0 {
+		return nil
 	}
 	return c.setStateLocked(ctx, info, metapb.StoreState_Tombstone, metapb.NodeState_Removed)
 }
@@ -347,13 +345,20 @@ type regionInfo struct {
 	term                             uint64
 }
 
-// regionTree indexes regions by ID and, sorted, by start key.
+// regionTree indexes regions by ID and, sorted, by start key, and counts
+// each store's peers and leaders (what scheduling and /stores read on
+// every heartbeat). Ranges never overlap, so every lookup by key is a
+// binary search.
 type regionTree struct {
-	byID   map[uint64]*regionInfo
-	sorted []*regionInfo // by start key; ranges do not overlap
+	byID    map[uint64]*regionInfo
+	sorted  []*regionInfo  // by start key
+	peers   map[uint64]int // store ID → peers on it
+	leaders map[uint64]int // store ID → leaders on it
 }
 
-func newRegionTree() *regionTree { return &regionTree{byID: map[uint64]*regionInfo{}} }
+func newRegionTree() *regionTree {
+	return &regionTree{byID: map[uint64]*regionInfo{}, peers: map[uint64]int{}, leaders: map[uint64]int{}}
+}
 
 // put adds r, replacing the regions it overlaps (and its own older copy).
 func (t *regionTree) put(r *regionInfo) {
@@ -363,45 +368,57 @@ func (t *regionTree) put(r *regionInfo) {
 	for _, o := range t.overlaps(r.meta.StartKey, r.meta.EndKey) {
 		t.remove(o)
 	}
-	i := sort.Search(len(t.sorted), func(i int) bool { return bytes.Compare(t.sorted[i].meta.StartKey, r.meta.StartKey) >= 0 })
+	i := t.firstAtOrAfter(r.meta.StartKey)
 	t.sorted = append(t.sorted, nil)
 	copy(t.sorted[i+1:], t.sorted[i:])
 	t.sorted[i] = r
 	t.byID[r.meta.Id] = r
+	t.count(r, 1)
 }
 
 func (t *regionTree) remove(r *regionInfo) {
 	delete(t.byID, r.meta.Id)
-	for i, x := range t.sorted {
-		if x == r {
-			t.sorted = append(t.sorted[:i], t.sorted[i+1:]...)
-			return
+	if i := t.firstAtOrAfter(r.meta.StartKey); i < len(t.sorted) && t.sorted[i] == r {
+		t.sorted = append(t.sorted[:i], t.sorted[i+1:]...)
+	}
+	t.count(r, -1)
+}
+
+func (t *regionTree) count(r *regionInfo, d int) {
+	for _, p := range r.meta.Peers {
+		t.peers[p.StoreId] += d
+	}
+	if r.leader != nil {
+		t.leaders[r.leader.StoreId] += d
+	}
+}
+
+// firstAtOrAfter is the index of the first region starting at or after key.
+func (t *regionTree) firstAtOrAfter(key []byte) int {
+	return sort.Search(len(t.sorted), func(i int) bool { return bytes.Compare(t.sorted[i].meta.StartKey, key) >= 0 })
+}
+
+// first is the index of the first region that holds key or starts after it.
+func (t *regionTree) first(key []byte) int {
+	i := sort.Search(len(t.sorted), func(i int) bool { return bytes.Compare(t.sorted[i].meta.StartKey, key) > 0 })
+	if i > 0 {
+		if r := t.sorted[i-1]; len(r.meta.EndKey) == 0 || bytes.Compare(key, r.meta.EndKey) < 0 {
+			return i - 1
 		}
 	}
+	return i
 }
 
 // overlaps returns the regions that share keys with [start, end) (an
 // empty end is the end of the keyspace).
 func (t *regionTree) overlaps(start, end []byte) []*regionInfo {
-	var out []*regionInfo
-	for _, r := range t.sorted {
-		if (len(end) == 0 || bytes.Compare(r.meta.StartKey, end) < 0) &&
-			(len(r.meta.EndKey) == 0 || bytes.Compare(start, r.meta.EndKey) < 0) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return t.scan(start, end, 0)
 }
 
 // search returns the region holding key, or nil.
 func (t *regionTree) search(key []byte) *regionInfo {
-	i := sort.Search(len(t.sorted), func(i int) bool { return bytes.Compare(t.sorted[i].meta.StartKey, key) > 0 })
-	if i == 0 {
-		return nil
-	}
-	r := t.sorted[i-1]
-	if len(r.meta.EndKey) == 0 || bytes.Compare(key, r.meta.EndKey) < 0 {
-		return r
+	if i := t.first(key); i < len(t.sorted) && bytes.Compare(t.sorted[i].meta.StartKey, key) <= 0 {
+		return t.sorted[i]
 	}
 	return nil
 }
@@ -409,29 +426,21 @@ func (t *regionTree) search(key []byte) *regionInfo {
 // prev returns the region just before the one holding key (whose end is
 // its start), or nil.
 func (t *regionTree) prev(key []byte) *regionInfo {
-	r := t.search(key)
-	if r == nil || len(r.meta.StartKey) == 0 {
+	i := t.first(key)
+	if i == 0 || i >= len(t.sorted) || bytes.Compare(t.sorted[i].meta.StartKey, key) > 0 {
 		return nil
 	}
-	for i, x := range t.sorted {
-		if x == r && i > 0 && bytes.Equal(t.sorted[i-1].meta.EndKey, r.meta.StartKey) {
-			return t.sorted[i-1]
-		}
+	if p := t.sorted[i-1]; bytes.Equal(p.meta.EndKey, t.sorted[i].meta.StartKey) {
+		return p
 	}
 	return nil
 }
 
-// scan returns up to limit regions from the one holding start, stopping
-// before end (empty: no end).
+// scan returns up to limit regions (all if limit is 0) from the one
+// holding start, stopping before end (empty: no end).
 func (t *regionTree) scan(start, end []byte, limit int) []*regionInfo {
 	var out []*regionInfo
-	i := sort.Search(len(t.sorted), func(i int) bool { return bytes.Compare(t.sorted[i].meta.StartKey, start) > 0 })
-	if i > 0 {
-		if r := t.sorted[i-1]; len(r.meta.EndKey) == 0 || bytes.Compare(start, r.meta.EndKey) < 0 {
-			i--
-		}
-	}
-	for ; i < len(t.sorted); i++ {
+	for i := t.first(start); i < len(t.sorted); i++ {
 		r := t.sorted[i]
 		if len(end) > 0 && bytes.Compare(r.meta.StartKey, end) >= 0 {
 			break

@@ -197,15 +197,7 @@ func (h *httpAPI) stores() []storeJSON {
 	cl := h.s.cl
 	cl.mu.RLock()
 	defer cl.mu.RUnlock()
-	regions, leaders := map[uint64]int{}, map[uint64]int{}
-	for _, ri := range cl.regions.sorted {
-		for _, p := range ri.meta.Peers {
-			regions[p.StoreId]++
-		}
-		if ri.leader != nil {
-			leaders[ri.leader.StoreId]++
-		}
-	}
+	regions, leaders := cl.regions.peers, cl.regions.leaders
 	var out []storeJSON
 	for _, st := range cl.allStoresLocked(false) {
 		info := cl.stores[st.Id]

@@ -336,19 +336,7 @@ func (c *cluster) viewLocked(now time.Time) *schedView {
 	downAfter := c.s.conf.get().Schedule.MaxStoreDownTime.Duration
 	for id, info := range c.stores {
 		v.stores[id] = &schedStore{id: id, state: info.meta.GetState(), down: now.Sub(info.lastHeartbeat) > downAfter,
-			lastSeen: info.lastHeartbeat}
-	}
-	for _, r := range c.regions.sorted {
-		for _, p := range r.meta.Peers {
-			if s, ok := v.stores[p.StoreId]; ok {
-				s.regions++
-			}
-		}
-		if r.leader != nil {
-			if s, ok := v.stores[r.leader.StoreId]; ok {
-				s.leaders++
-			}
-		}
+			lastSeen: info.lastHeartbeat, regions: c.regions.peers[id], leaders: c.regions.leaders[id]}
 	}
 	// Steps under way count as done, so that one pass does not pile
 	// regions onto the same store.

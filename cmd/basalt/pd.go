@@ -23,16 +23,28 @@ func pdMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var file string
 	fs.StringVar(&file, "config", "", "TOML config file ([schedule], [replication]); flags override it")
-	name := fs.String("name", cfg.Name, "this member's name, unique in the cluster")
-	dataDir := fs.String("data-dir", "", "data directory (default default.{name})")
-	clientURLs := fs.String("client-urls", cfg.ClientURLs, "URLs to serve clients on (pdpb, etcd, HTTP)")
-	peerURLs := fs.String("peer-urls", cfg.PeerURLs, "URLs to serve other members on")
-	advClient := fs.String("advertise-client-urls", "", "client URLs others dial (default --client-urls)")
-	advPeer := fs.String("advertise-peer-urls", "", "peer URLs others dial (default --peer-urls)")
-	initial := fs.String("initial-cluster", "", "the members of a new cluster: name=peer-url,... (default this one alone)")
-	join := fs.String("join", "", "client URLs of a running cluster to join")
-	logFile := fs.String("log-file", "", "log to this file (default stderr)")
-	logLevel := fs.String("log-level", cfg.LogLevel, "debug, info, warn, error or fatal")
+	// The string flags, each bound to its field of cfg. They are parsed
+	// into values of their own and copied over the file's settings only
+	// when given on the command line.
+	bound := []struct {
+		name, usage string
+		field       *string
+		value       *string
+	}{
+		{name: "name", field: &cfg.Name, usage: "this member's name, unique in the cluster"},
+		{name: "data-dir", field: &cfg.DataDir, usage: "data directory (default default.{name})"},
+		{name: "client-urls", field: &cfg.ClientURLs, usage: "URLs to serve clients on (pdpb, etcd, HTTP)"},
+		{name: "peer-urls", field: &cfg.PeerURLs, usage: "URLs to serve other members on"},
+		{name: "advertise-client-urls", field: &cfg.AdvertiseClientURLs, usage: "client URLs others dial (default --client-urls)"},
+		{name: "advertise-peer-urls", field: &cfg.AdvertisePeerURLs, usage: "peer URLs others dial (default --peer-urls)"},
+		{name: "initial-cluster", field: &cfg.InitialCluster, usage: "the members of a new cluster: name=peer-url,... (default this one alone)"},
+		{name: "join", field: &cfg.Join, usage: "client URLs of a running cluster to join"},
+		{name: "log-file", field: &cfg.LogFile, usage: "log to this file (default stderr)"},
+		{name: "log-level", field: &cfg.LogLevel, usage: "debug, info, warn, error or fatal"},
+	}
+	for i := range bound {
+		bound[i].value = fs.String(bound[i].name, *bound[i].field, bound[i].usage)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: basalt pd [flags]   run a placement driver member\n\n")
 		fs.PrintDefaults()
@@ -56,30 +68,13 @@ func pdMain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	// Flags given on the command line override the file.
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "name":
-			cfg.Name = *name
-		case "data-dir":
-			cfg.DataDir = *dataDir
-		case "client-urls":
-			cfg.ClientURLs = *clientURLs
-		case "peer-urls":
-			cfg.PeerURLs = *peerURLs
-		case "advertise-client-urls":
-			cfg.AdvertiseClientURLs = *advClient
-		case "advertise-peer-urls":
-			cfg.AdvertisePeerURLs = *advPeer
-		case "initial-cluster":
-			cfg.InitialCluster = *initial
-		case "join":
-			cfg.Join = *join
-		case "log-file":
-			cfg.LogFile = *logFile
-		case "log-level":
-			cfg.LogLevel = *logLevel
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, b := range bound {
+		if given[b.name] {
+			*b.field = *b.value
 		}
-	})
+	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "basalt pd: invalid configuration: %v\n", err)
 		return 2
