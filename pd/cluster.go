@@ -24,8 +24,10 @@ type cluster struct {
 	meta    *metapb.Cluster
 	stores  map[uint64]*storeInfo
 	regions *regionTree
-	// ops are the operators under way, by region (schedule.go).
-	ops map[uint64]*operator
+	// ops are the operators under way, by region (schedule.go); ended
+	// how each region's last one ended (admin.go).
+	ops   map[uint64]*operator
+	ended map[uint64]endedOp
 }
 
 // storeInfo is a store and what its heartbeats said.
@@ -36,7 +38,7 @@ type storeInfo struct {
 }
 
 func newCluster(s *Server) *cluster {
-	return &cluster{s: s, stores: map[uint64]*storeInfo{}, regions: newRegionTree(), ops: map[uint64]*operator{}}
+	return &cluster{s: s, stores: map[uint64]*storeInfo{}, regions: newRegionTree(), ops: map[uint64]*operator{}, ended: map[uint64]endedOp{}}
 }
 
 func (c *cluster) metaKey() string           { return c.s.rootPath + "/raft" }
@@ -59,7 +61,7 @@ func marshal(m interface{ Marshal() ([]byte, error) }) string {
 func (c *cluster) load(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.meta, c.stores, c.regions, c.ops = nil, map[uint64]*storeInfo{}, newRegionTree(), map[uint64]*operator{}
+	c.meta, c.stores, c.regions, c.ops, c.ended = nil, map[uint64]*storeInfo{}, newRegionTree(), map[uint64]*operator{}, map[uint64]endedOp{}
 	resp, err := c.s.client.Get(ctx, c.metaKey())
 	if err != nil {
 		return err

@@ -16,7 +16,8 @@
 // anything an old one handed out. The cluster's metadata, stores and
 // regions (cluster.go) are kept in etcd too, so that a new leader answers
 // at once. It schedules (schedule.go) by answering region heartbeats
-// with operators. grpc.go is the pdpb service, gc.go the safe points,
+// with operators, and makes the operators it is asked for (admin.go:
+// splits, scatters, leader transfers). grpc.go is the pdpb service, gc.go the safe points,
 // metastorage.go the meta storage reads, http.go the HTTP API,
 // metrics.go the Prometheus metrics.
 //

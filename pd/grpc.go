@@ -202,13 +202,15 @@ func (g *grpcService) StoreHeartbeat(_ context.Context, req *pdpb.StoreHeartbeat
 // stream goes on.
 func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) error {
 	reqs := receive(stream.Recv)
+	hb := &heartbeatStream{stream: stream}
+	defer g.s.hbStreams.unbind(hb)
 	for {
 		req, end, err := nextRequest(g, reqs)
 		if end || err != nil {
 			return err
 		}
 		if !g.s.cl.bootstrapped() {
-			if err := stream.Send(&pdpb.RegionHeartbeatResponse{Header: g.errHeader(notBootstrapped())}); err != nil {
+			if err := hb.send(&pdpb.RegionHeartbeatResponse{Header: g.errHeader(notBootstrapped())}); err != nil {
 				return err
 			}
 			continue
@@ -218,7 +220,7 @@ func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) erro
 			return rpcErr(err)
 		}
 		if perr != nil {
-			if err := stream.Send(&pdpb.RegionHeartbeatResponse{Header: g.errHeader(perr),
+			if err := hb.send(&pdpb.RegionHeartbeatResponse{Header: g.errHeader(perr),
 				RegionId: req.GetRegion().GetId()}); err != nil {
 				return err
 			}
@@ -227,10 +229,11 @@ func (g *grpcService) RegionHeartbeat(stream pdpb.PD_RegionHeartbeatServer) erro
 		if !applied {
 			continue // stale
 		}
+		g.s.hbStreams.bind(req.GetLeader().GetStoreId(), hb)
 		if s := g.s.cl.schedule(req.GetRegion(), req.GetLeader()); s != nil {
 			resp := s.response(req.GetRegion())
 			resp.Header, resp.TargetPeer = g.header(), req.GetLeader()
-			if err := stream.Send(resp); err != nil {
+			if err := hb.send(resp); err != nil {
 				return err
 			}
 		}
@@ -425,4 +428,76 @@ func nextRequest[T interface{ GetHeader() *pdpb.RequestHeader }](g *grpcService,
 		return req, false, err
 	}
 	return r.req, false, nil
+}
+
+// SplitRegions splits the regions that hold the keys at them and waits
+// for the stores to do it (admin.go).
+func (g *grpcService) SplitRegions(ctx context.Context, req *pdpb.SplitRegionsRequest) (*pdpb.SplitRegionsResponse, error) {
+	if err := g.check(req.GetHeader()); err != nil {
+		return nil, err
+	}
+	if !g.s.cl.bootstrapped() {
+		return &pdpb.SplitRegionsResponse{Header: g.errHeader(notBootstrapped())}, nil
+	}
+	pct, ids := g.s.cl.splitRegions(ctx, req.GetSplitKeys(), int(req.GetRetryLimit()))
+	return &pdpb.SplitRegionsResponse{Header: g.header(), FinishedPercentage: uint64(pct), RegionsId: ids}, nil
+}
+
+// ScatterRegion gives each region asked for a step toward an even spread;
+// the percentage is of the regions that got one or needed none.
+func (g *grpcService) ScatterRegion(_ context.Context, req *pdpb.ScatterRegionRequest) (*pdpb.ScatterRegionResponse, error) {
+	if err := g.check(req.GetHeader()); err != nil {
+		return nil, err
+	}
+	if !g.s.cl.bootstrapped() {
+		return &pdpb.ScatterRegionResponse{Header: g.errHeader(notBootstrapped())}, nil
+	}
+	ids := req.GetRegionsId()
+	if len(ids) == 0 {
+		ids = []uint64{req.GetRegionId()} // the single-region form older clients send
+	}
+	pct, failed := g.scatter(ids)
+	return &pdpb.ScatterRegionResponse{Header: g.header(), FinishedPercentage: uint64(pct), FailedRegionsId: failed}, nil
+}
+
+func (g *grpcService) scatter(ids []uint64) (pct int, failed []uint64) {
+	for _, id := range ids {
+		if _, err := g.s.cl.scatter(id); err != nil {
+			failed = append(failed, id)
+		}
+	}
+	if len(ids) == 0 {
+		return 100, nil
+	}
+	return (len(ids) - len(failed)) * 100 / len(ids), failed
+}
+
+// SplitAndScatterRegions is SplitRegions, then ScatterRegion on the new
+// regions.
+func (g *grpcService) SplitAndScatterRegions(ctx context.Context, req *pdpb.SplitAndScatterRegionsRequest) (*pdpb.SplitAndScatterRegionsResponse, error) {
+	if err := g.check(req.GetHeader()); err != nil {
+		return nil, err
+	}
+	if !g.s.cl.bootstrapped() {
+		return &pdpb.SplitAndScatterRegionsResponse{Header: g.errHeader(notBootstrapped())}, nil
+	}
+	split, ids := g.s.cl.splitRegions(ctx, req.GetSplitKeys(), int(req.GetRetryLimit()))
+	scattered, _ := g.scatter(ids)
+	return &pdpb.SplitAndScatterRegionsResponse{Header: g.header(), SplitFinishedPercentage: uint64(split),
+		ScatterFinishedPercentage: uint64(scattered), RegionsId: ids}, nil
+}
+
+// GetOperator reports the region's operator under way, or how its last
+// one ended (client-go waits for a scatter this way).
+func (g *grpcService) GetOperator(_ context.Context, req *pdpb.GetOperatorRequest) (*pdpb.GetOperatorResponse, error) {
+	if err := g.check(req.GetHeader()); err != nil {
+		return nil, err
+	}
+	op, ok := g.s.cl.getOperator(req.GetRegionId())
+	if !ok {
+		return &pdpb.GetOperatorResponse{Header: g.errHeader(&pdpb.Error{Type: pdpb.ErrorType_REGION_NOT_FOUND, Message: "Not Found"}),
+			RegionId: req.GetRegionId()}, nil
+	}
+	return &pdpb.GetOperatorResponse{Header: g.header(), RegionId: req.GetRegionId(), Desc: []byte(op.desc),
+		Kind: []byte(op.kind.String()), Status: op.status}, nil
 }

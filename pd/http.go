@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -27,7 +28,11 @@ import (
 //	GET /pd/api/v1/region/key/{key}   (key in hex)
 //	GET /pd/api/v1/config          [schedule] and [replication]; POST a JSON
 //	                               object of changes to change them
-//	GET /pd/api/v1/operators       the operators under way
+//	GET /pd/api/v1/operators       the operators under way; POST one
+//	                               (pd-ctl's operator add: split-region,
+//	                               scatter-region, transfer-leader)
+//	GET /pd/api/v1/operators/{region-id}   its operator, or how the last
+//	                               ended; DELETE cancels it
 //	GET /pd/api/v1/schedulers      the balance schedulers that run; POST
 //	                               {"name": ...} adds one, DELETE
 //	                               /schedulers/{name} removes one
@@ -69,8 +74,10 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	postConfig := r.Method == http.MethodPost && path == "config"
 	postScheduler := r.Method == http.MethodPost && path == "schedulers"
 	deleteScheduler := r.Method == http.MethodDelete && strings.HasPrefix(path, "schedulers/")
-	if r.Method != http.MethodGet && !deleteStore && !postConfig && !postScheduler && !deleteScheduler {
-		http.Error(w, "only GET, DELETE of a store or a scheduler, and POST of the config or a scheduler are served", http.StatusMethodNotAllowed)
+	postOperator := r.Method == http.MethodPost && path == "operators"
+	deleteOperator := r.Method == http.MethodDelete && strings.HasPrefix(path, "operators/")
+	if r.Method != http.MethodGet && !deleteStore && !postConfig && !postScheduler && !deleteScheduler && !postOperator && !deleteOperator {
+		http.Error(w, "only GET, DELETE of a store, a scheduler or an operator, and POST of the config, a scheduler or an operator are served", http.StatusMethodNotAllowed)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -103,8 +110,30 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, c)
 	case path == "config":
 		writeJSON(w, h.s.conf.get())
+	case postOperator:
+		h.addOperator(w, r)
 	case path == "operators":
 		writeJSON(w, cl.operators())
+	case strings.HasPrefix(path, "operators/"):
+		id, err := strconv.ParseUint(strings.TrimPrefix(path, "operators/"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad region ID", http.StatusBadRequest)
+			return
+		}
+		if deleteOperator {
+			if !cl.cancelOperator(id) {
+				http.Error(w, "the region has no operator", http.StatusNotFound)
+				return
+			}
+			writeJSON(w, "The operator is canceled.")
+			return
+		}
+		op, ok := cl.getOperator(id)
+		if !ok {
+			http.Error(w, "the region has had no operator", http.StatusNotFound)
+			return
+		}
+		writeJSON(w, map[string]any{"region_id": id, "desc": op.desc, "kind": op.kind.String(), "status": op.status.String()})
 	case postScheduler || deleteScheduler:
 		name := strings.TrimPrefix(path, "schedulers/")
 		if postScheduler {
@@ -272,5 +301,67 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+}
+
+// addOperator serves POST /operators: {"name": "split-region",
+// "region_id": N, "policy": "approximate"|"scan"|"usekey", "keys": [hex,
+// ...]}, {"name": "scatter-region", "region_id": N} or {"name":
+// "transfer-leader", "region_id": N, "to_store_id": M}.
+func (h *httpAPI) addOperator(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Name      string   `json:"name"`
+		RegionID  uint64   `json:"region_id"`
+		Policy    string   `json:"policy"`
+		Keys      []string `json:"keys"`
+		ToStoreID uint64   `json:"to_store_id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	cl := h.s.cl
+	var err error
+	switch req.Name {
+	case descSplit:
+		var keys [][]byte
+		for _, k := range req.Keys {
+			b, herr := hex.DecodeString(k)
+			if herr != nil {
+				http.Error(w, "keys: the keys must be hex", http.StatusBadRequest)
+				return
+			}
+			keys = append(keys, b)
+		}
+		policy, ok := pdpb.CheckPolicy_value[strings.ToUpper(req.Policy)]
+		switch {
+		case req.Policy == "" && len(keys) > 0:
+			policy = int32(pdpb.CheckPolicy_USEKEY)
+		case req.Policy == "":
+			policy = int32(pdpb.CheckPolicy_SCAN)
+		case !ok:
+			http.Error(w, "policy: want approximate, scan or usekey, not "+strconv.Quote(req.Policy), http.StatusBadRequest)
+			return
+		}
+		if (pdpb.CheckPolicy(policy) == pdpb.CheckPolicy_USEKEY) != (len(keys) > 0) {
+			http.Error(w, "keys: give keys with policy usekey, and only then", http.StatusBadRequest)
+			return
+		}
+		err = cl.splitAt(req.RegionID, pdpb.CheckPolicy(policy), keys)
+	case descScatter:
+		_, err = cl.scatter(req.RegionID)
+	case descTransferLeader:
+		err = cl.transferLeader(req.RegionID, req.ToStoreID)
+	default:
+		http.Error(w, "name: want split-region, scatter-region or transfer-leader, not "+strconv.Quote(req.Name), http.StatusBadRequest)
+		return
+	}
+	switch {
+	case errors.Is(err, errRegionNotFound):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		writeJSON(w, "The operator is created.")
 	}
 }

@@ -21,7 +21,7 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.000005, 2, 16), // 5 µs .. 160 ms
 	})
 	operatorEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pd_operators_total", Help: "Operators, by scheduler and event (created, finished, timeout, canceled).",
+		Name: "pd_operators_total", Help: "Operators, by scheduler (or admin) and event (created, finished, timeout, canceled, replaced).",
 	}, []string{"kind", "event"})
 	leaderTerms = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "pd_leader_changes_total", Help: "Terms this member started as leader.",

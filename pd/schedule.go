@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/eraftpb"
@@ -62,6 +63,7 @@ type step struct {
 	promote        *metapb.Peer // a learner made voter
 	remove         *metapb.Peer
 	transferLeader *metapb.Peer // to this follower
+	split          *pdpb.SplitRegion
 }
 
 func (s *step) String() string {
@@ -76,6 +78,10 @@ func (s *step) String() string {
 		return fmt.Sprintf("remove peer %d on store %d", s.remove.Id, s.remove.StoreId)
 	case s.transferLeader != nil:
 		return fmt.Sprintf("transfer leader to peer %d on store %d", s.transferLeader.Id, s.transferLeader.StoreId)
+	case s.split != nil && s.split.Policy == pdpb.CheckPolicy_USEKEY:
+		return fmt.Sprintf("split at %d keys", len(s.split.Keys))
+	case s.split != nil:
+		return "split by " + strings.ToLower(s.split.Policy.String())
 	}
 	return "none"
 }
@@ -94,6 +100,8 @@ func (s *step) response(r *metapb.Region) *pdpb.RegionHeartbeatResponse {
 		resp.ChangePeer = &pdpb.ChangePeer{Peer: s.remove, ChangeType: eraftpb.ConfChangeType_RemoveNode}
 	case s.transferLeader != nil:
 		resp.TransferLeader = &pdpb.TransferLeader{Peer: s.transferLeader}
+	case s.split != nil:
+		resp.SplitRegion = s.split
 	}
 	return resp
 }
@@ -105,6 +113,7 @@ const (
 	opReplica opKind = iota // the replica checker
 	opRegion                // balance-region
 	opLeader                // balance-leader
+	opAdmin                 // asked for through the API (admin.go)
 )
 
 // nextStep decides region r's next step, or nil, and which scheduler
@@ -296,9 +305,36 @@ func (v *schedView) apply(r *metapb.Region, leader *metapb.Peer, s *step) {
 type operator struct {
 	step    *step
 	kind    opKind
+	desc    string // an admin operator's name (admin.go)
 	epoch   metapb.RegionEpoch
 	leader  uint64 // the leader's peer ID when it was made
 	created time.Time
+}
+
+// check reports how the region, as last heard of, shows the operator:
+// carried out (SUCCESS), or changed some other way under it (CANCEL), or
+// neither yet (RUNNING).
+func (op *operator) check(r *metapb.Region, leader *metapb.Peer) pdpb.OperatorStatus {
+	e, s := r.GetRegionEpoch(), op.step
+	peer := func(id uint64) *metapb.Peer {
+		for _, p := range r.GetPeers() {
+			if p.Id == id {
+				return p
+			}
+		}
+		return nil
+	}
+	switch {
+	case s.transferLeader != nil && leader != nil && leader.Id == s.transferLeader.Id,
+		s.split != nil && e.GetVersion() > op.epoch.Version,
+		s.addLearner != nil && peer(s.addLearner.Id) != nil,
+		s.promote != nil && peer(s.promote.Id) != nil && !isLearner(peer(s.promote.Id)),
+		s.remove != nil && peer(s.remove.Id) == nil:
+		return pdpb.OperatorStatus_SUCCESS
+	case e.GetConfVer() != op.epoch.ConfVer || e.GetVersion() != op.epoch.Version || leader == nil || leader.Id != op.leader:
+		return pdpb.OperatorStatus_CANCEL
+	}
+	return pdpb.OperatorStatus_RUNNING
 }
 
 // operatorTimeout ends an operator the region has not carried out;
@@ -341,7 +377,7 @@ func (c *cluster) viewLocked(now time.Time) *schedView {
 	// Steps under way count as done, so that one pass does not pile
 	// regions onto the same store.
 	for id, op := range c.ops {
-		if r := c.regions.byID[id]; r != nil {
+		if r := c.regions.byID[id]; r != nil && op.check(r.meta, r.leader) == pdpb.OperatorStatus_RUNNING {
 			v.apply(r.meta, r.leader, op.step)
 		}
 	}
@@ -359,23 +395,21 @@ func (c *cluster) schedule(r *metapb.Region, leader *metapb.Peer) *step {
 	defer c.mu.Unlock()
 	now := time.Now()
 	if op, ok := c.ops[r.Id]; ok {
-		sameEpoch := op.epoch.ConfVer == r.GetRegionEpoch().GetConfVer() && op.epoch.Version == r.GetRegionEpoch().GetVersion()
 		timeout := operatorTimeout
 		if op.step.transferLeader != nil {
 			timeout = transferLeaderTimeout
 		}
 		healthy := c.targetHealthyLocked(op.step, now)
-		switch {
-		case !sameEpoch || op.leader != leader.Id:
-			operatorEvents.WithLabelValues(op.kind.String(), "finished").Inc()
+		switch status := op.check(r, leader); {
+		case status != pdpb.OperatorStatus_RUNNING:
+			c.endOpLocked(r.Id, status)
 		case now.Sub(op.created) >= timeout:
-			operatorEvents.WithLabelValues(op.kind.String(), "timeout").Inc()
+			c.endOpLocked(r.Id, pdpb.OperatorStatus_TIMEOUT)
 		case !healthy:
-			operatorEvents.WithLabelValues(op.kind.String(), "canceled").Inc()
+			c.endOpLocked(r.Id, pdpb.OperatorStatus_CANCEL)
 		default:
 			return op.step
 		}
-		delete(c.ops, r.Id)
 	}
 	v := c.viewLocked(now)
 	s, kind, err := v.nextStep(r, leader, func() (uint64, error) {
@@ -410,8 +444,17 @@ type operatorJSON struct {
 	Created  time.Time `json:"create_time"`
 }
 
+// describe names an operator as PD's GetOperator does: an admin
+// operator by what was asked, the others by their scheduler.
+func (op *operator) describe() string {
+	if op.desc != "" {
+		return op.desc
+	}
+	return [...]string{"replica-checker", "balance-region", "balance-leader"}[op.kind]
+}
+
 func (k opKind) String() string {
-	return [...]string{"replica", "region", "leader"}[k]
+	return [...]string{"replica", "region", "leader", "admin"}[k]
 }
 
 // operators lists the operators under way, by region.
@@ -420,7 +463,7 @@ func (c *cluster) operators() []operatorJSON {
 	defer c.mu.RUnlock()
 	out := make([]operatorJSON, 0, len(c.ops))
 	for id, op := range c.ops {
-		out = append(out, operatorJSON{RegionID: id, Desc: op.step.String(), Kind: op.kind.String(), Created: op.created})
+		out = append(out, operatorJSON{RegionID: id, Desc: op.describe() + ": " + op.step.String(), Kind: op.kind.String(), Created: op.created})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].RegionID < out[j].RegionID })
 	return out

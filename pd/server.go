@@ -43,6 +43,9 @@ type Server struct {
 	cl     *cluster      // cluster.go
 	gcMu   sync.Mutex    // serializes safe point updates (gc.go)
 	conf   runtimeConfig // [schedule] and [replication] now (runtime_config.go)
+	// hbStreams are the region heartbeat streams by store, on which
+	// admin operators are pushed (admin.go).
+	hbStreams heartbeatStreams
 	// collector reports the directory's metrics, if registered.
 	collector prometheus.Collector
 
@@ -143,6 +146,8 @@ func NewServer(cfg Config, log *slog.Logger) (*Server, error) {
 func (s *Server) etcdConfig() (*embed.Config, error) {
 	cfg := s.cfg
 	ec := embed.NewConfig()
+	// NewConfig leaves this 0, which logs every unary call at warn.
+	ec.WarningUnaryRequestDuration = embed.DefaultWarningUnaryRequestDuration
 	ec.Name = cfg.Name
 	ec.Dir = cfg.DataDir
 	var err error

@@ -21,7 +21,7 @@ import (
 // sim is a small store simulator, as PD's own: stores that send store
 // and region heartbeats to a `basalt pd` and carry out the operators its
 // answers hold (add a learner, promote it, remove a peer, transfer the
-// leader), as their Raft groups would.
+// leader, split at keys), as their Raft groups would.
 type sim struct {
 	t       *testing.T
 	raw     pdpb.PDClient
@@ -146,6 +146,9 @@ func (s *sim) receive(st *simStore) {
 	for {
 		resp, err := st.stream.Recv()
 		if err != nil {
+			if s.ctx.Err() == nil {
+				s.t.Logf("store %d: region heartbeat stream: %v", st.id, err)
+			}
 			return
 		}
 		s.mu.Lock()
@@ -153,10 +156,48 @@ func (s *sim) receive(st *simStore) {
 		// A dead store's peer cannot take leadership.
 		deadTarget := resp.TransferLeader != nil && !s.stores[resp.TransferLeader.Peer.StoreId].alive
 		if r != nil && st.alive && !deadTarget && epochEqual(r.meta.RegionEpoch, resp.RegionEpoch) {
-			applyOperator(r, resp)
+			if resp.SplitRegion != nil {
+				s.split(r, resp.SplitRegion)
+			} else {
+				applyOperator(r, resp)
+			}
 		}
 		s.mu.Unlock()
 	}
+}
+
+// split carries out a split at keys as TiKV does: IDs from AskBatchSplit,
+// the new regions to the left, the old one keeping the rightmost range,
+// every version raised by the number of new regions. The caller holds
+// s.mu.
+func (s *sim) split(r *simRegion, op *pdpb.SplitRegion) {
+	if op.Policy != pdpb.CheckPolicy_USEKEY {
+		s.t.Errorf("the simulator splits only at keys, not by %v", op.Policy)
+		return
+	}
+	resp, err := s.raw.AskBatchSplit(s.ctx, &pdpb.AskBatchSplitRequest{Header: s.h, Region: cloneRegion(r.meta),
+		SplitCount: uint32(len(op.Keys))})
+	if err != nil || resp.Header.GetError() != nil || len(resp.Ids) != len(op.Keys) {
+		s.t.Errorf("AskBatchSplit: %v %v", resp, err)
+		return
+	}
+	version := r.meta.RegionEpoch.Version + uint64(len(op.Keys))
+	start := r.meta.StartKey
+	for i, key := range op.Keys {
+		m := &metapb.Region{Id: resp.Ids[i].NewRegionId, StartKey: start, EndKey: key,
+			RegionEpoch: &metapb.RegionEpoch{ConfVer: r.meta.RegionEpoch.ConfVer, Version: version}}
+		var leader *metapb.Peer
+		for j, p := range r.meta.Peers {
+			np := &metapb.Peer{Id: resp.Ids[i].NewPeerIds[j], StoreId: p.StoreId, Role: p.Role}
+			m.Peers = append(m.Peers, np)
+			if p.Id == r.leader.Id {
+				leader = np
+			}
+		}
+		s.regions[m.Id] = &simRegion{meta: m, leader: leader}
+		start = key
+	}
+	r.meta.StartKey, r.meta.RegionEpoch.Version = start, version
 }
 
 func epochEqual(a, b *metapb.RegionEpoch) bool {

@@ -16,13 +16,13 @@ import (
 // (pd-ctl's first commands), and a load of timestamps (ctl_bench.go).
 //
 //	basalt ctl [--pd URL] store|region|member
-//	basalt ctl [--pd URL] tso-bench [--clients N] [--duration D]
+//	basalt ctl [--pd URL] tso-bench [--clients N] [--duration D] [--rpc-concurrency N] [--batch-interval D]
 func ctlMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("basalt ctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pdURL := fs.String("pd", "http://127.0.0.1:2379", "a PD member's client URL")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: basalt ctl [--pd URL] store|region|member\n       basalt ctl [--pd URL] tso-bench [--clients N] [--duration D]\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: basalt ctl [--pd URL] store|region|member\n       basalt ctl [--pd URL] tso-bench [--clients N] [--duration D] [--rpc-concurrency N] [--batch-interval D]\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
