@@ -72,7 +72,7 @@ func (e *indexScanExec) fill(ctx *Ctx) error {
 // indexEntryHandle returns the handle an index entry points to: its value
 // for a unique entry without NULLs, else the key's suffix.
 func indexEntryHandle(t *catalog.TableInfo, ix *catalog.IndexInfo, key, value []byte) (tablecodec.Handle, error) {
-	if len(value) > 0 {
+	if tablecodec.IndexValueHasHandle(value) {
 		return tablecodec.DecodeHandle(value, t.CommonHandle)
 	}
 	_, h, has, err := tablecodec.DecodeIndexKey(key, len(ix.Columns), t.CommonHandle)

@@ -13,6 +13,9 @@ var (
 	ErrNotFound = errors.New("kv: key not found")
 	// ErrEmptyKey: keys must be at least one byte long.
 	ErrEmptyKey = errors.New("kv: empty key")
+	// ErrEmptyValue: a value written must be at least one byte long (an
+	// empty one is a deletion on a TiKV-protocol cluster).
+	ErrEmptyValue = errors.New("kv: empty value")
 	// ErrEntryTooLarge matches every *EntryTooLargeError.
 	ErrEntryTooLarge = errors.New("kv: entry too large")
 	// ErrWriteConflict matches every *WriteConflictError.

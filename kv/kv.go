@@ -165,10 +165,15 @@ type Iterator interface {
 	Close()
 }
 
-// CheckEntry validates a key and value before they are buffered.
-func CheckEntry(key, value []byte) error {
+// CheckEntry validates a key and value before they are buffered for op:
+// a value written (OpPut, OpInsert) must not be empty, since TiKV and
+// client-go read an empty value as a deletion.
+func CheckEntry(key, value []byte, op Op) error {
 	if len(key) == 0 {
 		return ErrEmptyKey
+	}
+	if len(value) == 0 && (op == OpPut || op == OpInsert) {
+		return ErrEmptyValue
 	}
 	if len(key) > MaxKeySize {
 		return &EntryTooLargeError{What: "key", Size: len(key), Limit: MaxKeySize}

@@ -15,7 +15,7 @@ import (
 // unique index's entry is keyed by the values alone and holds the handle
 // as its value; an entry of a non-unique index, or of a unique one with a
 // NULL value, which NULLs never collide in, has the handle at the end of
-// its key and no value.
+// its key and tablecodec.IndexNoValue as its value.
 
 // indexEntry is one index entry of a row.
 type indexEntry struct {
@@ -53,6 +53,7 @@ func (w *Writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 		return indexEntry{}, err
 	}
 	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
+	e.value = tablecodec.IndexNoValue
 	if unique {
 		e.value = h.Encoded()
 	}

@@ -98,6 +98,19 @@ func DecodeRowKey(key []byte, common bool) (tableID int64, h Handle, err error) 
 	return tableID, IntHandle(v), nil
 }
 
+// IndexNoValue is the value of an index entry that holds no handle (a
+// non-unique entry, whose key ends with the handle): one byte, '0', as
+// TiDB writes it, because an empty value means a deletion to client-go and
+// TiKV.
+var IndexNoValue = []byte{'0'}
+
+// IndexValueHasHandle reports whether an index entry's value is the
+// handle, rather than IndexNoValue (or empty, as data written before
+// IndexNoValue holds).
+func IndexValueHasHandle(v []byte) bool {
+	return len(v) > 1
+}
+
 // IndexKey returns the key of an index entry: the prefix, the encoded
 // values and, if withHandle, the handle.
 func IndexKey(tableID, indexID int64, values []types.Datum, h Handle, withHandle bool) ([]byte, error) {

@@ -206,6 +206,8 @@ func errString(err error) string {
 		return "error: deadlock"
 	case errors.Is(err, kv.ErrEmptyKey):
 		return "error: empty key"
+	case errors.Is(err, kv.ErrEmptyValue):
+		return "error: empty value"
 	case errors.Is(err, kv.ErrTxnClosed):
 		return "error: txn closed"
 	}

@@ -67,7 +67,7 @@ func (t *txn) ReaderAt(ts uint64) kv.Retriever {
 	if ts != t.startTS {
 		sn = &snapshot{s: t.s, ts: ts}
 	}
-	return bufferedReader{buf: t.buf, snap: sn}
+	return kv.BufferedReader{Buf: t.buf, Snap: sn}
 }
 
 func (t *txn) Set(key, value []byte) error {
@@ -91,7 +91,7 @@ func (t *txn) buffer(key, value []byte, op kv.Op) error {
 	if t.done {
 		return kv.ErrTxnClosed
 	}
-	if err := kv.CheckEntry(key, value); err != nil {
+	if err := kv.CheckEntry(key, value, op); err != nil {
 		return err
 	}
 	t.buf.Set(key, value, op)
@@ -224,66 +224,4 @@ func (t *txn) releaseTried() error {
 		}
 	}
 	return t.s.mvcc.PessimisticRollback(context.Background(), keys, t.startTS, math.MaxUint64)
-}
-
-// bufferedReader reads a transaction's own writes over a snapshot.
-type bufferedReader struct {
-	buf  *kv.MemBuffer
-	snap *snapshot
-}
-
-func (r bufferedReader) Get(ctx context.Context, key []byte) ([]byte, error) {
-	if v, op, ok := r.buf.Get(key); ok {
-		if op == kv.OpDelete {
-			return nil, kv.ErrNotFound
-		}
-		if op != kv.OpLock {
-			return v, nil
-		}
-	}
-	return r.snap.Get(ctx, key)
-}
-
-func (r bufferedReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
-	out := make(map[string][]byte, len(keys))
-	var rest [][]byte
-	for _, k := range keys {
-		v, op, ok := r.buf.Get(k)
-		switch {
-		case !ok || op == kv.OpLock:
-			rest = append(rest, k)
-		case op != kv.OpDelete:
-			out[string(k)] = v
-		}
-	}
-	if len(rest) == 0 {
-		return out, nil
-	}
-	got, err := r.snap.BatchGet(ctx, rest)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range got {
-		out[k] = v
-	}
-	return out, nil
-}
-
-func (r bufferedReader) Iter(start, end []byte) (kv.Iterator, error) {
-	return r.iter(start, end, false)
-}
-
-func (r bufferedReader) IterReverse(start, end []byte) (kv.Iterator, error) {
-	return r.iter(start, end, true)
-}
-
-func (r bufferedReader) iter(start, end []byte, reverse bool) (kv.Iterator, error) {
-	snapIt, err := r.snap.iter(start, end, reverse)
-	if err != nil {
-		return nil, err
-	}
-	if r.buf.Len() == 0 {
-		return snapIt, nil
-	}
-	return kv.NewUnionIter(snapIt, r.buf.Iter(start, end, reverse), reverse)
 }

@@ -1,0 +1,40 @@
+package tikv
+
+import (
+	"errors"
+
+	"github.com/basalt-db/basalt/kv"
+	tikverr "github.com/tikv/client-go/v2/error"
+)
+
+// mapErr turns client-go's errors for the conditions kv names into kv's
+// errors (the SQL layer maps those to MySQL's codes); others pass
+// through.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var wc *tikverr.ErrWriteConflict
+	var dl *tikverr.ErrDeadlock
+	var ke *tikverr.ErrKeyExist
+	var gc *tikverr.ErrTxnAbortedByGC
+	switch {
+	case errors.As(err, &wc):
+		return &kv.WriteConflictError{Key: wc.Key, StartTS: wc.StartTs, ConflictStartTS: wc.ConflictTs,
+			ConflictCommitTS: wc.ConflictCommitTs}
+	case errors.As(err, &dl):
+		// The victim's start_ts is not in the error: LockKeys fills it in.
+		e := &kv.DeadlockError{Key: dl.LockKey, Holder: dl.LockTs}
+		for _, w := range dl.WaitChain {
+			e.Cycle = append(e.Cycle, w.Txn)
+		}
+		return e
+	case errors.As(err, &ke):
+		return &kv.KeyExistsError{Key: ke.Key}
+	case errors.Is(err, tikverr.ErrLockWaitTimeout), errors.Is(err, tikverr.ErrLockAcquireFailAndNoWaitSet):
+		return kv.ErrLockWaitTimeout
+	case errors.As(err, &gc):
+		return kv.ErrTxnAborted
+	}
+	return err
+}

@@ -1,0 +1,75 @@
+package tikv
+
+import (
+	"context"
+	"errors"
+
+	"github.com/basalt-db/basalt/kv"
+	tikverr "github.com/tikv/client-go/v2/error"
+	"github.com/tikv/client-go/v2/txnkv/txnsnapshot"
+)
+
+// snapshot is kv.Snapshot over a client-go snapshot.
+type snapshot struct {
+	snap *txnsnapshot.KVSnapshot
+	ts   uint64
+}
+
+func (sn *snapshot) TS() uint64 { return sn.ts }
+
+func (sn *snapshot) Get(ctx context.Context, key []byte) ([]byte, error) {
+	e, err := sn.snap.Get(ctx, key)
+	if errors.Is(err, tikverr.ErrNotExist) {
+		return nil, kv.ErrNotFound
+	}
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return e.Value, nil
+}
+
+func (sn *snapshot) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	got, err := sn.snap.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	out := make(map[string][]byte, len(got))
+	for k, e := range got {
+		out[k] = e.Value
+	}
+	return out, nil
+}
+
+// Iter walks [start, end) up.
+func (sn *snapshot) Iter(start, end []byte) (kv.Iterator, error) {
+	it, err := sn.snap.Iter(start, end)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return iterator{it}, nil
+}
+
+// IterReverse walks [start, end) down: client-go's reverse scan starts
+// below its first argument and stops at its lower bound.
+func (sn *snapshot) IterReverse(start, end []byte) (kv.Iterator, error) {
+	it, err := sn.snap.IterReverse(end, start)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return iterator{it}, nil
+}
+
+// iterator maps a client-go iterator's errors to kv's.
+type iterator struct {
+	kvIter
+}
+
+type kvIter interface {
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	Next() error
+	Close()
+}
+
+func (it iterator) Next() error { return mapErr(it.kvIter.Next()) }

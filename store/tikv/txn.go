@@ -1,0 +1,161 @@
+package tikv
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+	tikvkv "github.com/tikv/client-go/v2/kv"
+	"github.com/tikv/client-go/v2/txnkv/transaction"
+)
+
+// txn is kv.Txn over a client-go transaction. Reads go to client-go's
+// snapshot at the start timestamp under the transaction's own MemBuffer;
+// LockKeys takes client-go's pessimistic locks at once (or, optimistic,
+// marks the keys for the commit to check); Commit moves the buffered
+// writes into the client-go transaction and runs its two-phase commit.
+type txn struct {
+	s    *Storage
+	kt   *transaction.KVTxn
+	mode kv.Mode
+	snap snapshot
+	buf  *kv.MemBuffer
+	done bool
+}
+
+func newTxn(s *Storage, kt *transaction.KVTxn, mode kv.Mode) *txn {
+	return &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS()}, buf: kv.NewMemBuffer()}
+}
+
+func (t *txn) StartTS() uint64 { return t.kt.StartTS() }
+func (t *txn) Mode() kv.Mode   { return t.mode }
+func (t *txn) Len() int        { return t.buf.Len() }
+func (t *txn) Size() int       { return t.buf.Size() }
+
+func (t *txn) Savepoint() int          { return t.buf.Savepoint() }
+func (t *txn) RollbackTo(sp int)       { t.buf.RollbackTo(sp) }
+func (t *txn) ReleaseSavepoint(sp int) { t.buf.ReleaseSavepoint(sp) }
+
+func (t *txn) reader() kv.BufferedReader { return kv.BufferedReader{Buf: t.buf, Snap: &t.snap} }
+
+func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
+	return t.reader().Get(ctx, key)
+}
+
+func (t *txn) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	return t.reader().BatchGet(ctx, keys)
+}
+
+func (t *txn) Iter(start, end []byte) (kv.Iterator, error) { return t.reader().Iter(start, end) }
+
+func (t *txn) IterReverse(start, end []byte) (kv.Iterator, error) {
+	return t.reader().IterReverse(start, end)
+}
+
+// ReaderAt reads the transaction's writes over the data committed at ts.
+func (t *txn) ReaderAt(ts uint64) kv.Retriever {
+	if ts == t.kt.StartTS() {
+		return t.reader()
+	}
+	return kv.BufferedReader{Buf: t.buf, Snap: t.s.Snapshot(ts)}
+}
+
+func (t *txn) Set(key, value []byte) error { return t.buffer(key, value, kv.OpPut) }
+
+func (t *txn) Insert(key, value []byte) error {
+	if _, op, ok := t.buf.Get(key); ok && op != kv.OpDelete {
+		return &kv.KeyExistsError{Key: append([]byte(nil), key...)}
+	}
+	return t.buffer(key, value, kv.OpInsert)
+}
+
+func (t *txn) Delete(key []byte) error { return t.buffer(key, nil, kv.OpDelete) }
+
+// Cover is a hint the cluster does without: client-go checks every
+// written key for conflicts.
+func (t *txn) Cover(key []byte) {}
+
+func (t *txn) buffer(key, value []byte, op kv.Op) error {
+	if t.done {
+		return kv.ErrTxnClosed
+	}
+	if err := kv.CheckEntry(key, value, op); err != nil {
+		return err
+	}
+	t.buf.Set(key, value, op)
+	return nil
+}
+
+// LockKeys takes pessimistic locks through client-go, which skips the
+// keys this transaction already holds; in an optimistic transaction
+// client-go marks them for the commit to check.
+func (t *txn) LockKeys(ctx context.Context, forUpdateTS uint64, wait time.Duration, keys ...[]byte) error {
+	if t.done {
+		return kv.ErrTxnClosed
+	}
+	for _, k := range keys {
+		if len(k) == 0 {
+			return kv.ErrEmptyKey
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	waitMs := wait.Milliseconds()
+	switch {
+	case wait < 0:
+		waitMs = tikvkv.LockAlwaysWait
+	case wait == 0:
+		waitMs = tikvkv.LockNoWait
+	case waitMs == 0:
+		waitMs = 1
+	}
+	lctx := tikvkv.NewLockCtx(forUpdateTS, waitMs, time.Now())
+	err := mapErr(t.kt.LockKeys(ctx, lctx, keys...))
+	var dl *kv.DeadlockError
+	if errors.As(err, &dl) {
+		dl.StartTS = t.kt.StartTS()
+		dl.Cycle = append([]uint64{dl.StartTS}, dl.Cycle...)
+	}
+	return err
+}
+
+// Commit moves the buffered writes into the client-go transaction and
+// commits it.
+func (t *txn) Commit(ctx context.Context) error {
+	if t.done {
+		return kv.ErrTxnClosed
+	}
+	t.done = true
+	mb := t.kt.GetMemBuffer()
+	for _, m := range t.buf.Mutations() {
+		var err error
+		switch m.Op {
+		case kv.OpPut:
+			err = mb.Set(m.Key, m.Value)
+		case kv.OpInsert:
+			err = mb.SetWithFlags(m.Key, m.Value, tikvkv.SetPresumeKeyNotExists)
+		case kv.OpDelete:
+			err = mb.Delete(m.Key)
+		}
+		if err != nil {
+			t.kt.Rollback()
+			return mapErr(err)
+		}
+	}
+	if err := t.kt.Commit(ctx); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// Rollback discards the writes and releases the locks; after a failed
+// commit it has nothing left to do.
+func (t *txn) Rollback() error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	return mapErr(t.kt.Rollback())
+}
