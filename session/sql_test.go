@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/driver"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/session"
 
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/sqllogictest"
 	"github.com/basalt-db/basalt/store/local"
+	"github.com/basalt-db/basalt/store/tikv"
 	"github.com/basalt-db/basalt/testkit"
 	_ "github.com/go-sql-driver/mysql"
 )
@@ -64,7 +66,13 @@ func serveStore(t *testing.T, dir string, cfg session.Config) (drv *session.Driv
 	if err != nil {
 		t.Fatal(err)
 	}
-	drv, err = session.Open(st, cfg)
+	return serveOn(t, st, cfg)
+}
+
+// serveOn serves Basalt with cfg on st, as serveStore does.
+func serveOn(t *testing.T, st kv.Storage, cfg session.Config) (drv *session.Driver, srv *server.Server, addr net.Addr, stop func()) {
+	t.Helper()
+	drv, err := session.Open(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +113,31 @@ func TestSQL(t *testing.T) {
 	} else {
 		dsn = startBasalt(t)
 	}
+	runScripts(t, dsn, engine, files)
+}
+
+// TestSQLOnClientGo runs the same scripts on the cluster's storage
+// adapter (store/tikv) over client-go's in-process mock cluster.
+func TestSQLOnClientGo(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.test")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	if err := tikv.SetLogLevel("error"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tikv.OpenMock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	t.Cleanup(stop)
+	runScripts(t, fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr), "basalt", files)
+}
+
+// runScripts runs the sqllogictest scripts files against dsn, a subtest
+// each.
+func runScripts(t *testing.T, dsn, engine string, files []string) {
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)

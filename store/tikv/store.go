@@ -16,10 +16,12 @@ import (
 	"sync/atomic"
 
 	"github.com/basalt-db/basalt/kv"
+	"github.com/pingcap/log"
 	"github.com/tikv/client-go/v2/oracle"
 	"github.com/tikv/client-go/v2/testutils"
 	"github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/txnkv"
+	"go.uber.org/zap/zapcore"
 )
 
 // Storage is kv.Storage over a client-go KVStore.
@@ -89,4 +91,27 @@ func (s *Storage) Close() error {
 		return nil
 	}
 	return s.close()
+}
+
+// DeleteRange implements kv.RangeDeleter: every version of every key in
+// [start, end) goes at once, region by region (TiKV's DeleteRange), for
+// the data of dropped tables and indexes that nothing reads any more.
+func (s *Storage) DeleteRange(ctx context.Context, start, end []byte) error {
+	_, err := s.store.DeleteRange(ctx, start, end, deleteRangeConcurrency)
+	return mapErr(err)
+}
+
+// deleteRangeConcurrency is how many regions a DeleteRange works on at once.
+const deleteRangeConcurrency = 4
+
+// SetLogLevel sets the level of client-go's own log (pingcap/log, on
+// stderr), which reports every lock it resolves and every region it
+// reloads at info: "debug", "info", "warn" or "error".
+func SetLogLevel(level string) error {
+	var l zapcore.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("log level %q: %w", level, err)
+	}
+	log.SetLevel(l)
+	return nil
 }
