@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,7 +31,13 @@ type Config struct {
 	Host string `toml:"host"`
 	// Port is the MySQL protocol port.
 	Port int `toml:"port"`
-	// Path is the data directory of the embedded store (flag --data-dir).
+	// Store is the storage the SQL layer runs on, as TiDB's --store:
+	// "local" (the embedded store, in Path), "tikv" (a cluster, whose PD
+	// members Path lists as host:port,...) or "mocktikv" (client-go's
+	// in-process mock cluster, in memory: for tests).
+	Store string `toml:"store"`
+	// Path is the data directory of the embedded store (flag --data-dir),
+	// or with store "tikv" the PD endpoints.
 	Path string `toml:"path"`
 	// MaxConnections bounds the connections served at once; more are
 	// refused with ER_CON_COUNT_ERROR (1040). 0 means no bound.
@@ -136,12 +144,45 @@ type Txn struct {
 	DefaultMode string `toml:"default-mode"`
 }
 
+// The storages (Config.Store).
+const (
+	StoreLocal    = "local"
+	StoreTiKV     = "tikv"
+	StoreMockTiKV = "mocktikv"
+)
+
+// PDEndpoints splits a --path of PD members, host:port,... (an http://
+// in front of each is allowed, as PD's own URLs have it), into host:port
+// strings.
+func PDEndpoints(path string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(path, ",") {
+		p = strings.TrimPrefix(strings.TrimSpace(p), "http://")
+		if p == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(p)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+			return nil, fmt.Errorf("%q is not host:port", p)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no endpoint given")
+	}
+	return out, nil
+}
+
 // Default returns the configuration used for every key the file and the
 // flags leave unset.
 func Default() *Config {
 	return &Config{
 		Host:             "127.0.0.1",
 		Port:             4000,
+		Store:            StoreLocal,
 		Path:             "./basalt-data",
 		MaxConnections:   0,
 		MaxAllowedPacket: 64 * MiB,
@@ -207,9 +248,20 @@ func (c *Config) Validate() error {
 	} else if c.Status.StatusPort == c.Port {
 		add(invalid("status.status-port", "%d is also the MySQL port", c.Status.StatusPort))
 	}
-	if strings.TrimSpace(c.Path) == "" {
-		add(invalid("path", "the data directory must not be empty"))
+	switch c.Store {
+	case StoreLocal:
+		if strings.TrimSpace(c.Path) == "" {
+			add(invalid("path", "the data directory must not be empty"))
+		}
+	case StoreTiKV:
+		if _, err := PDEndpoints(c.Path); err != nil {
+			add(invalid("path", "with store %q, the PD endpoints as host:port,...: %v", StoreTiKV, err))
+		}
+	case StoreMockTiKV:
+	default:
+		add(invalid("store", "%q: want %s, %s or %s", c.Store, StoreLocal, StoreTiKV, StoreMockTiKV))
 	}
+
 	if c.MaxConnections < 0 {
 		add(invalid("max-connections", "%d is negative (0 means no limit)", c.MaxConnections))
 	}

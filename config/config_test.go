@@ -44,6 +44,7 @@ func TestLoadFull(t *testing.T) {
 	want := &Config{
 		Host:             "0.0.0.0",
 		Port:             4001,
+		Store:            StoreMockTiKV,
 		Path:             "/var/lib/basalt",
 		MaxConnections:   1000,
 		MaxAllowedPacket: GiB,
@@ -201,6 +202,18 @@ func TestLoadErrors(t *testing.T) {
 		name: "empty host and path",
 		file: "host = \"\"\npath = \"\"\n",
 		want: []string{`:1: host: must not be empty`, `:2: path: the data directory must not be empty`},
+	}, {
+		name: "unknown store",
+		file: "store = \"unistore\"\n",
+		want: []string{`:1: store: "unistore": want local, tikv or mocktikv`},
+	}, {
+		name: "tikv store with a data directory for a path",
+		file: "store = \"tikv\"\npath = \"./basalt-data\"\n",
+		want: []string{`:2: path: with store "tikv", the PD endpoints as host:port,...`},
+	}, {
+		name: "tikv store with a bad endpoint among good ones",
+		file: "store = \"tikv\"\npath = \"127.0.0.1:2379,http://127.0.0.1:2381,pd3\"\n",
+		want: []string{`:2: path: with store "tikv", the PD endpoints as host:port,...: address pd3: missing port in address`},
 	}, {
 		name: "syntax error",
 		file: "port = 4000\nhost = \n",

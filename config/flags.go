@@ -13,7 +13,7 @@ type Flags struct {
 	ConfigFile string
 
 	fs                                          *flag.FlagSet
-	host, dataDir, rootPassword, level, logFile string
+	host, store, dataDir, rootPassword, level, logFile string
 	sslCert, sslKey                             string
 	port, statusPort                            int
 }
@@ -29,8 +29,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&f.port, "P", d.Port, "shorthand for --port")
 	fs.IntVar(&f.statusPort, "status-port", d.Status.StatusPort, "HTTP status `port` (/status, /metrics); 0 disables")
 	fs.IntVar(&f.statusPort, "status", d.Status.StatusPort, "alias of --status-port")
+	fs.StringVar(&f.store, "store", d.Store, "`storage`: local (the embedded store in --data-dir), tikv (a cluster: --path lists its PD members, host:port,...) or mocktikv (client-go's in-memory mock cluster, for tests)")
 	fs.StringVar(&f.dataDir, "data-dir", d.Path, "data `directory` (config key: path)")
-	fs.StringVar(&f.dataDir, "path", d.Path, "alias of --data-dir")
+	fs.StringVar(&f.dataDir, "path", d.Path, "alias of --data-dir; with --store tikv, the PD endpoints")
 	fs.StringVar(&f.rootPassword, "initial-root-password", "", "root's `password` when a new data directory is created")
 	fs.StringVar(&f.level, "log-level", d.Log.Level, "log `level`: debug, info, warn, error")
 	fs.StringVar(&f.level, "L", d.Log.Level, "shorthand for --log-level")
@@ -77,6 +78,9 @@ func (f *Flags) apply(c *Config) map[string]bool {
 		case "status-port", "status":
 			c.Status.StatusPort = f.statusPort
 			set["status.status-port"] = true
+		case "store":
+			c.Store = f.store
+			set["store"] = true
 		case "data-dir", "path":
 			c.Path = f.dataDir
 			set["path"] = true

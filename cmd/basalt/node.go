@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/store/local"
@@ -23,7 +24,7 @@ import (
 // and stopped by shutdown, each called once, from one goroutine.
 type node struct {
 	logger   *slog.Logger
-	store    *local.Store
+	store    kv.Storage
 	engine   engine
 	sql      *server.Server
 	sqlLn    net.Listener
@@ -60,11 +61,15 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	}
 
 	opened := time.Now()
-	if n.store, err = local.Open(cfg.Path, storeOptions(cfg, logger)); err != nil {
+	if n.store, err = openStorage(cfg, logger); err != nil {
 		return nil, err
 	}
-	logger.Info("store opened", "path", cfg.Path, "took", time.Since(opened).Round(time.Millisecond),
-		"sync-log", cfg.Storage.SyncLog, "block-cache-size", cfg.Storage.BlockCacheSize.String())
+	if cfg.Store == config.StoreLocal {
+		logger.Info("store opened", "path", cfg.Path, "took", time.Since(opened).Round(time.Millisecond),
+			"sync-log", cfg.Storage.SyncLog, "block-cache-size", cfg.Storage.BlockCacheSize.String())
+	} else {
+		logger.Info("store opened", "store", cfg.Store, "path", cfg.Path, "took", time.Since(opened).Round(time.Millisecond))
+	}
 
 	if n.engine, err = newEngine(n.store, cfg, info); err != nil {
 		return nil, fmt.Errorf("cannot start the SQL engine: %w", err)
@@ -78,11 +83,12 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	}
 	n.engine.SetServer(n.sql)
 	metrics.SetConnectionsFunc(n.sql.ConnectionCount)
-	store := n.store
-	metrics.SetLatestCacheFunc(func() metrics.LatestCacheStats {
-		st := store.LatestCacheStats()
-		return metrics.LatestCacheStats{Chunks: st.Chunks, Bytes: st.Bytes, Loads: st.Loads, Evictions: st.Evictions}
-	})
+	if store, ok := n.store.(*local.Store); ok {
+		metrics.SetLatestCacheFunc(func() metrics.LatestCacheStats {
+			st := store.LatestCacheStats()
+			return metrics.LatestCacheStats{Chunks: st.Chunks, Bytes: st.Bytes, Loads: st.Loads, Evictions: st.Evictions}
+		})
+	}
 
 	go func() {
 		if err := n.sql.Serve(n.sqlLn); !errors.Is(err, server.ErrServerClosed) {

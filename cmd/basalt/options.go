@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"log"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -72,14 +73,23 @@ func serverConfig(cfg *config.Config, info buildInfo, logger *slog.Logger) serve
 
 // tlsConfig is the TLS configuration the server offers: the certificate
 // the configuration names, else (auto-tls) one created in the data
-// directory at first start; nil for no TLS. The store must be open, so
-// that the data directory exists and is Basalt's.
+// directory at first start, or, on a node that keeps no data (a cluster's
+// SQL node), one made for this run in a temporary directory, as TiDB's
+// auto-tls does; nil for no TLS. The store must be open, so that the data
+// directory exists and is Basalt's.
 func tlsConfig(cfg *config.Config) (*tls.Config, error) {
 	switch {
 	case cfg.Security.SSLCert != "":
 		return server.LoadTLSConfig(cfg.Security.SSLCert, cfg.Security.SSLKey)
-	case cfg.Security.AutoTLS:
+	case cfg.Security.AutoTLS && cfg.Store == config.StoreLocal:
 		return server.AutoTLSConfig(cfg.Path)
+	case cfg.Security.AutoTLS:
+		dir, err := os.MkdirTemp("", "basalt-auto-tls-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir) // the certificate is loaded; nothing reads the files again
+		return server.AutoTLSConfig(dir)
 	}
 	return nil, nil
 }

@@ -145,7 +145,14 @@ func printReady(w io.Writer, cfg *config.Config, info buildInfo, n *node) {
 		}
 		fmt.Fprintf(w, "  status:   http://%s/status  (metrics: /metrics)\n", net.JoinHostPort(sh, sp))
 	}
-	fmt.Fprintf(w, "  data:     %s\n", cfg.Path)
+	switch cfg.Store {
+	case config.StoreTiKV:
+		fmt.Fprintf(w, "  cluster:  PD at %s\n", cfg.Path)
+	case config.StoreMockTiKV:
+		fmt.Fprintf(w, "  data:     client-go's mock cluster, in memory\n")
+	default:
+		fmt.Fprintf(w, "  data:     %s\n", cfg.Path)
+	}
 }
 
 func hostPort(a net.Addr) (string, string) {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/local"
+	"github.com/basalt-db/basalt/store/tikv"
+)
+
+// pdConnectTimeout is how long a SQL node keeps trying to reach PD at
+// start before it gives up (a variable for tests).
+var pdConnectTimeout = 20 * time.Second
+
+// openStorage opens the storage cfg.Store names: the embedded store in
+// cfg.Path, a cluster through its PD members, or client-go's mock
+// cluster.
+func openStorage(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
+	switch cfg.Store {
+	case config.StoreTiKV, config.StoreMockTiKV:
+		// client-go reports every lock it resolves at info.
+		if err := tikv.SetLogLevel(clientGoLogLevel(cfg.Log.Level)); err != nil {
+			return nil, err
+		}
+	}
+	switch cfg.Store {
+	case config.StoreTiKV:
+		return openCluster(cfg, logger)
+	case config.StoreMockTiKV:
+		return tikv.OpenMock()
+	}
+	return local.Open(cfg.Path, storeOptions(cfg, logger))
+}
+
+// openCluster connects to the cluster's PD members. Until one of them
+// accepts a connection it retries, saying so, for pdConnectTimeout (the
+// client's own start, once PD answers, waits much longer for a PD that
+// never does).
+func openCluster(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
+	pds, err := config.PDEndpoints(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(pdConnectTimeout)
+	for !anyAnswers(pds) {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("cannot reach PD at %v after %v: no member accepts connections", pds, pdConnectTimeout)
+		}
+		logger.Warn("cannot reach PD; retrying", "pd", pds)
+		time.Sleep(time.Second)
+	}
+	return tikv.Open(pds)
+}
+
+// anyAnswers reports whether one of addrs accepts a TCP connection.
+func anyAnswers(addrs []string) bool {
+	for _, a := range addrs {
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
+
+// clientGoLogLevel keeps client-go's log a step quieter than Basalt's.
+func clientGoLogLevel(level string) string {
+	switch level {
+	case "debug":
+		return "info"
+	case "info":
+		return "warn"
+	}
+	return level
+}
