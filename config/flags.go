@@ -12,10 +12,10 @@ type Flags struct {
 	// ConfigFile is the value of --config: the file to Load, "" for none.
 	ConfigFile string
 
-	fs                                          *flag.FlagSet
+	fs                                                 *flag.FlagSet
 	host, store, dataDir, rootPassword, level, logFile string
-	sslCert, sslKey                             string
-	port, statusPort                            int
+	sslCert, sslKey                                    string
+	port, statusPort                                   int
 }
 
 // RegisterFlags defines the flags on fs. Their defaults, shown by -help,

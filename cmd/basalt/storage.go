@@ -27,13 +27,24 @@ func openStorage(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
 			return nil, err
 		}
 	}
+	var st kv.Storage
+	var err error
+	// Each store's nil pointer must not become a non-nil kv.Storage.
 	switch cfg.Store {
 	case config.StoreTiKV:
-		return openCluster(cfg, logger)
+		st, err = openCluster(cfg, logger)
 	case config.StoreMockTiKV:
-		return tikv.OpenMock()
+		var m *tikv.Storage
+		if m, err = tikv.OpenMock(); err == nil {
+			st = m
+		}
+	default:
+		var l *local.Store
+		if l, err = local.Open(cfg.Path, storeOptions(cfg, logger)); err == nil {
+			st = l
+		}
 	}
-	return local.Open(cfg.Path, storeOptions(cfg, logger))
+	return st, err
 }
 
 // openCluster connects to the cluster's PD members. Until one of them
@@ -53,7 +64,11 @@ func openCluster(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
 		logger.Warn("cannot reach PD; retrying", "pd", pds)
 		time.Sleep(time.Second)
 	}
-	return tikv.Open(pds)
+	st, err := tikv.Open(pds)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // anyAnswers reports whether one of addrs accepts a TCP connection.
