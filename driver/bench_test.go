@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/driver"
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/session"
 
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/store/local"
+	"github.com/basalt-db/basalt/store/tikv"
 )
 
 // The benchmarks below run the statements of sysbench's OLTP workloads in
@@ -34,14 +36,20 @@ const sbtestDDL = `CREATE TABLE sbtest1 (
   PRIMARY KEY (id)
 )`
 
-// benchSession opens a store and a session on database sbtest holding
-// sbtest1 with benchRows rows and its secondary index k_1.
+// benchSession opens an embedded store and a session on database sbtest
+// holding sbtest1 with benchRows rows and its secondary index k_1.
 func benchSession(b *testing.B) server.Session {
 	b.Helper()
 	st, err := local.Open(b.TempDir(), local.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return benchSessionOn(b, st)
+}
+
+// benchSessionOn is benchSession on st, which it closes at the end.
+func benchSessionOn(b *testing.B, st kv.Storage) server.Session {
+	b.Helper()
 	sqlDrv, err := session.Open(st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
@@ -192,6 +200,38 @@ func BenchmarkSysbench(b *testing.B) {
 			benchRun(b, commit)
 		}
 	})
+}
+
+// BenchmarkPointSelectStores compares a prepared point select's CPU on the
+// embedded store with the same on store/tikv over client-go's in-process
+// mock cluster, side by side in one run (the mock's own work is in the
+// second figure too, so the ratio bounds the adapter's cost from above):
+//
+//	go test -run '^$' -bench PointSelectStores -benchtime 20000x -count 5 ./driver/
+func BenchmarkPointSelectStores(b *testing.B) {
+	if err := tikv.SetLogLevel("error"); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"local", "mocktikv"} {
+		b.Run(name, func(b *testing.B) {
+			var s server.Session
+			if name == "local" {
+				s = benchSession(b)
+			} else {
+				st, err := tikv.OpenMock()
+				if err != nil {
+					b.Fatal(err)
+				}
+				s = benchSessionOn(b, st)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			st := benchPrepare(b, s, "SELECT c FROM sbtest1 WHERE id=?")
+			defer reportCPU(b)()
+			for b.Loop() {
+				benchRun(b, st, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
+	}
 }
 
 // reportCPU reports the process CPU time per operation from now until the
