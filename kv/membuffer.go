@@ -97,6 +97,23 @@ func (b *MemBuffer) Get(key []byte) (value []byte, op Op, ok bool) {
 	return e.value, e.op, true
 }
 
+// Write validates and buffers a transaction's write, as every store's
+// Txn.Set, Insert and Delete do: CheckEntry, then for an Insert the check
+// that the buffer does not hold the key already (a *KeyExistsError), then
+// Set.
+func (b *MemBuffer) Write(key, value []byte, op Op) error {
+	if err := CheckEntry(key, value, op); err != nil {
+		return err
+	}
+	if op == OpInsert {
+		if _, o, ok := b.Get(key); ok && o != OpDelete {
+			return &KeyExistsError{Key: append([]byte(nil), key...)}
+		}
+	}
+	b.Set(key, value, op)
+	return nil
+}
+
 // Set buffers op on key, replacing what the buffer held for it. A Put over
 // a buffered Insert stays an Insert: the key still must not have existed
 // before the transaction.

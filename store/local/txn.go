@@ -70,32 +70,17 @@ func (t *txn) ReaderAt(ts uint64) kv.Retriever {
 	return kv.BufferedReader{Buf: t.buf, Snap: sn}
 }
 
-func (t *txn) Set(key, value []byte) error {
-	return t.buffer(key, value, kv.OpPut)
-}
-
-func (t *txn) Insert(key, value []byte) error {
-	if _, op, ok := t.buf.Get(key); ok && op != kv.OpDelete {
-		return &kv.KeyExistsError{Key: append([]byte(nil), key...)}
-	}
-	return t.buffer(key, value, kv.OpInsert)
-}
-
-func (t *txn) Delete(key []byte) error {
-	return t.buffer(key, nil, kv.OpDelete)
-}
+func (t *txn) Set(key, value []byte) error    { return t.write(key, value, kv.OpPut) }
+func (t *txn) Insert(key, value []byte) error { return t.write(key, value, kv.OpInsert) }
+func (t *txn) Delete(key []byte) error        { return t.write(key, nil, kv.OpDelete) }
 
 func (t *txn) Cover(key []byte) { t.buf.Cover(key) }
 
-func (t *txn) buffer(key, value []byte, op kv.Op) error {
+func (t *txn) write(key, value []byte, op kv.Op) error {
 	if t.done {
 		return kv.ErrTxnClosed
 	}
-	if err := kv.CheckEntry(key, value, op); err != nil {
-		return err
-	}
-	t.buf.Set(key, value, op)
-	return nil
+	return t.buf.Write(key, value, op)
 }
 
 func (t *txn) LockKeys(ctx context.Context, forUpdateTS uint64, wait time.Duration, keys ...[]byte) error {

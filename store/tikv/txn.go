@@ -61,30 +61,19 @@ func (t *txn) ReaderAt(ts uint64) kv.Retriever {
 	return kv.BufferedReader{Buf: t.buf, Snap: t.s.Snapshot(ts)}
 }
 
-func (t *txn) Set(key, value []byte) error { return t.buffer(key, value, kv.OpPut) }
-
-func (t *txn) Insert(key, value []byte) error {
-	if _, op, ok := t.buf.Get(key); ok && op != kv.OpDelete {
-		return &kv.KeyExistsError{Key: append([]byte(nil), key...)}
-	}
-	return t.buffer(key, value, kv.OpInsert)
-}
-
-func (t *txn) Delete(key []byte) error { return t.buffer(key, nil, kv.OpDelete) }
+func (t *txn) Set(key, value []byte) error    { return t.write(key, value, kv.OpPut) }
+func (t *txn) Insert(key, value []byte) error { return t.write(key, value, kv.OpInsert) }
+func (t *txn) Delete(key []byte) error        { return t.write(key, nil, kv.OpDelete) }
 
 // Cover is a hint the cluster does without: client-go checks every
 // written key for conflicts.
 func (t *txn) Cover(key []byte) {}
 
-func (t *txn) buffer(key, value []byte, op kv.Op) error {
+func (t *txn) write(key, value []byte, op kv.Op) error {
 	if t.done {
 		return kv.ErrTxnClosed
 	}
-	if err := kv.CheckEntry(key, value, op); err != nil {
-		return err
-	}
-	t.buf.Set(key, value, op)
-	return nil
+	return t.buf.Write(key, value, op)
 }
 
 // LockKeys takes pessimistic locks through client-go, which skips the
