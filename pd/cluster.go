@@ -324,6 +324,14 @@ func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeat
 		if err := c.s.leaderTxn(ctx, ops...); err != nil {
 			return false, nil, err
 		}
+		// The regions r replaces are gone, with what was kept of their
+		// operators.
+		for _, o := range c.regions.overlaps(r.StartKey, r.EndKey) {
+			if o.meta.Id != r.Id {
+				delete(c.ops, o.meta.Id)
+				delete(c.ended, o.meta.Id)
+			}
+		}
 	}
 	c.regions.put(info)
 	return true, nil, nil
