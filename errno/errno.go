@@ -93,6 +93,9 @@ const (
 	ErTxnRetryable                 = 8002
 	ErAdminCheckTable              = 8003
 	ErMemoryExceedForQuery         = 8175
+	ErPDServerTimeout              = 9001 // TiDB's, for a cluster
+	ErTiKVServerTimeout            = 9002
+	ErRegionUnavailable            = 9005
 	ErSpDoesNotExist               = 1305
 	ErFunctionNotExists            = 1305
 	ErWrongParamcountToFunc        = 1582
@@ -138,6 +141,7 @@ var states = map[uint16]string{
 	ErTooBigScale: "42000", ErTooBigDisplaywidth: "42000", ErInvalidDefault: "42000",
 	ErUnknownCharacterSet: "42000", ErCheckNotImplemented: "42000", ErIllegalReference: "42S22",
 	ErWrongUsage: "HY000", ErTxnRetryable: "HY000", ErAdminCheckTable: "HY000",
+	ErPDServerTimeout: "HY000", ErTiKVServerTimeout: "HY000", ErRegionUnavailable: "HY000",
 	ErFunctionNotExists: "42000", ErWrongParamcountToFunc: "42000", ErCantAggregate2Collation: "HY000",
 	ErUnknownTimeZone: "HY000", ErWrongTypeForVar: "42000", ErVarCantBeRead: "HY000",
 	ErDerivedMustHaveAlias: "42000", ErWrongNumberOfColumnsInSelect: "21000",

@@ -33,6 +33,13 @@ var (
 	ErrTxnClosed = errors.New("kv: transaction already finished")
 	// ErrKeyExists matches every *KeyExistsError.
 	ErrKeyExists = errors.New("kv: key already exists")
+	// ErrPDTimeout: a cluster's placement driver (its timestamps and region
+	// directory) did not answer in time.
+	ErrPDTimeout = errors.New("kv: PD server timeout")
+	// ErrStoreTimeout: a cluster's storage node did not answer in time.
+	ErrStoreTimeout = errors.New("kv: storage node timeout")
+	// ErrRegionUnavailable: no replica of a range of keys could serve.
+	ErrRegionUnavailable = errors.New("kv: region is unavailable")
 	// ErrStoreClosed: the store was closed.
 	ErrStoreClosed = errors.New("kv: store closed")
 )

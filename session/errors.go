@@ -35,6 +35,12 @@ func mapError(err error, is *catalog.InfoSchema) error {
 		return dupKeyError(ke.Key, is)
 	case errors.As(err, &tl):
 		return &errno.Error{Code: 8025, State: "HY000", Msg: "entry too large, the max entry size is 6291456, the size of data is " + itoa(tl.Size)}
+	case errors.Is(err, kv.ErrPDTimeout):
+		return &errno.Error{Code: errno.ErPDServerTimeout, State: "HY000", Msg: "PD server timeout"}
+	case errors.Is(err, kv.ErrStoreTimeout):
+		return &errno.Error{Code: errno.ErTiKVServerTimeout, State: "HY000", Msg: "TiKV server timeout"}
+	case errors.Is(err, kv.ErrRegionUnavailable):
+		return &errno.Error{Code: errno.ErRegionUnavailable, State: "HY000", Msg: "Region is unavailable"}
 	case errors.Is(err, context.Canceled):
 		return errno.QueryInterrupted()
 	case errors.Is(err, context.DeadlineExceeded):

@@ -18,6 +18,7 @@ func mapErr(err error) error {
 	var dl *tikverr.ErrDeadlock
 	var ke *tikverr.ErrKeyExist
 	var gc *tikverr.ErrTxnAbortedByGC
+	var pd *tikverr.ErrPDServerTimeout
 	switch {
 	case errors.As(err, &wc):
 		return &kv.WriteConflictError{Key: wc.Key, StartTS: wc.StartTs, ConflictStartTS: wc.ConflictTs,
@@ -35,6 +36,14 @@ func mapErr(err error) error {
 		return kv.ErrLockWaitTimeout
 	case errors.As(err, &gc):
 		return kv.ErrTxnAborted
+	// client-go gives up with the class of what it waited on (its
+	// messages for these are empty or bare).
+	case errors.As(err, &pd):
+		return kv.ErrPDTimeout
+	case errors.Is(err, tikverr.ErrTiKVServerTimeout):
+		return kv.ErrStoreTimeout
+	case errors.Is(err, tikverr.ErrRegionUnavailable):
+		return kv.ErrRegionUnavailable
 	}
 	return err
 }

@@ -1,0 +1,36 @@
+package tikv
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/basalt-db/basalt/kv"
+	pingcaperr "github.com/pingcap/errors"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	tikverr "github.com/tikv/client-go/v2/error"
+)
+
+// client-go's errors, wrapped as client-go returns them, become kv's.
+func TestMapErr(t *testing.T) {
+	for _, tc := range []struct {
+		in   error
+		want error
+	}{
+		{pingcaperr.WithStack(tikverr.NewErrPDServerTimeout("")), kv.ErrPDTimeout},
+		{pingcaperr.WithStack(tikverr.ErrTiKVServerTimeout), kv.ErrStoreTimeout},
+		{pingcaperr.WithStack(tikverr.ErrRegionUnavailable), kv.ErrRegionUnavailable},
+		{pingcaperr.WithStack(tikverr.ErrLockWaitTimeout), kv.ErrLockWaitTimeout},
+		{pingcaperr.WithStack(tikverr.ErrLockAcquireFailAndNoWaitSet), kv.ErrLockWaitTimeout},
+		{pingcaperr.WithStack(&tikverr.ErrWriteConflict{WriteConflict: &kvrpcpb.WriteConflict{Key: []byte("k")}}), kv.ErrWriteConflict},
+		{pingcaperr.WithStack(&tikverr.ErrDeadlock{Deadlock: &kvrpcpb.Deadlock{LockKey: []byte("k")}}), kv.ErrDeadlock},
+		{pingcaperr.WithStack(&tikverr.ErrKeyExist{AlreadyExist: &kvrpcpb.AlreadyExist{Key: []byte("k")}}), kv.ErrKeyExists},
+	} {
+		if got := mapErr(tc.in); !errors.Is(got, tc.want) {
+			t.Errorf("mapErr(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	other := errors.New("something else")
+	if got := mapErr(other); got != other {
+		t.Errorf("mapErr passes other errors through, got %v", got)
+	}
+}
