@@ -51,6 +51,22 @@ type TxnOptions struct {
 	// StartTS, if non-zero, is used as the snapshot timestamp instead of a
 	// fresh one from the timestamp oracle (for stale or repeatable reads).
 	StartTS uint64
+	// Commit chooses a cluster's commit protocol; the embedded store
+	// commits in one phase, whatever it says.
+	Commit CommitOptions
+}
+
+// CommitOptions are TiDB's switches of the commit protocol on a cluster.
+type CommitOptions struct {
+	// AsyncCommit: the commit is acknowledged once every key is
+	// prewritten (tidb_enable_async_commit).
+	AsyncCommit bool
+	// OnePC: a transaction whose keys are all in one region commits in
+	// one round (tidb_enable_1pc).
+	OnePC bool
+	// CausalConsistency: commit timestamps need only respect causality,
+	// not real time across sessions (tidb_guarantee_linearizability off).
+	CausalConsistency bool
 }
 
 // Storage is a transactional key-value store.

@@ -63,6 +63,7 @@ type hotVars struct {
 	autocommit bool
 	sqlMode    expression.SQLMode
 	lockWait   time.Duration
+	commit     kv.CommitOptions
 }
 
 // hotVar returns the cached hot variables, reading them again if a
@@ -71,7 +72,7 @@ func (s *Session) hotVar() *hotVars {
 	h := &s.hot
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
-			sqlMode: s.readSQLMode(), lockWait: s.readLockWait()}
+			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions()}
 	}
 	return h
 }
@@ -87,6 +88,16 @@ func newSession(d *Driver, info ConnInfo) *Session {
 
 // autocommit reports the session's autocommit setting.
 func (s *Session) autocommit() bool { return s.hotVar().autocommit }
+
+// readCommitOptions reads the commit protocol's switches.
+func (s *Session) readCommitOptions() kv.CommitOptions {
+	on := func(name string) bool {
+		v, err := s.sysVar(name, false)
+		return err == nil && types.ToBool(v)
+	}
+	return kv.CommitOptions{AsyncCommit: on("tidb_enable_async_commit"), OnePC: on("tidb_enable_1pc"),
+		CausalConsistency: !on("tidb_guarantee_linearizability")}
+}
 
 func (s *Session) readAutocommit() bool {
 	v, err := s.sysVar("autocommit", false)
@@ -200,7 +211,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	// Pin the schema before the start timestamp: a schema version is
 	// published after the data it needs (a backfilled index) committed.
 	is := s.d.pinSchema()
-	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode})
+	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode, Commit: s.hotVar().commit})
 	if err != nil {
 		s.d.unpin(is)
 		return mapError(err, nil)

@@ -103,6 +103,7 @@ var sysVars = map[string]sysVarDef{
 	"tidb_txn_mode":                       strVar(""),
 	"tidb_enable_async_commit":            boolVar(true),
 	"tidb_enable_1pc":                     boolVar(true),
+	"tidb_guarantee_linearizability":      boolVar(true),
 	"tidb_prepared_plan_cache_size":       intVar(100),
 	"tidb_enable_prepared_plan_cache":     boolVar(true),
 	"tidb_executor_concurrency":           intVar(5),

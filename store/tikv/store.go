@@ -71,6 +71,9 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 		return nil, mapErr(err)
 	}
 	kt.SetPessimistic(opts.Mode == kv.Pessimistic)
+	kt.SetEnableAsyncCommit(opts.Commit.AsyncCommit)
+	kt.SetEnable1PC(opts.Commit.OnePC)
+	kt.SetCausalConsistency(opts.Commit.CausalConsistency)
 	return newTxn(s, kt, opts.Mode), nil
 }
 

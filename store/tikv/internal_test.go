@@ -1,6 +1,7 @@
 package tikv
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -32,5 +33,29 @@ func TestMapErr(t *testing.T) {
 	other := errors.New("something else")
 	if got := mapErr(other); got != other {
 		t.Errorf("mapErr passes other errors through, got %v", got)
+	}
+}
+
+// The commit protocol's switches reach client-go's transaction.
+func TestCommitOptions(t *testing.T) {
+	s, err := OpenMock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, causal := range []bool{false, true} {
+		x, err := s.Begin(kv.TxnOptions{Commit: kv.CommitOptions{AsyncCommit: true, OnePC: true, CausalConsistency: causal}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.(*txn).kt.IsCasualConsistency(); got != causal {
+			t.Errorf("causal consistency %v, want %v", got, causal)
+		}
+		if err := x.Set([]byte("k"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
