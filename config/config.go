@@ -55,6 +55,8 @@ type Config struct {
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
 	Storage           Storage           `toml:"storage"`
 	Txn               Txn               `toml:"txn"`
+	PessimisticTxn    PessimisticTxn    `toml:"pessimistic-txn"`
+	TiKVClient        TiKVClient        `toml:"tikv-client"`
 	Security          Security          `toml:"security"`
 }
 
@@ -144,6 +146,40 @@ type Txn struct {
 	DefaultMode string `toml:"default-mode"`
 }
 
+// PessimisticTxn is TiDB's [pessimistic-txn] section.
+type PessimisticTxn struct {
+	// MaxRetryCount bounds how many times a statement of a pessimistic
+	// transaction runs again after a write conflict (at least 1).
+	MaxRetryCount int `toml:"max-retry-count"`
+}
+
+// TiKVClient is TiDB's [tikv-client] section: client-go's settings, for
+// store "tikv".
+type TiKVClient struct {
+	// GrpcConnectionCount is how many connections go to each store.
+	GrpcConnectionCount int `toml:"grpc-connection-count"`
+	// MaxBatchSize bounds how many requests one batched RPC carries; 0
+	// sends each on its own.
+	MaxBatchSize int `toml:"max-batch-size"`
+	// MaxBatchWaitTime, in nanoseconds as TiDB's, is how long a batch
+	// may wait for more requests when a store is busy.
+	MaxBatchWaitTime int64 `toml:"max-batch-wait-time"`
+	// RegionCacheTTL is how many seconds an unused region stays cached.
+	RegionCacheTTL int `toml:"region-cache-ttl"`
+	// CommitTimeout bounds a commit's wait.
+	CommitTimeout Duration `toml:"commit-timeout"`
+	// AsyncCommit bounds the transactions that commit asynchronously.
+	AsyncCommit AsyncCommit `toml:"async-commit"`
+}
+
+// AsyncCommit is [tikv-client.async-commit].
+type AsyncCommit struct {
+	// KeysLimit: at most this many keys.
+	KeysLimit int `toml:"keys-limit"`
+	// TotalKeySizeLimit: at most this many bytes of keys.
+	TotalKeySizeLimit ByteSize `toml:"total-key-size-limit"`
+}
+
 // The storages (Config.Store).
 const (
 	StoreLocal    = "local"
@@ -205,6 +241,9 @@ func Default() *Config {
 			LockWaitTimeout: 50,
 			DefaultMode:     TxnPessimistic,
 		},
+		PessimisticTxn: PessimisticTxn{MaxRetryCount: 256},
+		TiKVClient: TiKVClient{GrpcConnectionCount: 4, MaxBatchSize: 128, RegionCacheTTL: 600,
+			CommitTimeout: Duration(41 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 256, TotalKeySizeLimit: 4096}},
 		Security: Security{AutoTLS: true},
 	}
 }
@@ -264,6 +303,26 @@ func (c *Config) Validate() error {
 
 	if c.MaxConnections < 0 {
 		add(invalid("max-connections", "%d is negative (0 means no limit)", c.MaxConnections))
+	}
+	if c.PessimisticTxn.MaxRetryCount < 1 {
+		add(invalid("pessimistic-txn.max-retry-count", "%d is below 1", c.PessimisticTxn.MaxRetryCount))
+	}
+	tc := c.TiKVClient
+	for _, k := range []struct {
+		key      string
+		v, least int64
+	}{
+		{"tikv-client.grpc-connection-count", int64(tc.GrpcConnectionCount), 1},
+		{"tikv-client.max-batch-size", int64(tc.MaxBatchSize), 0},
+		{"tikv-client.max-batch-wait-time", tc.MaxBatchWaitTime, 0},
+		{"tikv-client.region-cache-ttl", int64(tc.RegionCacheTTL), 1},
+		{"tikv-client.commit-timeout", int64(tc.CommitTimeout), 1},
+		{"tikv-client.async-commit.keys-limit", int64(tc.AsyncCommit.KeysLimit), 1},
+		{"tikv-client.async-commit.total-key-size-limit", int64(tc.AsyncCommit.TotalKeySizeLimit), 1},
+	} {
+		if k.v < k.least {
+			add(invalid(k.key, "%d is below %d", k.v, k.least))
+		}
 	}
 	if c.MaxAllowedPacket < minMaxAllowedPacket || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		add(invalid("max-allowed-packet", "%s is out of range %s..%s", c.MaxAllowedPacket, ByteSize(minMaxAllowedPacket), ByteSize(maxMaxAllowedPacket)))

@@ -63,7 +63,10 @@ func TestLoadFull(t *testing.T) {
 
 			LatestVersionCacheSize: 0,
 		},
-		Txn: Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
+		Txn:            Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
+		PessimisticTxn: PessimisticTxn{MaxRetryCount: 10},
+		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000, RegionCacheTTL: 60,
+			CommitTimeout: Duration(10 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 64, TotalKeySizeLimit: 8 * KiB}},
 		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",
 			AutoTLS: false, RequireSecureTransport: true},
 	}
@@ -202,6 +205,10 @@ func TestLoadErrors(t *testing.T) {
 		name: "empty host and path",
 		file: "host = \"\"\npath = \"\"\n",
 		want: []string{`:1: host: must not be empty`, `:2: path: the data directory must not be empty`},
+	}, {
+		name: "tikv-client values out of range",
+		file: "[pessimistic-txn]\nmax-retry-count = -1\n[tikv-client]\ngrpc-connection-count = 0\n",
+		want: []string{`:2: pessimistic-txn.max-retry-count: -1 is below 1`, `:4: tikv-client.grpc-connection-count: 0 is below 1`},
 	}, {
 		name: "unknown store",
 		file: "store = \"unistore\"\n",

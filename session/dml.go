@@ -69,9 +69,22 @@ func (p *dmlPlan) run(ec *executor.Ctx) (executor.DMLResult, error) {
 	return executor.ExecDelete(ec, p.del)
 }
 
-// maxStmtRetries bounds how often a statement is retried after a write
-// conflict.
+// maxStmtRetries bounds how often an autocommit statement is retried
+// after a write conflict at its commit.
 const maxStmtRetries = 100
+
+// defaultPessimisticRetries is Config.PessimisticRetryLimit's default
+// (TiDB's pessimistic-txn.max-retry-count).
+const defaultPessimisticRetries = 256
+
+// pessimisticRetries bounds how often a statement that reads or locks the
+// latest rows runs again after a write conflict.
+func (d *Driver) pessimisticRetries() int {
+	if d.cfg.PessimisticRetryLimit > 0 {
+		return d.cfg.PessimisticRetryLimit
+	}
+	return defaultPessimisticRetries
+}
 
 func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	is, release := s.pinStmt()
@@ -156,7 +169,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 			return res, nil
 		}
 		txn.RollbackTo(sp)
-		if txn.Mode() == kv.Pessimistic && errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+		if txn.Mode() == kv.Pessimistic && errors.Is(err, kv.ErrWriteConflict) && attempt < s.d.pessimisticRetries() {
 			eval.Warnings = eval.Warnings[:0]
 			continue
 		}

@@ -35,6 +35,10 @@ type Config struct {
 	PlanCacheCapacity int
 	// ServerVersion is VERSION()'s value.
 	ServerVersion string
+	// PessimisticRetryLimit bounds how often a statement of a pessimistic
+	// transaction runs again after a write conflict; 0 means 256
+	// (pessimistic-txn.max-retry-count).
+	PessimisticRetryLimit int
 	// RequireSecureTransport is require_secure_transport's initial value:
 	// refuse connections that use neither TLS nor a Unix socket.
 	RequireSecureTransport bool

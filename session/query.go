@@ -144,7 +144,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 			s.foundRows = uint64(len(data))
 			return Result{Rows: &staticRows{fields: q.Fields, data: data}}, nil
 		}
-		if errors.Is(err, kv.ErrWriteConflict) && attempt < maxStmtRetries {
+		if errors.Is(err, kv.ErrWriteConflict) && attempt < s.d.pessimisticRetries() {
 			eval.Warnings = eval.Warnings[:0]
 			continue
 		}

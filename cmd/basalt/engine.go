@@ -30,12 +30,12 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		planCache = cfg.PreparedPlanCache.Capacity
 	}
 	drv, err := session.Open(store, session.Config{
-		RootPassword:         cfg.InitialRootPassword,
-		LockWaitTimeout:      cfg.Txn.LockWait(),
-		PessimisticByDefault: cfg.Txn.Pessimistic(),
-		PlanCacheCapacity:    planCache,
-		ServerVersion:        info.ServerVersion(),
-
+		RootPassword:           cfg.InitialRootPassword,
+		LockWaitTimeout:        cfg.Txn.LockWait(),
+		PessimisticByDefault:   cfg.Txn.Pessimistic(),
+		PlanCacheCapacity:      planCache,
+		ServerVersion:          info.ServerVersion(),
+		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
 	})
 	if err != nil {

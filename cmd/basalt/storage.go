@@ -26,6 +26,16 @@ func openStorage(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
 		if err := tikv.SetLogLevel(clientGoLogLevel(cfg.Log.Level)); err != nil {
 			return nil, err
 		}
+		tc := cfg.TiKVClient
+		tikv.Configure(tikv.ClientConfig{
+			GrpcConnectionCount:     uint(tc.GrpcConnectionCount),
+			MaxBatchSize:            uint(tc.MaxBatchSize),
+			MaxBatchWaitTime:        time.Duration(tc.MaxBatchWaitTime),
+			RegionCacheTTL:          time.Duration(tc.RegionCacheTTL) * time.Second,
+			CommitTimeout:           time.Duration(tc.CommitTimeout),
+			AsyncCommitKeysLimit:    uint(tc.AsyncCommit.KeysLimit),
+			AsyncCommitKeySizeLimit: uint64(tc.AsyncCommit.TotalKeySizeLimit),
+		})
 	}
 	var st kv.Storage
 	var err error

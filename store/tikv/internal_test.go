@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/basalt-db/basalt/kv"
 	pingcaperr "github.com/pingcap/errors"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	tikvconfig "github.com/tikv/client-go/v2/config"
 	tikverr "github.com/tikv/client-go/v2/error"
 )
 
@@ -57,5 +59,19 @@ func TestCommitOptions(t *testing.T) {
 		if err := x.Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// Configure reaches client-go's global configuration.
+func TestConfigure(t *testing.T) {
+	old := *tikvconfig.GetGlobalConfig()
+	defer tikvconfig.StoreGlobalConfig(&old)
+	Configure(ClientConfig{GrpcConnectionCount: 2, MaxBatchSize: 7, MaxBatchWaitTime: time.Millisecond,
+		RegionCacheTTL: time.Minute, CommitTimeout: 10 * time.Second, AsyncCommitKeysLimit: 64, AsyncCommitKeySizeLimit: 8192})
+	got := tikvconfig.GetGlobalConfig().TiKVClient
+	if got.GrpcConnectionCount != 2 || got.MaxBatchSize != 7 || got.MaxBatchWaitTime != time.Millisecond ||
+		got.RegionCacheTTL != 60 || got.CommitTimeout != "10s" || got.AsyncCommit.KeysLimit != 64 ||
+		got.AsyncCommit.TotalKeySizeLimit != 8192 {
+		t.Errorf("client-go's [tikv-client] is %+v", got)
 	}
 }

@@ -14,9 +14,11 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/pingcap/log"
+	tikvconfig "github.com/tikv/client-go/v2/config"
 	"github.com/tikv/client-go/v2/oracle"
 	"github.com/tikv/client-go/v2/testutils"
 	"github.com/tikv/client-go/v2/tikv"
@@ -117,4 +119,32 @@ func SetLogLevel(level string) error {
 	}
 	log.SetLevel(l)
 	return nil
+}
+
+// ClientConfig is what Basalt sets of client-go's configuration (TiDB's
+// [tikv-client] section).
+type ClientConfig struct {
+	GrpcConnectionCount     uint
+	MaxBatchSize            uint
+	MaxBatchWaitTime        time.Duration
+	RegionCacheTTL          time.Duration
+	CommitTimeout           time.Duration
+	AsyncCommitKeysLimit    uint
+	AsyncCommitKeySizeLimit uint64
+}
+
+// Configure sets client-go's process-wide configuration; it applies to
+// the storages opened after it.
+func Configure(c ClientConfig) {
+	tikvconfig.UpdateGlobal(func(g *tikvconfig.Config) {
+		t := &g.TiKVClient
+		t.GrpcConnectionCount = c.GrpcConnectionCount
+		t.MaxBatchSize = c.MaxBatchSize
+		t.MaxBatchWaitTime = c.MaxBatchWaitTime
+		t.CommitTimeout = c.CommitTimeout.String()
+		t.AsyncCommit.KeysLimit = c.AsyncCommitKeysLimit
+		t.AsyncCommit.TotalKeySizeLimit = c.AsyncCommitKeySizeLimit
+		t.RegionCacheTTL = uint(c.RegionCacheTTL / time.Second)
+	})
+	tikv.SetRegionCacheTTLSec(int64(c.RegionCacheTTL / time.Second))
 }
