@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,11 +55,8 @@ func benchRun(args []string, stderr io.Writer) int {
 		psMode     = fs.String("ps-mode", "", "sysbench --db-ps-mode (auto or disable), overriding the plan's")
 		quiet      = fs.Bool("quiet", false, "log lines instead of the live progress line")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *out == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "basalt bench run: --out DIR is required and there are no arguments (run basalt bench run -h)")
@@ -149,11 +145,8 @@ func benchReport(args []string, stdout, stderr io.Writer) int {
 		b        = fs.String("b", "", "without --baseline, the target B compared with A (default: the first target)")
 		out      = fs.String("out", "", "the directory for report.md and the charts (required)")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *in == "" || *out == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "basalt bench report: --in and --out are required and there are no arguments (run basalt bench report -h)")

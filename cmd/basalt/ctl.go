@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,11 +24,8 @@ func ctlMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: basalt ctl [--pd URL] store|region|member\n       basalt ctl [--pd URL] tso-bench [--clients N] [--duration D] [--rpc-concurrency N] [--batch-interval D]\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() >= 1 && fs.Arg(0) == "tso-bench" {
 		return ctlTSOBench(*pdURL, fs.Args()[1:], stdout, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,11 +28,8 @@ func ctlTSOBench(pdURL string, args []string, stdout, stderr io.Writer) int {
 	duration := fs.Duration("duration", 10*time.Second, "how long to run")
 	batchInterval := fs.Duration("batch-interval", 0, "pd/client's max TSO batch wait interval (TiDB's tidb_tso_client_batch_max_wait_time)")
 	rpcConcurrency := fs.Int("rpc-concurrency", 1, "pd/client's TSO RPCs in flight at once (TiDB's tidb_tso_client_rpc_mode: 1, 2 or 4)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if *clients < 1 || *duration <= 0 || *rpcConcurrency < 1 {
 		fmt.Fprintln(stderr, "basalt ctl tso-bench: --clients, --duration and --rpc-concurrency must be positive")

@@ -19,6 +19,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -53,4 +55,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmd(args[1:], stdout, stderr)
 	}
 	return serveMain(args, stdout, stderr)
+}
+
+// parseFlags parses a command's args into fs. When it returns false the
+// command ends with code: 0 after -h, 2 after a bad flag (fs has said
+// what was wrong).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,11 +48,8 @@ func pdMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: basalt pd [flags]   run a placement driver member\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "basalt pd: unexpected argument %q\n", fs.Arg(0))

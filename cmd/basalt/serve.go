@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -39,11 +38,8 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: basalt [flags]          run the server\n       basalt version          print the version\n\nFlags override the --config file; see config/basalt.toml.example.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "basalt: unexpected argument %q (run basalt -h for help)\n", fs.Arg(0))
