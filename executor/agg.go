@@ -14,11 +14,10 @@ import (
 // aggExec is a hash aggregation. Without GROUP BY it returns one row even
 // for empty input (COUNT is 0, the others NULL).
 type aggExec struct {
-	child Executor
-	p     *planner.Aggregation
-	out   [][]types.Datum
-	pos   int
-	mem   memAcc
+	child    Executor
+	p        *planner.Aggregation
+	rowsExec // the rows, computed at Open
+	mem      memAcc
 }
 
 type aggState struct {
@@ -44,7 +43,7 @@ func (e *aggExec) Open(ctx *Ctx) error {
 	if err := e.child.Open(ctx); err != nil {
 		return err
 	}
-	e.out, e.pos = nil, 0
+	e.rows, e.pos = nil, 0
 	e.mem.release()
 	e.mem.t = ctx.Mem
 	type group struct {
@@ -116,7 +115,7 @@ func (e *aggExec) Open(ctx *Ctx) error {
 			}
 			out = append(out, r)
 		}
-		e.out = append(e.out, out)
+		e.rows = append(e.rows, out)
 	}
 	return nil
 }
@@ -273,14 +272,6 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 func (e *aggExec) Close() error {
 	e.mem.release()
 	return e.child.Close()
-}
-
-func (e *aggExec) Next(*Ctx) ([]types.Datum, error) {
-	if e.pos >= len(e.out) {
-		return nil, nil
-	}
-	e.pos++
-	return e.out[e.pos-1], nil
 }
 
 // groupConcatMaxLen is the session's group_concat_max_len: the most bytes

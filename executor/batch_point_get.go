@@ -7,16 +7,14 @@ import (
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
-	"github.com/basalt-db/basalt/types"
 )
 
 // batchPointGetExec reads the rows of a list of keys, in list order,
 // without repeats.
 type batchPointGetExec struct {
-	p    *planner.BatchPointGet
-	dec  *table.Decoder
-	rows [][]types.Datum
-	pos  int
+	p        *planner.BatchPointGet
+	dec      *table.Decoder
+	rowsExec // the rows, computed at Open
 }
 
 func (e *batchPointGetExec) Open(ctx *Ctx) error {
@@ -79,14 +77,6 @@ func (e *batchPointGetExec) Open(ctx *Ctx) error {
 	var err error
 	e.rows, err = fetchRows(ctx, e.dec, uniq, keys, e.p.Lock, e.rows[:0])
 	return err
-}
-
-func (e *batchPointGetExec) Next(*Ctx) ([]types.Datum, error) {
-	if e.pos >= len(e.rows) {
-		return nil, nil
-	}
-	e.pos++
-	return e.rows[e.pos-1], nil
 }
 
 func (e *batchPointGetExec) Close() error { return nil }

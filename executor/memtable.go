@@ -7,9 +7,8 @@ import (
 
 // memTableExec serves a virtual table's rows, computed at Open.
 type memTableExec struct {
-	p    *planner.MemTable
-	rows [][]types.Datum
-	pos  int
+	p        *planner.MemTable
+	rowsExec // the rows, computed at Open
 }
 
 func (e *memTableExec) Open(ctx *Ctx) error {
@@ -28,10 +27,3 @@ func (e *memTableExec) Open(ctx *Ctx) error {
 }
 
 func (e *memTableExec) Close() error { return nil }
-func (e *memTableExec) Next(*Ctx) ([]types.Datum, error) {
-	if e.pos >= len(e.rows) {
-		return nil, nil
-	}
-	e.pos++
-	return e.rows[e.pos-1], nil
-}

@@ -7,7 +7,9 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// rowsExec returns rows computed at Open.
+// rowsExec returns rows computed at Open: the operators that compute
+// all their rows first (aggregation, sort, set operations, batch point
+// get, virtual tables) embed it for their Next.
 type rowsExec struct {
 	rows [][]types.Datum
 	pos  int

@@ -11,11 +11,10 @@ import (
 // sortExec reads all its child's rows at Open and returns them in ORDER
 // BY order, counting the memory they hold against the statement's quota.
 type sortExec struct {
-	child Executor
-	items []planner.SortItem
-	rows  [][]types.Datum
-	pos   int
-	mem   memAcc
+	child    Executor
+	items    []planner.SortItem
+	rowsExec // the rows, computed at Open
+	mem      memAcc
 }
 
 // sortRowOverhead is what sorting adds to each buffered row: its index
@@ -107,14 +106,6 @@ func (e *sortExec) Open(ctx *Ctx) error {
 func (e *sortExec) Close() error {
 	e.mem.release()
 	return e.child.Close()
-}
-
-func (e *sortExec) Next(*Ctx) ([]types.Datum, error) {
-	if e.pos >= len(e.rows) {
-		return nil, nil
-	}
-	e.pos++
-	return e.rows[e.pos-1], nil
 }
 
 func cloneRow(row []types.Datum) []types.Datum {
