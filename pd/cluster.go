@@ -190,22 +190,14 @@ func cloneStore(st *metapb.Store) *metapb.Store {
 	return out
 }
 
-func (c *cluster) getStore(id uint64) *metapb.Store {
+// getStore returns the store and its last heartbeat's stats, or nils.
+func (c *cluster) getStore(id uint64) (*metapb.Store, *pdpb.StoreStats) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if info, ok := c.stores[id]; ok {
-		return info.meta
+		return info.meta, info.stats
 	}
-	return nil
-}
-
-func (c *cluster) storeStats(id uint64) *pdpb.StoreStats {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if info, ok := c.stores[id]; ok {
-		return info.stats
-	}
-	return nil
+	return nil, nil
 }
 
 func (c *cluster) allStores(excludeTombstone bool) []*metapb.Store {
@@ -294,7 +286,7 @@ func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeat
 	case req.GetLeader() == nil:
 		return false, &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid region heartbeat: region %d has no leader", r.Id)}, nil
 	}
-	if c.getStore(req.Leader.StoreId) == nil {
+	if st, _ := c.getStore(req.Leader.StoreId); st == nil {
 		return false, &pdpb.Error{Type: pdpb.ErrorType_UNKNOWN, Message: fmt.Sprintf("invalid store ID %d, not found", req.Leader.StoreId)}, nil
 	}
 	c.mu.Lock()

@@ -146,14 +146,14 @@ func (g *grpcService) GetStore(_ context.Context, req *pdpb.GetStoreRequest) (*p
 	if !g.s.cl.bootstrapped() {
 		return &pdpb.GetStoreResponse{Header: g.errHeader(notBootstrapped())}, nil
 	}
-	st := g.s.cl.getStore(req.GetStoreId())
+	st, stats := g.s.cl.getStore(req.GetStoreId())
 	if st == nil {
 		// client-go reads "invalid store ID" and "not found" as a store
 		// that is gone.
 		return &pdpb.GetStoreResponse{Header: g.errHeader(&pdpb.Error{Type: pdpb.ErrorType_UNKNOWN,
 			Message: fmt.Sprintf("invalid store ID %d, not found", req.GetStoreId())})}, nil
 	}
-	return &pdpb.GetStoreResponse{Header: g.header(), Store: st, Stats: g.s.cl.storeStats(st.Id)}, nil
+	return &pdpb.GetStoreResponse{Header: g.header(), Store: st, Stats: stats}, nil
 }
 
 func (g *grpcService) PutStore(ctx context.Context, req *pdpb.PutStoreRequest) (*pdpb.PutStoreResponse, error) {
