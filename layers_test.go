@@ -31,6 +31,7 @@ var layers = []layer{
 	{"codec", nil},
 	{"types", nil},
 	{"errno", nil},
+	{"scripttest", []string{"errno", "types"}},
 	{"tso", nil},
 	{"kv", nil},
 	{"kv/kvtest", []string{"kv"}},

@@ -15,13 +15,11 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/scripttest"
 	"github.com/basalt-db/basalt/store/local"
-	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/datadriven"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
-	parsertypes "github.com/pingcap/tidb/pkg/parser/types"
 )
 
 // TestDDL runs the scripts in testdata/: schema changes in, the schema
@@ -289,7 +287,7 @@ func writeTable(b *strings.Builder, t *catalog.TableInfo) {
 }
 
 func writeColumn(b *strings.Builder, kind string, c *catalog.ColumnInfo) {
-	fmt.Fprintf(b, "  %s %s id=%d %s", kind, c.Name, c.ID, typeString(c.Type))
+	fmt.Fprintf(b, "  %s %s id=%d %s", kind, c.Name, c.ID, scripttest.Type(c.Type))
 	if c.Type.NotNull() {
 		b.WriteString(" not null")
 	}
@@ -320,38 +318,6 @@ func writeColumn(b *strings.Builder, kind string, c *catalog.ColumnInfo) {
 		fmt.Fprintf(b, " change-from=%d", c.ChangeFrom)
 	}
 	b.WriteString("\n")
-}
-
-// typeString renders a column type from its parts: the parser's name of
-// its type code, (length[,scale]), ENUM and SET members, UNSIGNED, and a
-// string's collation.
-func typeString(ft types.FieldType) string {
-	s := parsertypes.TypeToStr(ft.Tp, ft.Charset)
-	switch {
-	case len(ft.Elems) > 0:
-		s += "(" + strings.Join(quoteAll(ft.Elems), ",") + ")"
-	case ft.Decimal > 0 || ft.Tp == mysql.TypeNewDecimal:
-		s += fmt.Sprintf("(%d,%d)", ft.Flen, ft.Decimal)
-	case ft.Flen > 0:
-		s += fmt.Sprintf("(%d)", ft.Flen)
-	}
-	if ft.Unsigned() {
-		s += " unsigned"
-	}
-	if ft.Collate != "" {
-		s += " " + ft.Collate
-	} else if ft.Charset != "" {
-		s += " " + ft.Charset
-	}
-	return s
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = "'" + strings.ReplaceAll(s, "'", "''") + "'"
-	}
-	return out
 }
 
 // context plans against the newest schema.

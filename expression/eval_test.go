@@ -1,9 +1,7 @@
 package expression_test
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,12 +9,11 @@ import (
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/parserdriver"
+	"github.com/basalt-db/basalt/scripttest"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/datadriven"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/mysql"
-	parsertypes "github.com/pingcap/tidb/pkg/parser/types"
 )
 
 // TestEval runs the scripts in testdata/: SQL expressions in, their value
@@ -98,50 +95,13 @@ func eval(t *testing.T, p *parser.Parser, ctx *expression.Ctx, sql string) strin
 	}
 	e, err := (&expression.Builder{Clause: "field list"}).Build(sel.Fields.Fields[0].Expr)
 	if err != nil {
-		return errString(err)
+		return scripttest.Err(err)
 	}
 	d, err := e.Eval(ctx, nil)
 	if err != nil {
-		return errString(err)
+		return scripttest.Err(err)
 	}
-	return fmt.Sprintf("%s (%s, %s)", valueString(d), d.Kind(), typeString(e.Type()))
-}
-
-func errString(err error) string {
-	var e *errno.Error
-	if errors.As(err, &e) {
-		return e.Error()
-	}
-	return "error: " + err.Error()
-}
-
-func valueString(d types.Datum) string {
-	switch d.Kind() {
-	case types.KindString, types.KindEnum, types.KindSet:
-		return strconv.Quote(d.String())
-	}
-	return d.String()
-}
-
-// typeString renders a field type from its parts: the parser's name of
-// its type code, (length[,scale]), UNSIGNED, and a string's collation.
-func typeString(ft types.FieldType) string {
-	s := parsertypes.TypeToStr(ft.Tp, ft.Charset)
-	switch {
-	case ft.Decimal > 0 || ft.Tp == mysql.TypeNewDecimal:
-		s += fmt.Sprintf("(%d,%d)", ft.Flen, ft.Decimal)
-	case ft.Flen > 0:
-		s += fmt.Sprintf("(%d)", ft.Flen)
-	}
-	if ft.Unsigned() {
-		s += " unsigned"
-	}
-	if ft.Collate != "" {
-		s += " " + ft.Collate
-	} else if ft.Charset != "" {
-		s += " " + ft.Charset
-	}
-	return s
+	return fmt.Sprintf("%s (%s, %s)", scripttest.Value(d), d.Kind(), scripttest.Type(e.Type()))
 }
 
 // session is what the functions that read the session see.

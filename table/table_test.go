@@ -2,7 +2,6 @@ package table_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,10 +10,10 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/ddl"
-	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/parserdriver"
+	"github.com/basalt-db/basalt/scripttest"
 	"github.com/basalt-db/basalt/store/local"
 	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/tablecodec"
@@ -97,7 +96,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		for _, s := range stmts {
 			if err := h.exec(ctx, s, evalCtx(t, td).Mode); err != nil {
-				return errString(err) + "\n"
+				return scripttest.Err(err) + "\n"
 			}
 		}
 		return "ok\n"
@@ -123,7 +122,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		for _, line := range lines(td.Input) {
 			err := h.write(ctx, evalCtx(t, td), tbl, line)
 			if err != nil {
-				fmt.Fprintf(&out, "%s: %s\n", line, errString(err))
+				fmt.Fprintf(&out, "%s: %s\n", line, scripttest.Err(err))
 			} else {
 				fmt.Fprintf(&out, "%s: ok\n", line)
 			}
@@ -156,7 +155,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		var out strings.Builder
 		h.rows(t, table.NewDecoder(tbl, cols, zone), func(hd tablecodec.Handle, row []types.Datum) {
-			fmt.Fprintf(&out, "%s\n", rowString(row))
+			fmt.Fprintf(&out, "%s\n", scripttest.Row(row))
 		})
 		return out.String()
 	}
@@ -262,7 +261,7 @@ func (h *harness) eval(ectx *expression.Ctx, sql string) (types.Datum, error) {
 func (h *harness) dump(t *testing.T, tbl *catalog.TableInfo) string {
 	var out strings.Builder
 	h.rows(t, table.NewDecoder(tbl, nil, nil), func(hd tablecodec.Handle, row []types.Datum) {
-		fmt.Fprintf(&out, "row %s: %s\n", handleString(hd), rowString(row[:len(tbl.Columns)]))
+		fmt.Fprintf(&out, "row %s: %s\n", handleString(hd), scripttest.Row(row[:len(tbl.Columns)]))
 	})
 	for _, ix := range tbl.Indexes {
 		h.scan(t, tablecodec.IndexPrefix(tbl.ID, ix.ID), func(k, v []byte) {
@@ -279,7 +278,7 @@ func (h *harness) dump(t *testing.T, tbl *catalog.TableInfo) string {
 			if !hasHandle {
 				kind = "unique key"
 			}
-			fmt.Fprintf(&out, "index %s %s %s → %s\n", ix.Name, kind, rowString(vals), handleString(hd))
+			fmt.Fprintf(&out, "index %s %s %s → %s\n", ix.Name, kind, scripttest.Row(vals), handleString(hd))
 		})
 	}
 	return out.String()
@@ -396,9 +395,9 @@ func tuples(s string) []string {
 // error.
 func result(v types.Datum, err error, ectx *expression.Ctx) string {
 	if err != nil {
-		return errString(err)
+		return scripttest.Err(err)
 	}
-	s := valueString(v) + " (" + v.Kind().String() + ")"
+	s := scripttest.Value(v) + " (" + v.Kind().String() + ")"
 	for _, w := range ectx.Warnings {
 		level := "warning"
 		if w.Note {
@@ -407,30 +406,6 @@ func result(v types.Datum, err error, ectx *expression.Ctx) string {
 		s += fmt.Sprintf("; %s %d: %s", level, w.Code, w.Msg)
 	}
 	return s
-}
-
-func errString(err error) string {
-	var e *errno.Error
-	if errors.As(err, &e) {
-		return e.Error()
-	}
-	return "error: " + err.Error()
-}
-
-func valueString(d types.Datum) string {
-	switch d.Kind() {
-	case types.KindString, types.KindEnum, types.KindSet:
-		return strconv.Quote(d.String())
-	}
-	return d.String()
-}
-
-func rowString(row []types.Datum) string {
-	parts := make([]string, len(row))
-	for i, d := range row {
-		parts[i] = valueString(d)
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func handleString(h tablecodec.Handle) string {
