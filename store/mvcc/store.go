@@ -51,12 +51,25 @@ type Options struct {
 	// hot chunks in memory, up to that many bytes (see latest.go). It needs
 	// OnePhaseOnly.
 	LatestCacheSize int64
+	// Latches and Waits, if set, are shared with other Stores: a storage
+	// node runs one Store per region, over the region's replicated engine,
+	// and all of them share the node's latches and lock waits, so that a
+	// deadlock across its regions is found and a region that splits keeps
+	// its waiters. Nil: the Store's own.
+	Latches *Latches
+	Waits   *WaitManager
 }
 
 // NewStore returns a Store over eng. Lock wait timeouts are timed by clock.
 func NewStore(eng Engine, clock Clock, opts Options) (*Store, error) {
-	s := &Store{eng: eng, latches: NewLatches(), waits: NewWaitManager(clock),
+	s := &Store{eng: eng, latches: opts.Latches, waits: opts.Waits,
 		Sync: opts.Sync, onePhaseOnly: opts.OnePhaseOnly}
+	if s.latches == nil {
+		s.latches = NewLatches()
+	}
+	if s.waits == nil {
+		s.waits = NewWaitManager(clock)
+	}
 	if opts.LatestCacheSize > 0 {
 		if !opts.OnePhaseOnly {
 			return nil, errors.New("mvcc: the latest-version cache needs a one-phase-only store")
