@@ -1,0 +1,321 @@
+package raftstore
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/eraftpb"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// result is a proposal's outcome, delivered once the apply batch is
+// durable in memory.
+type result struct {
+	id  uint64
+	err error
+}
+
+// handleCommitted applies a Ready's committed entries: one Pebble batch
+// (with the new applied index) per peer, committed under the peer's lock so
+// that a snapshot generated under it sees exactly the applied state.
+func (p *Peer) handleCommitted(rd *raft.Ready) error {
+	if len(rd.CommittedEntries) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed {
+		return nil
+	}
+	wb := p.s.db.NewBatch()
+	defer wb.Close()
+	var results []result
+	var removed, changed bool
+	for i := range rd.CommittedEntries {
+		e := &rd.CommittedEntries[i]
+		if e.Index <= p.applied {
+			continue
+		}
+		p.applied = e.Index
+		switch e.Type {
+		case raftpb.EntryNormal:
+			if len(e.Data) == 0 {
+				continue // a new leader's empty entry
+			}
+			var cmd raft_cmdpb.RaftCmdRequest
+			if err := cmd.Unmarshal(e.Data); err != nil {
+				return fmt.Errorf("raftstore: region %d: bad entry %d: %w", p.region.Id, e.Index, err)
+			}
+			r := result{id: propID(cmd.Header)}
+			switch {
+			case cmd.AdminRequest != nil:
+				var err error
+				r.err, err = p.applyAdmin(wb, &cmd)
+				if err != nil {
+					return err
+				}
+				changed = true
+			default:
+				r.err = p.applyWrite(wb, &cmd)
+			}
+			results = append(results, r)
+		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
+			var cc raftpb.ConfChangeV2
+			if e.Type == raftpb.EntryConfChange {
+				var v1 raftpb.ConfChange
+				if err := v1.Unmarshal(e.Data); err != nil {
+					return err
+				}
+				cc = v1.AsV2()
+			} else if err := cc.Unmarshal(e.Data); err != nil {
+				return err
+			}
+			r, self, err := p.applyConfChange(wb, cc)
+			if err != nil {
+				return err
+			}
+			results = append(results, r)
+			removed = removed || self
+			changed = true
+		}
+	}
+	apply := raft_serverpb.RaftApplyState{AppliedIndex: p.applied}
+	first, _ := p.storage.FirstIndex()
+	apply.TruncatedState = &raft_serverpb.RaftTruncatedState{Index: first - 1}
+	apply.TruncatedState.Term, _ = p.storage.Term(first - 1)
+	if err := wb.Set(applyStateKey(p.region.Id), mustMarshal(&apply), nil); err != nil {
+		return err
+	}
+	if err := wb.Commit(pebble.NoSync); err != nil {
+		return err
+	}
+	if changed {
+		p.publish()
+	}
+	if split := p.splitResult; split != nil {
+		p.splitResult = nil
+		if err := p.s.createSplitPeers(p, split); err != nil {
+			return err
+		}
+	}
+	for _, r := range results {
+		if ch, ok := p.props[r.id]; ok {
+			ch <- r.err
+			delete(p.props, r.id)
+		}
+	}
+	p.advanceApplied()
+	if removed {
+		return p.destroy()
+	}
+	return p.maybeCompactLog()
+}
+
+func propID(h *raft_cmdpb.RaftRequestHeader) uint64 {
+	if len(h.GetUuid()) != 8 {
+		return 0
+	}
+	return beUint64(h.Uuid)
+}
+
+// applyWrite applies a transaction command's write batch, unless the
+// region's key range changed since the leader decided it.
+func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) error {
+	if cmd.Header.GetRegionEpoch().GetVersion() != p.region.GetRegionEpoch().GetVersion() {
+		return &RegionError{Err: &errorpb.Error{Message: "epoch changed while the command was in flight",
+			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
+	}
+	for _, req := range cmd.Requests {
+		var err error
+		switch req.CmdType {
+		case raft_cmdpb.CmdType_Put:
+			err = wb.Set(append([]byte{cfByte(req.Put.Cf)}, req.Put.Key...), req.Put.Value, nil)
+		case raft_cmdpb.CmdType_Delete:
+			err = wb.Delete(append([]byte{cfByte(req.Delete.Cf)}, req.Delete.Key...), nil)
+		case raft_cmdpb.CmdType_DeleteRange:
+			dr := req.DeleteRange
+			lo, hi := dataBounds(cfByte(dr.Cf), dr.StartKey, dr.EndKey)
+			err = wb.DeleteRange(lo, hi, nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyAdmin applies an admin command. It returns the command's outcome
+// for its proposer, and an error only if the store cannot go on.
+func (p *Peer) applyAdmin(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) (outcome, fatal error) {
+	switch {
+	case cmd.AdminRequest.Splits != nil:
+		return p.applySplit(wb, cmd)
+	}
+	return fmt.Errorf("raftstore: unsupported admin command %s", cmd.AdminRequest.CmdType), nil
+}
+
+// applyConfChange applies a change of the region's peers, carried in the
+// entry's context as a RaftCmdRequest with a ChangePeerV2Request. It
+// reports whether this peer was removed.
+func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r result, removedSelf bool, err error) {
+	region := cloneRegion(p.region)
+	if len(cc.Context) > 0 {
+		var cmd raft_cmdpb.RaftCmdRequest
+		if err := cmd.Unmarshal(cc.Context); err != nil {
+			return r, false, err
+		}
+		r.id = propID(cmd.Header)
+		for _, ch := range cmd.AdminRequest.GetChangePeerV2().GetChanges() {
+			peer := ch.Peer
+			i := slices.IndexFunc(region.Peers, func(x *metapb.Peer) bool { return x.Id == peer.Id })
+			switch ch.ChangeType {
+			case eraftpb.ConfChangeType_AddNode:
+				if i >= 0 {
+					region.Peers[i].Role = metapb.PeerRole_Voter
+				} else {
+					region.Peers = append(region.Peers, &metapb.Peer{Id: peer.Id, StoreId: peer.StoreId})
+				}
+			case eraftpb.ConfChangeType_AddLearnerNode:
+				if i >= 0 {
+					region.Peers[i].Role = metapb.PeerRole_Learner
+				} else {
+					region.Peers = append(region.Peers, &metapb.Peer{Id: peer.Id, StoreId: peer.StoreId, Role: metapb.PeerRole_Learner})
+				}
+			case eraftpb.ConfChangeType_RemoveNode:
+				if i >= 0 {
+					region.Peers = slices.Delete(region.Peers, i, i+1)
+				}
+				removedSelf = removedSelf || peer.Id == p.self.Id
+			}
+			region.RegionEpoch.ConfVer++
+		}
+	}
+	p.rn.ApplyConfChange(cc)
+	p.region = region
+	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Normal, Region: region}
+	if err := wb.Set(regionStateKey(region.Id), mustMarshal(&state), nil); err != nil {
+		return r, false, err
+	}
+	p.s.log.Info("changed peers", "region", region.Id, "peers", peersString(region), "conf_ver", region.RegionEpoch.ConfVer)
+	return r, removedSelf, nil
+}
+
+func peersString(r *metapb.Region) string {
+	var b bytes.Buffer
+	for i, pr := range r.Peers {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d@%d", pr.Id, pr.StoreId)
+		if pr.Role == metapb.PeerRole_Learner {
+			b.WriteString("(learner)")
+		}
+	}
+	return b.String()
+}
+
+func cloneRegion(r *metapb.Region) *metapb.Region {
+	c := *r
+	e := *r.RegionEpoch
+	c.RegionEpoch = &e
+	c.Peers = make([]*metapb.Peer, len(r.Peers))
+	for i, pr := range r.Peers {
+		cp := *pr
+		c.Peers[i] = &cp
+	}
+	return &c
+}
+
+// destroy removes a peer that its region dropped: its data range (no
+// other region here can overlap it), its log and state, leaving a
+// tombstone. Call with mu held.
+func (p *Peer) destroy() error {
+	id := p.region.Id
+	wb := p.s.db.NewBatch()
+	defer wb.Close()
+	for _, cf := range dataCFs {
+		lo, hi := dataBounds(cf, p.region.StartKey, p.region.EndKey)
+		if err := wb.DeleteRange(lo, hi, nil); err != nil {
+			return err
+		}
+	}
+	if err := wb.DeleteRange(regionPrefix(id), hardStateKey(id), nil); err != nil {
+		return err
+	}
+	if err := wb.Delete(hardStateKey(id), nil); err != nil {
+		return err
+	}
+	if err := wb.Delete(applyStateKey(id), nil); err != nil {
+		return err
+	}
+	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Tombstone, Region: p.region}
+	if err := wb.Set(regionStateKey(id), mustMarshal(&state), nil); err != nil {
+		return err
+	}
+	if err := wb.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	p.destroyed = true
+	p.serving.Store(false)
+	p.isLeader.Store(false)
+	p.failPending(&RegionError{Err: &errorpb.Error{Message: "region removed from this store",
+		RegionNotFound: &errorpb.RegionNotFound{RegionId: id}}})
+	p.advanceApplied()
+	p.s.mu.Lock()
+	if p.s.peers[id] == p {
+		delete(p.s.peers, id)
+	}
+	p.s.tombstones[id] = p.self.Id
+	p.s.mu.Unlock()
+	p.s.log.Info("removed peer", "region", id, "peer", p.self.Id)
+	return nil
+}
+
+// maybeCompactLog drops applied entries once there are more than the
+// limit, keeping the newer half for followers that lag. Call with mu held.
+func (p *Peer) maybeCompactLog() error {
+	first, _ := p.storage.FirstIndex()
+	limit := p.s.cfg.LogGCCountLimit
+	if p.applied < first || p.applied-first < limit {
+		return nil
+	}
+	to := p.applied - limit/2
+	if err := p.storage.Compact(to); err != nil {
+		return err
+	}
+	return p.s.db.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to), pebble.NoSync)
+}
+
+// generateSnapshot is peerStorage.Snapshot: the region's data at the
+// applied index. Called by raft with mu held.
+func (p *Peer) generateSnapshot() (raftpb.Snapshot, error) {
+	term, err := p.storage.Term(p.applied)
+	if err != nil {
+		return raftpb.Snapshot{}, err
+	}
+	data := raft_serverpb.RaftSnapshotData{Region: p.region}
+	for _, cf := range dataCFs {
+		lo, hi := dataBounds(cf, p.region.StartKey, p.region.EndKey)
+		it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return raftpb.Snapshot{}, err
+		}
+		for it.First(); it.Valid(); it.Next() {
+			data.Data = append(data.Data, &raft_serverpb.KeyValue{Key: slices.Clone(it.Key()), Value: slices.Clone(it.Value())})
+			data.FileSize += uint64(len(it.Key()) + len(it.Value()))
+		}
+		if err := it.Close(); err != nil {
+			return raftpb.Snapshot{}, err
+		}
+	}
+	p.s.log.Info("generated snapshot", "region", p.region.Id, "index", p.applied, "keys", len(data.Data))
+	return raftpb.Snapshot{Data: mustMarshal(&data), Metadata: raftpb.SnapshotMetadata{
+		Index: p.applied, Term: term, ConfState: confStateOf(p.region)}}, nil
+}

@@ -1,0 +1,235 @@
+package raftstore
+
+import (
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// readyPeer is one peer's share of a loop iteration.
+type readyPeer struct {
+	p  *Peer
+	rd raft.Ready
+}
+
+// loop is the store's Ready loop; see the package comment.
+func (s *Store) loop() {
+	defer close(s.stopped)
+	ticker := time.NewTicker(s.cfg.Tick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.stopCh:
+			return
+		case <-ticker.C:
+			for _, p := range s.Peers() {
+				p.mu.Lock()
+				if !p.destroyed {
+					p.rn.Tick()
+				}
+				p.mu.Unlock()
+			}
+		case <-s.wakeCh:
+		}
+		if err := s.handleReady(); err != nil {
+			// Pebble treats a failed write as fatal and panics; any other
+			// error here is a bug that must not pass silently either.
+			panic(err)
+		}
+	}
+}
+
+// handleReady runs one iteration over every peer that has work.
+func (s *Store) handleReady() error {
+	var rps []readyPeer
+	for _, p := range s.Peers() {
+		p.mu.Lock()
+		if !p.destroyed && p.rn.HasReady() {
+			rps = append(rps, readyPeer{p: p, rd: p.rn.Ready()})
+		}
+		p.mu.Unlock()
+	}
+	if len(rps) == 0 {
+		return nil
+	}
+	// 1. Persist every peer's snapshot, entries and hard state: one batch.
+	wb := s.db.NewBatch()
+	defer wb.Close()
+	sync := false
+	for _, rp := range rps {
+		if err := rp.p.persist(wb, &rp.rd); err != nil {
+			return err
+		}
+		sync = sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
+	}
+	opts := pebble.NoSync
+	if sync && s.cfg.SyncLog {
+		opts = pebble.Sync
+	}
+	if !wb.Empty() {
+		if err := wb.Commit(opts); err != nil {
+			return err
+		}
+	}
+	for _, rp := range rps {
+		if err := rp.p.afterPersist(&rp.rd); err != nil {
+			return err
+		}
+	}
+	// 2. Send messages; 3. apply; 4. advance.
+	for _, rp := range rps {
+		s.trans.send(rp.p, rp.rd.Messages)
+	}
+	for _, rp := range rps {
+		if err := rp.p.handleCommitted(&rp.rd); err != nil {
+			return err
+		}
+	}
+	for _, rp := range rps {
+		rp.p.mu.Lock()
+		if !rp.p.destroyed {
+			rp.p.rn.Advance(rp.rd)
+			if rp.p.rn.HasReady() {
+				s.wake()
+			}
+		}
+		rp.p.mu.Unlock()
+	}
+	return nil
+}
+
+// persist adds a Ready's snapshot, entries and hard state to wb.
+func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id := p.region.Id
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := p.persistSnapshot(wb, rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	if n := len(rd.Entries); n > 0 {
+		for i := range rd.Entries {
+			if err := wb.Set(logKey(id, rd.Entries[i].Index), mustMarshal(&rd.Entries[i]), nil); err != nil {
+				return err
+			}
+		}
+		// Entries past the new last one were overwritten by a new leader.
+		if last := rd.Entries[n-1].Index; last < p.lastIndex {
+			if err := wb.DeleteRange(logKey(id, last+1), logKey(id, p.lastIndex+1), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := wb.Set(hardStateKey(id), mustMarshal(&rd.HardState), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// persistSnapshot replaces the region's data and log with a snapshot's.
+func (p *Peer) persistSnapshot(wb *pebble.Batch, snap raftpb.Snapshot) error {
+	var data raft_serverpb.RaftSnapshotData
+	if err := data.Unmarshal(snap.Data); err != nil {
+		return err
+	}
+	region := data.Region
+	for _, cf := range dataCFs {
+		lo, hi := dataBounds(cf, region.StartKey, region.EndKey)
+		if err := wb.DeleteRange(lo, hi, nil); err != nil {
+			return err
+		}
+	}
+	for _, kv := range data.Data {
+		if err := wb.Set(kv.Key, kv.Value, nil); err != nil {
+			return err
+		}
+	}
+	id := region.Id
+	if err := wb.DeleteRange(logKey(id, 0), logKey(id, snap.Metadata.Index+1), nil); err != nil {
+		return err
+	}
+	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Normal, Region: region}
+	apply := raft_serverpb.RaftApplyState{AppliedIndex: snap.Metadata.Index,
+		TruncatedState: &raft_serverpb.RaftTruncatedState{Index: snap.Metadata.Index, Term: snap.Metadata.Term}}
+	if err := wb.Set(regionStateKey(id), mustMarshal(&state), nil); err != nil {
+		return err
+	}
+	return wb.Set(applyStateKey(id), mustMarshal(&apply), nil)
+}
+
+// afterPersist updates the peer's memory once its Ready is durable.
+func (p *Peer) afterPersist(rd *raft.Ready) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		var data raft_serverpb.RaftSnapshotData
+		if err := data.Unmarshal(rd.Snapshot.Data); err != nil {
+			return err
+		}
+		if err := p.storage.ApplySnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+		p.region = data.Region
+		p.initialized = true
+		p.applied = rd.Snapshot.Metadata.Index
+		p.lastIndex = rd.Snapshot.Metadata.Index
+		p.publish()
+		p.advanceApplied()
+		p.s.log.Info("applied snapshot", "region", p.region.Id, "index", rd.Snapshot.Metadata.Index, "keys", len(data.Data))
+	}
+	if err := p.storage.Append(rd.Entries); err != nil {
+		return err
+	}
+	if n := len(rd.Entries); n > 0 {
+		p.lastIndex = rd.Entries[n-1].Index
+	}
+	if !raft.IsEmptyHardState(rd.HardState) {
+		if err := p.storage.SetHardState(rd.HardState); err != nil {
+			return err
+		}
+	}
+	if rd.SoftState != nil {
+		wasLeader := p.isLeader.Load()
+		p.leaderID = rd.SoftState.Lead
+		isLeader := rd.SoftState.RaftState == raft.StateLeader
+		p.isLeader.Store(isLeader)
+		if isLeader && !wasLeader {
+			// The empty entry a new leader appends is the last one now.
+			p.termStart = p.lastIndex
+			p.s.log.Info("became leader", "region", p.region.Id, "term", rd.HardState.Term, "index", p.termStart)
+		}
+		if wasLeader && !isLeader {
+			p.failPending(p.notLeader())
+		}
+	}
+	for _, rs := range rd.ReadStates {
+		if len(rs.RequestCtx) == 8 {
+			id := beUint64(rs.RequestCtx)
+			if ch, ok := p.reads[id]; ok {
+				ch <- rs.Index
+				delete(p.reads, id)
+			}
+		}
+	}
+	return nil
+}
+
+// advanceApplied wakes those waiting for the applied index. Call with mu
+// held.
+func (p *Peer) advanceApplied() {
+	close(p.appliedCh)
+	p.appliedCh = make(chan struct{})
+}
+
+// errStale ends a proposal that was overtaken: its entry was replaced in
+// the log, or the region changed under it.
+func errStale(msg string) *RegionError {
+	return &RegionError{Err: &errorpb.Error{Message: msg, StaleCommand: &errorpb.StaleCommand{}}}
+}

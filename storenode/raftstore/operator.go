@@ -1,0 +1,123 @@
+package raftstore
+
+import (
+	"errors"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/eraftpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/pdpb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
+)
+
+// ChangePeers proposes a change of the region's peers, as PD's
+// change_peer and change_peer_v2 operators ask; one change is a simple
+// configuration change, several enter and (automatically) leave a joint
+// configuration. It returns once proposed; the next heartbeat shows the
+// result.
+func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.isLeader.Load() || p.destroyed {
+		return p.notLeader()
+	}
+	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionId: p.region.Id, Peer: p.self,
+		RegionEpoch: p.region.RegionEpoch},
+		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_ChangePeerV2,
+			ChangePeerV2: &raft_cmdpb.ChangePeerV2Request{Changes: changes}}}
+	cc := raftpb.ConfChangeV2{Context: mustMarshal(cmd)}
+	for _, ch := range changes {
+		if ch.GetPeer() == nil {
+			return errors.New("raftstore: a peer change names no peer")
+		}
+		var t raftpb.ConfChangeType
+		switch ch.ChangeType {
+		case eraftpb.ConfChangeType_AddNode:
+			t = raftpb.ConfChangeAddNode
+		case eraftpb.ConfChangeType_AddLearnerNode:
+			t = raftpb.ConfChangeAddLearnerNode
+		case eraftpb.ConfChangeType_RemoveNode:
+			t = raftpb.ConfChangeRemoveNode
+			if ch.Peer.Id == p.self.Id {
+				// The leader does not remove itself: PD transfers the
+				// leader away first.
+				return errors.New("raftstore: the leader cannot remove itself")
+			}
+		default:
+			return errors.New("raftstore: unknown peer change type")
+		}
+		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: t, NodeID: ch.Peer.Id})
+	}
+	if err := p.rn.ProposeConfChange(cc); err != nil {
+		return err
+	}
+	p.s.wake()
+	return nil
+}
+
+// TransferLeader asks raft to hand the region's leadership to peer to.
+func (p *Peer) TransferLeader(to *metapb.Peer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.isLeader.Load() && !p.destroyed {
+		p.rn.TransferLeader(to.Id)
+	}
+	p.s.wake()
+}
+
+// peerDownDuration: a peer not heard from for this long is reported down
+// to PD (TiKV's max-peer-down-duration).
+const peerDownDuration = 10 * time.Minute
+
+// RegionStats is what a region heartbeat reports of a region this store
+// leads.
+type RegionStats struct {
+	Region  *metapb.Region
+	Leader  *metapb.Peer
+	Term    uint64
+	Pending []*metapb.Peer
+	Down    []*pdpb.PeerStats
+	// ApproximateSize is the region's data size in bytes, as Pebble
+	// estimates it from its files.
+	ApproximateSize uint64
+}
+
+// Stats returns the region's heartbeat, if this peer leads it.
+func (p *Peer) Stats() (RegionStats, bool) {
+	p.mu.Lock()
+	if !p.isLeader.Load() || p.destroyed {
+		p.mu.Unlock()
+		return RegionStats{}, false
+	}
+	st := RegionStats{Region: p.region, Leader: p.self, Term: p.rn.BasicStatus().Term}
+	now := time.Now()
+	p.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if id == p.self.Id {
+			return
+		}
+		peer := findPeer(p.region, id)
+		if peer == nil {
+			return
+		}
+		if pr.State == tracker.StateSnapshot || pr.Match == 0 {
+			st.Pending = append(st.Pending, peer)
+		}
+		if v, ok := p.lastActive.Load(id); ok {
+			if d := now.Sub(time.Unix(0, v.(int64))); d > peerDownDuration {
+				st.Down = append(st.Down, &pdpb.PeerStats{Peer: peer, DownSeconds: uint64(d.Seconds())})
+			}
+		}
+	})
+	region := p.region
+	p.mu.Unlock()
+	for _, cf := range dataCFs {
+		lo, hi := dataBounds(cf, region.StartKey, region.EndKey)
+		if n, err := p.s.db.EstimateDiskUsage(lo, hi); err == nil {
+			st.ApproximateSize += n
+		}
+	}
+	return st, true
+}

@@ -1,0 +1,309 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Peer is this store's replica of one region: a raft.RawNode and the
+// region's metadata. Everything that touches the RawNode holds mu; the
+// store's Ready loop is the only goroutine that persists, applies and
+// advances it.
+type Peer struct {
+	s *Store
+
+	mu      sync.Mutex
+	rn      *raft.RawNode
+	storage *peerStorage
+	region  *metapb.Region // the applied metadata; replaced, never mutated
+	self    *metapb.Peer
+	// initialized: the peer holds the region's data (it was bootstrapped,
+	// split off, or given a snapshot). A peer created by a message from a
+	// new region's leader is not, until its first snapshot.
+	initialized bool
+	applied     uint64
+	lastIndex   uint64 // the last log index persisted
+	// termStart is the index of the first entry of the current term, when
+	// this peer leads: commands must wait until it is applied, so that they
+	// read every write committed by earlier leaders.
+	termStart uint64
+	leaderID  uint64
+	// appliedCh is closed, and replaced, whenever applied advances.
+	appliedCh chan struct{}
+	nextID    uint64
+	props     map[uint64]chan error
+	reads     map[uint64]chan uint64
+	destroyed bool
+	// splitResult: the regions a split applied in this batch created.
+	splitResult []*metapb.Region
+
+	meta     atomic.Pointer[metapb.Region]
+	isLeader atomic.Bool
+	// serving: initialized and not destroyed, readable without mu (the
+	// store's lock is taken before peers' locks are, never after).
+	serving atomic.Bool
+	mvcc    atomic.Pointer[mvcc.Store]
+	// lastActive: when each other peer was last heard from (peer ID →
+	// unix nanos), for the down peers of region heartbeats.
+	lastActive sync.Map
+}
+
+func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bool, hs raftpb.HardState,
+	truncIndex, truncTerm uint64, ents []raftpb.Entry, applied uint64) (*Peer, error) {
+	p := &Peer{s: s, region: region, self: self, initialized: initialized,
+		appliedCh: make(chan struct{}), props: map[uint64]chan error{}, reads: map[uint64]chan uint64{},
+		nextID: uint64(time.Now().UnixNano())}
+	ms := raft.NewMemoryStorage()
+	if truncIndex > 0 {
+		if err := ms.ApplySnapshot(raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
+			Index: truncIndex, Term: truncTerm, ConfState: confStateOf(region)}}); err != nil {
+			return nil, err
+		}
+	}
+	if err := ms.Append(ents); err != nil {
+		return nil, err
+	}
+	if err := ms.SetHardState(hs); err != nil {
+		return nil, err
+	}
+	p.storage = &peerStorage{MemoryStorage: ms, p: p}
+	p.lastIndex, _ = ms.LastIndex()
+	p.applied = applied
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:              self.Id,
+		ElectionTick:    s.cfg.ElectionTicks,
+		HeartbeatTick:   s.cfg.HeartbeatTicks,
+		Storage:         p.storage,
+		Applied:         applied,
+		MaxSizePerMsg:   1 << 20,
+		MaxInflightMsgs: 256,
+		CheckQuorum:     true,
+		PreVote:         true,
+		ReadOnlyOption:  raft.ReadOnlyLeaseBased,
+		Logger:          raftLogger{s.log.With("region", region.Id)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.rn = rn
+	p.publish()
+	return p, nil
+}
+
+// publish makes the applied region visible to request handlers, with an
+// mvcc.Store whose writes carry its epoch. Call with mu held.
+func (p *Peer) publish() {
+	p.meta.Store(p.region)
+	p.serving.Store(p.initialized && !p.destroyed)
+	st, _ := mvcc.NewStore(&regionEngine{p: p, epoch: p.region.RegionEpoch}, mvcc.RealClock{},
+		mvcc.Options{Latches: p.s.latches, Waits: p.s.waits})
+	p.mvcc.Store(st)
+}
+
+// Meta is the region as this peer last applied it.
+func (p *Peer) Meta() *metapb.Region { return p.meta.Load() }
+
+// MVCC runs transaction commands over the region (see storenode.Region).
+func (p *Peer) MVCC() *mvcc.Store { return p.mvcc.Load() }
+
+// IsLeader says whether this peer led the region at its last Ready.
+func (p *Peer) IsLeader() bool { return p.isLeader.Load() }
+
+// leaderPeer returns the leader's metapb.Peer if it is known.
+func (p *Peer) leaderPeer() *metapb.Peer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return findPeer(p.region, p.leaderID)
+}
+
+func findPeer(r *metapb.Region, id uint64) *metapb.Peer {
+	for _, pr := range r.GetPeers() {
+		if pr.Id == id {
+			return pr
+		}
+	}
+	return nil
+}
+
+// notLeader is the region error for a request this peer cannot serve as
+// leader.
+func (p *Peer) notLeader() *RegionError {
+	return NotLeader(p.region.Id, p.leaderPeer())
+}
+
+// waitApplied blocks until index is applied, the context ends, or the peer
+// loses leadership.
+func (p *Peer) waitApplied(ctx context.Context, index uint64) error {
+	for {
+		p.mu.Lock()
+		applied, ch, destroyed := p.applied, p.appliedCh, p.destroyed
+		p.mu.Unlock()
+		if applied >= index {
+			return nil
+		}
+		if destroyed {
+			return &RegionError{Err: &errorpb.Error{Message: "region removed",
+				RegionNotFound: &errorpb.RegionNotFound{RegionId: p.Meta().Id}}}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ReadIndex waits until a read on this peer sees every write committed
+// before the call. Raft answers at once from the leader's lease
+// (ReadOnlyLeaseBased, with CheckQuorum on), once the leader has committed
+// an entry of its own term; the read then waits for that index to apply.
+func (p *Peer) ReadIndex(ctx context.Context) error {
+	ch := make(chan uint64, 1)
+	p.mu.Lock()
+	if !p.isLeader.Load() || p.destroyed {
+		p.mu.Unlock()
+		return p.notLeader()
+	}
+	id := p.nextID
+	p.nextID++
+	p.reads[id] = ch
+	p.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, id))
+	p.mu.Unlock()
+	p.s.wake()
+	t := time.NewTimer(readIndexTimeout)
+	defer t.Stop()
+	select {
+	case index, ok := <-ch:
+		if !ok {
+			return p.notLeader()
+		}
+		return p.waitApplied(ctx, index)
+	case <-t.C:
+		p.mu.Lock()
+		delete(p.reads, id)
+		p.mu.Unlock()
+		return p.notLeader()
+	case <-ctx.Done():
+		p.mu.Lock()
+		delete(p.reads, id)
+		p.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// readIndexTimeout bounds a read's wait for its read index: a leader that
+// cannot get one (it has not committed in its term, or lost its quorum)
+// answers NotLeader, and the client retries elsewhere.
+const readIndexTimeout = 2 * time.Second
+
+// propose proposes cmd and waits for it to be applied. It does not give up
+// while this peer leads: a command holds latches on its keys until its
+// write is applied, and releasing them early, while the write could still
+// apply, would let another command read around it.
+func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest) error {
+	ch := make(chan error, 1)
+	p.mu.Lock()
+	if !p.isLeader.Load() || p.destroyed {
+		p.mu.Unlock()
+		return p.notLeader()
+	}
+	id := p.nextID
+	p.nextID++
+	cmd.Header.Uuid = binary.BigEndian.AppendUint64(nil, id)
+	cmd.Header.RegionId = p.region.Id
+	cmd.Header.Peer = p.self
+	data := mustMarshal(cmd)
+	if err := p.rn.Propose(data); err != nil {
+		p.mu.Unlock()
+		return p.notLeader()
+	}
+	p.props[id] = ch
+	p.mu.Unlock()
+	p.s.wake()
+	return <-ch
+}
+
+// failPending ends every proposal and read waiting on this peer with
+// err, when it stops leading. Call with mu held.
+func (p *Peer) failPending(err error) {
+	for id, ch := range p.props {
+		ch <- err
+		delete(p.props, id)
+	}
+	for id, ch := range p.reads {
+		close(ch)
+		delete(p.reads, id)
+	}
+}
+
+// regionEngine is the mvcc.Engine of one region at one epoch: reads see
+// the store's applied data; a write is proposed to the region's Raft group
+// and returns once applied here, or fails with a *RegionError.
+type regionEngine struct {
+	p     *Peer
+	epoch *metapb.RegionEpoch
+}
+
+func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
+	return e.p.s.eng.Get(cf, key)
+}
+
+func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
+	return e.p.s.eng.NewIter(cf, lower, upper)
+}
+
+// Write replicates b. sync is ignored: a write is durable once its Raft
+// log entry is, which the store syncs when raftstore.sync-log is on.
+func (e *regionEngine) Write(b *mvcc.Batch, _ bool) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: e.epoch},
+		Requests: make([]*raft_cmdpb.Request, 0, b.Len())}
+	for _, ent := range b.Entries {
+		cf := cfName(ent.CF)
+		switch {
+		case ent.End != nil:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_DeleteRange,
+				DeleteRange: &raft_cmdpb.DeleteRangeRequest{Cf: cf, StartKey: ent.Key, EndKey: ent.End}})
+		case ent.Delete:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Delete,
+				Delete: &raft_cmdpb.DeleteRequest{Cf: cf, Key: ent.Key}})
+		default:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Put,
+				Put: &raft_cmdpb.PutRequest{Cf: cf, Key: ent.Key, Value: ent.Value}})
+		}
+	}
+	return e.p.propose(cmd)
+}
+
+// TiKV's names of the column families, as they travel in raft_cmdpb.
+func cfName(cf mvcc.CF) string {
+	switch cf {
+	case mvcc.CFLock:
+		return "lock"
+	case mvcc.CFWrite:
+		return "write"
+	}
+	return "default"
+}
+
+func cfByte(name string) byte {
+	switch name {
+	case "lock":
+		return byte(mvcc.CFLock)
+	case "write":
+		return byte(mvcc.CFWrite)
+	}
+	return byte(mvcc.CFDefault)
+}

@@ -1,0 +1,152 @@
+package raftstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/basalt-db/basalt/codec"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/pdpb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// SplitIDs asks PD for the IDs of count new regions split off region
+// (PD's AskBatchSplit).
+type SplitIDs func(ctx context.Context, region *metapb.Region, count int) ([]*pdpb.SplitID, error)
+
+// Split splits the region p leads at rawKeys (raw user keys, as client-go
+// sends them), asking PD for the new regions' IDs through ask. It returns
+// the regions that result, in key order, once the split is applied here.
+// Keys outside the region or equal to its start are skipped.
+func (p *Peer) Split(ctx context.Context, rawKeys [][]byte, ask SplitIDs) ([]*metapb.Region, error) {
+	region := p.Meta()
+	var keys [][]byte
+	for _, rk := range rawKeys {
+		k := codec.EncodeBytes(nil, rk)
+		if bytes.Compare(k, region.StartKey) <= 0 || (len(region.EndKey) > 0 && bytes.Compare(k, region.EndKey) >= 0) {
+			continue
+		}
+		if n := len(keys); n > 0 && bytes.Compare(keys[n-1], k) >= 0 {
+			if bytes.Equal(keys[n-1], k) {
+				continue
+			}
+			return nil, fmt.Errorf("raftstore: split keys are not in order")
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return []*metapb.Region{region}, nil
+	}
+	ids, err := ask(ctx, region, len(keys))
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != len(keys) {
+		return nil, fmt.Errorf("raftstore: PD gave %d split IDs for %d keys", len(ids), len(keys))
+	}
+	req := &raft_cmdpb.BatchSplitRequest{RightDerive: true}
+	for i, k := range keys {
+		req.Requests = append(req.Requests, &raft_cmdpb.SplitRequest{SplitKey: k,
+			NewRegionId: ids[i].NewRegionId, NewPeerIds: ids[i].NewPeerIds})
+	}
+	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: region.RegionEpoch},
+		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_BatchSplit, Splits: req}}
+	if err := p.propose(cmd); err != nil {
+		return nil, err
+	}
+	out := make([]*metapb.Region, 0, len(keys)+1)
+	for _, sid := range ids {
+		if q := p.s.Peer(sid.NewRegionId); q != nil {
+			out = append(out, q.Meta())
+		}
+	}
+	return append(out, p.Meta()), nil
+}
+
+// applySplit applies a BatchSplit: with right_derive (TiKV's default) the
+// region keeps the rightmost range and each new region takes a range to
+// its left. Every region's version rises by the number of new regions.
+func (p *Peer) applySplit(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) (outcome, fatal error) {
+	req := cmd.AdminRequest.Splits
+	if cmd.Header.GetRegionEpoch().GetVersion() != p.region.RegionEpoch.Version {
+		return &RegionError{Err: &errorpb.Error{Message: "split on a stale epoch",
+			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}, nil
+	}
+	parent := cloneRegion(p.region)
+	parent.RegionEpoch.Version += uint64(len(req.Requests))
+	start := p.region.StartKey
+	var created []*metapb.Region
+	for _, sr := range req.Requests {
+		if len(sr.NewPeerIds) != len(p.region.Peers) {
+			return fmt.Errorf("split names %d peers for %d", len(sr.NewPeerIds), len(p.region.Peers)), nil
+		}
+		nr := &metapb.Region{Id: sr.NewRegionId, StartKey: start, EndKey: sr.SplitKey,
+			RegionEpoch: &metapb.RegionEpoch{ConfVer: parent.RegionEpoch.ConfVer, Version: parent.RegionEpoch.Version}}
+		for i, pr := range p.region.Peers {
+			nr.Peers = append(nr.Peers, &metapb.Peer{Id: sr.NewPeerIds[i], StoreId: pr.StoreId, Role: pr.Role})
+		}
+		created = append(created, nr)
+		start = sr.SplitKey
+	}
+	parent.StartKey = start
+	for _, nr := range created {
+		if p.s.hasInitializedPeer(nr.Id) {
+			continue
+		}
+		if err := writeInitialState(wb, nr); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeRegionState(wb, parent); err != nil {
+		return nil, err
+	}
+	p.region = parent
+	p.splitResult = created
+	p.s.log.Info("split region", "region", parent.Id, "new_regions", len(created), "version", parent.RegionEpoch.Version)
+	return nil, nil
+}
+
+func (s *Store) hasInitializedPeer(id uint64) bool {
+	q := s.Peer(id)
+	return q != nil && q.isInitialized()
+}
+
+// createSplitPeers starts the peers of the regions a split created here.
+// A peer that a new region's leader already created by message, before
+// this store applied the split, is replaced. If parent leads, the new
+// peers campaign at once, as TiKV's do, so that the new regions have
+// leaders without waiting for an election timeout. Called with parent.mu
+// held.
+func (s *Store) createSplitPeers(parent *Peer, regions []*metapb.Region) error {
+	leader := parent.isLeader.Load()
+	for _, r := range regions {
+		if s.hasInitializedPeer(r.Id) {
+			continue
+		}
+		self := findStorePeer(r, s.cfg.StoreID)
+		p, err := s.newPeer(r, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
+			initLogIndex, initLogTerm, nil, initLogIndex)
+		if err != nil {
+			return err
+		}
+		if leader {
+			_ = p.rn.Campaign()
+		}
+		s.mu.Lock()
+		old := s.peers[r.Id]
+		s.peers[r.Id] = p
+		s.mu.Unlock()
+		if old != nil {
+			old.mu.Lock()
+			old.destroyed = true
+			old.failPending(errStale("replaced by the split that created its region"))
+			old.mu.Unlock()
+		}
+	}
+	s.wake()
+	return nil
+}

@@ -1,0 +1,100 @@
+package raftstore
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Step delivers a Raft message from another store. Messages for a region
+// this store does not hold create its peer, uninitialized, when they come
+// from a leader (a new replica gets its data by snapshot), unless the
+// peer was removed here or another region here still covers the range (a
+// split this store has yet to apply will create it).
+func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
+	to, from := msg.GetToPeer(), msg.GetFromPeer()
+	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil {
+		return
+	}
+	m := fromEraft(msg.Message)
+	p := s.Peer(msg.RegionId)
+	if p == nil {
+		var ok bool
+		if p, ok = s.maybeCreatePeer(msg, m); !ok {
+			return
+		}
+	}
+	p.lastActive.Store(from.Id, time.Now().UnixNano())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed || p.self.Id != to.Id {
+		return
+	}
+	if m.Type == raftpb.MsgSnap && !s.snapshotFits(p, m.Snapshot) {
+		return
+	}
+	if err := p.rn.Step(m); err != nil {
+		return
+	}
+	s.wake()
+}
+
+func (s *Store) maybeCreatePeer(msg *raft_serverpb.RaftMessage, m raftpb.Message) (*Peer, bool) {
+	switch m.Type {
+	case raftpb.MsgApp, raftpb.MsgHeartbeat, raftpb.MsgSnap:
+	default:
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.peers[msg.RegionId]; p != nil {
+		return p, true
+	}
+	if id, ok := s.tombstones[msg.RegionId]; ok && id >= msg.ToPeer.Id {
+		return nil, false
+	}
+	for _, q := range s.peers {
+		r := q.Meta()
+		if q.isInitialized() && overlaps(r.StartKey, r.EndKey, msg.StartKey, msg.EndKey) {
+			return nil, false
+		}
+	}
+	region := &metapb.Region{Id: msg.RegionId, RegionEpoch: &metapb.RegionEpoch{},
+		Peers: []*metapb.Peer{msg.ToPeer}}
+	p, err := s.newPeer(region, msg.ToPeer, false, raftpb.HardState{}, 0, 0, nil, 0)
+	if err != nil {
+		s.log.Warn("cannot create peer", "region", msg.RegionId, "err", err)
+		return nil, false
+	}
+	s.peers[msg.RegionId] = p
+	s.log.Info("created peer by message", "region", msg.RegionId, "peer", msg.ToPeer.Id)
+	return p, true
+}
+
+// snapshotFits says whether a snapshot's region may be installed on p:
+// its range must not overlap another initialized region here.
+func (s *Store) snapshotFits(p *Peer, snap *raftpb.Snapshot) bool {
+	var data raft_serverpb.RaftSnapshotData
+	if snap == nil || data.Unmarshal(snap.Data) != nil || data.Region == nil {
+		return false
+	}
+	for _, q := range s.Peers() {
+		if q == p {
+			continue
+		}
+		r := q.Meta()
+		if q.isInitialized() && overlaps(r.StartKey, r.EndKey, data.Region.StartKey, data.Region.EndKey) {
+			return false
+		}
+	}
+	return true
+}
+
+// overlaps says whether [s1, e1) and [s2, e2) share a key; an empty end
+// is +inf.
+func overlaps(s1, e1, s2, e2 []byte) bool {
+	return (len(e2) == 0 || bytes.Compare(s1, e2) < 0) && (len(e1) == 0 || bytes.Compare(s2, e1) < 0)
+}

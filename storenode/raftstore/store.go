@@ -1,0 +1,297 @@
+// Package raftstore is the replication layer of a storage node: one Raft
+// group (go.etcd.io/raft/v3) per region, all of a store's regions driven
+// by one Ready loop over one Pebble database.
+//
+// Each loop iteration collects the Ready of every region that has one,
+// writes all their log entries and hard states in one Pebble batch (synced
+// when raftstore.sync-log is on: group commit across regions), sends their
+// messages, applies their committed entries, and advances them.
+//
+// Commands are raft_cmdpb.RaftCmdRequests, as in TiKV: a transaction
+// command's write batch (decided on the leader by store/mvcc, so that
+// followers apply bytes), or an admin command (split). Configuration
+// changes travel as raft's ConfChangeV2 with a ChangePeerV2Request in
+// their context. Snapshots carry the region's data in a
+// raft_serverpb.RaftSnapshotData.
+package raftstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/basalt-db/basalt/store/mvcc"
+	storepebble "github.com/basalt-db/basalt/store/pebble"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// Config configures a Store.
+type Config struct {
+	StoreID uint64
+	Engine  *storepebble.Engine
+	// SyncLog fsyncs each Ready batch of log entries before their
+	// messages go out and their commands apply.
+	SyncLog bool
+	// Tick is Raft's base tick; a leader heartbeats every HeartbeatTicks
+	// and a follower campaigns after ElectionTicks without one.
+	Tick           time.Duration
+	HeartbeatTicks int
+	ElectionTicks  int
+	// LogGCCountLimit: a peer compacts its log once it holds more applied
+	// entries than this, keeping the newer half for slow followers.
+	LogGCCountLimit uint64
+	// Resolve returns the gRPC address of a store.
+	Resolve func(ctx context.Context, storeID uint64) (string, error)
+	Logger  *slog.Logger
+}
+
+// Store is one storage node's replicas.
+type Store struct {
+	cfg     Config
+	log     *slog.Logger
+	eng     *storepebble.Engine
+	db      *pebble.DB
+	latches *mvcc.Latches
+	waits   *mvcc.WaitManager
+	trans   *transport
+
+	mu    sync.RWMutex
+	peers map[uint64]*Peer // by region ID
+	// tombstones: regions whose peer here was removed, and that peer's ID;
+	// messages to it, or to an older peer, are dropped.
+	tombstones map[uint64]uint64
+
+	wakeCh  chan struct{}
+	stopCh  chan struct{}
+	stopped chan struct{}
+}
+
+// ErrStopped is returned for work given to a stopped store.
+var ErrStopped = errors.New("raftstore: store is stopped")
+
+// NewStore opens the replicas persisted in cfg.Engine.
+func NewStore(cfg Config) (*Store, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{cfg: cfg, log: cfg.Logger, eng: cfg.Engine, db: cfg.Engine.DB(),
+		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}),
+		peers: map[uint64]*Peer{}, tombstones: map[uint64]uint64{},
+		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{})}
+	s.trans = newTransport(s)
+	pps, err := loadPeers(s.db)
+	if err != nil {
+		return nil, err
+	}
+	for _, pp := range pps {
+		region := pp.state.Region
+		self := findStorePeer(region, cfg.StoreID)
+		if self == nil {
+			return nil, fmt.Errorf("raftstore: region %d has no peer on store %d", region.Id, cfg.StoreID)
+		}
+		initialized := pp.state.State == raft_serverpb.PeerState_Normal
+		tr := pp.apply.GetTruncatedState()
+		p, err := s.newPeer(region, self, initialized, pp.hard, tr.GetIndex(), tr.GetTerm(), pp.ents, pp.apply.AppliedIndex)
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: region %d: %w", region.Id, err)
+		}
+		s.peers[region.Id] = p
+	}
+	if err := s.loadTombstones(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) loadTombstones() error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{raftPrefix}, UpperBound: []byte{raftPrefix + 1}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != 10 || k[9] != regionSuffix {
+			continue
+		}
+		var st raft_serverpb.RegionLocalState
+		if err := st.Unmarshal(it.Value()); err != nil {
+			return err
+		}
+		if st.State == raft_serverpb.PeerState_Tombstone {
+			if p := findStorePeer(st.Region, s.cfg.StoreID); p != nil {
+				s.tombstones[st.Region.Id] = p.Id
+			}
+		}
+	}
+	return nil
+}
+
+func findStorePeer(r *metapb.Region, storeID uint64) *metapb.Peer {
+	for _, p := range r.GetPeers() {
+		if p.StoreId == storeID {
+			return p
+		}
+	}
+	return nil
+}
+
+// IsEmpty says whether the store holds no region (a new store, which may
+// bootstrap the cluster).
+func (s *Store) IsEmpty() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.peers) == 0 && len(s.tombstones) == 0
+}
+
+// Bootstrap creates the cluster's first region on this store, with one
+// peer here. Call it before Start, on an empty store.
+func (s *Store) Bootstrap(region *metapb.Region) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := writeInitialState(b, region); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return err
+	}
+	self := findStorePeer(region, s.cfg.StoreID)
+	p, err := s.newPeer(region, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
+		initLogIndex, initLogTerm, nil, initLogIndex)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.peers[region.Id] = p
+	s.mu.Unlock()
+	return nil
+}
+
+// Start runs the Ready loop and the ticker.
+func (s *Store) Start() {
+	// A region with a single voter elects itself at once rather than
+	// after an election timeout.
+	for _, p := range s.Peers() {
+		p.mu.Lock()
+		if cs := confStateOf(p.region); len(cs.Voters) == 1 && cs.Voters[0] == p.self.Id {
+			_ = p.rn.Campaign()
+		}
+		p.mu.Unlock()
+	}
+	go s.loop()
+}
+
+// Stop stops the loops and the transport. Proposals still waiting fail.
+func (s *Store) Stop() {
+	select {
+	case <-s.stopCh:
+		return
+	default:
+	}
+	close(s.stopCh)
+	<-s.stopped
+	s.trans.close()
+	for _, p := range s.Peers() {
+		p.mu.Lock()
+		p.failPending(&RegionError{Err: &errorpb.Error{Message: "store is stopping", StoreNotMatch: nil,
+			ServerIsBusy: &errorpb.ServerIsBusy{Reason: "store is stopping"}}})
+		p.mu.Unlock()
+	}
+}
+
+// Peers returns the store's peers, in region ID order.
+func (s *Store) Peers() []*Peer {
+	s.mu.RLock()
+	ps := make([]*Peer, 0, len(s.peers))
+	for _, p := range s.peers {
+		ps = append(ps, p)
+	}
+	s.mu.RUnlock()
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Meta().Id < ps[j].Meta().Id })
+	return ps
+}
+
+// Peer returns the store's peer of region id, or nil.
+func (s *Store) Peer(id uint64) *Peer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.peers[id]
+}
+
+// wake makes the Ready loop run soon.
+func (s *Store) wake() {
+	select {
+	case s.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// Leader checks a request's context against the region it names (see
+// storenode.Regions) and returns the peer that leads it here.
+func (s *Store) Leader(ctx *kvrpcpb.Context) (*Peer, *errorpb.Error) {
+	id := ctx.GetRegionId()
+	p := s.Peer(id)
+	if p == nil || !p.isInitialized() {
+		return nil, &errorpb.Error{Message: fmt.Sprintf("region %d is not found", id),
+			RegionNotFound: &errorpb.RegionNotFound{RegionId: id}}
+	}
+	if sid := ctx.GetPeer().GetStoreId(); sid != 0 && sid != s.cfg.StoreID {
+		return nil, &errorpb.Error{Message: "store not match",
+			StoreNotMatch: &errorpb.StoreNotMatch{RequestStoreId: sid, ActualStoreId: s.cfg.StoreID}}
+	}
+	if !p.IsLeader() {
+		return nil, p.notLeader().Err
+	}
+	region := p.Meta()
+	// Data commands are checked against the region's version, as TiKV
+	// checks them: a configuration change does not move any key.
+	if ctx.GetRegionEpoch().GetVersion() != region.GetRegionEpoch().GetVersion() {
+		return nil, &errorpb.Error{Message: fmt.Sprintf("epoch not match for region %d", id),
+			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: s.ledRegionsAround(region)}}
+	}
+	// A new leader serves commands only once it has applied everything
+	// committed before its term.
+	p.mu.Lock()
+	termStart := p.termStart
+	p.mu.Unlock()
+	wctx, cancel := context.WithTimeout(context.Background(), readIndexTimeout)
+	defer cancel()
+	if err := p.waitApplied(wctx, termStart); err != nil {
+		var re *RegionError
+		if errors.As(err, &re) {
+			return nil, re.Err
+		}
+		return nil, &errorpb.Error{Message: "leader is not ready",
+			ServerIsBusy: &errorpb.ServerIsBusy{Reason: "leader has not applied its log yet"}}
+	}
+	return p, nil
+}
+
+// ledRegionsAround returns region and the regions next to it that this
+// store leads, for EpochNotMatch: the client trusts them, with this store
+// as their leader.
+func (s *Store) ledRegionsAround(region *metapb.Region) []*metapb.Region {
+	out := []*metapb.Region{region}
+	for _, p := range s.Peers() {
+		r := p.Meta()
+		if r.Id == region.Id || !p.IsLeader() || !p.isInitialized() {
+			continue
+		}
+		if bytes.Equal(r.StartKey, region.EndKey) || bytes.Equal(r.EndKey, region.StartKey) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (p *Peer) isInitialized() bool { return p.serving.Load() }
