@@ -2,34 +2,336 @@ package storenode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	storepebble "github.com/basalt-db/basalt/store/pebble"
+	"github.com/basalt-db/basalt/storenode/raftstore"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 )
+
+// StoreVersion is the version the store registers with PD: that of the
+// TiKV release whose API it serves. PD and tools compare it as semver.
+const StoreVersion = "8.5.0"
 
 // Node is a running storage node.
 type Node struct {
-	cfg  Config
-	log  *slog.Logger
-	done chan struct{}
-	err  error
+	cfg     Config
+	log     *slog.Logger
+	eng     *storepebble.Engine
+	pd      *pdClient
+	rs      *raftstore.Store
+	storeID uint64
+	grpc    *grpc.Server
+	status  *http.Server
+	started time.Time
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	done     chan struct{}
+	err      error
 }
 
 // Start opens the data directory, joins the cluster through PD (registering
 // the store, bootstrapping the cluster's first region if it is new), and
 // starts serving on cfg.Server.Addr (gRPC) and cfg.Server.StatusAddr
 // (HTTP: /metrics, /status).
-func Start(cfg Config, log *slog.Logger) (*Node, error) {
-	return nil, errors.New("storenode: not built yet")
+func Start(cfg Config, log *slog.Logger) (n *Node, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n = &Node{cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	defer func() {
+		if err != nil {
+			n.closeAll()
+		}
+	}()
+	dir := filepath.Join(cfg.Storage.DataDir, "db")
+	if err := os.MkdirAll(cfg.Storage.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	cache := int64(cfg.Storage.BlockCache.Capacity)
+	if cache == 0 {
+		cache = int64(cfg.RocksDB.DefaultCF.BlockCacheSize)
+	}
+	if n.eng, err = storepebble.Open(dir, storepebble.Options{BlockCacheSize: cache}); err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	n.pd = newPDClient(cfg.PDURLs())
+	sctx, scancel := context.WithTimeout(ctx, 30*time.Second)
+	defer scancel()
+	if err := n.pd.connect(sctx); err != nil {
+		return nil, err
+	}
+	if n.storeID, err = n.loadIdent(sctx); err != nil {
+		return nil, err
+	}
+	n.rs, err = raftstore.NewStore(raftstore.Config{StoreID: n.storeID, Engine: n.eng, SyncLog: cfg.Raft.SyncLog,
+		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
+		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, Resolve: n.resolve, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := n.bootstrap(sctx); err != nil {
+		return nil, err
+	}
+	lis, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return nil, err
+	}
+	n.grpc = grpc.NewServer(
+		grpc.MaxRecvMsgSize(1<<30), grpc.MaxSendMsgSize(1<<30),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))
+	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: NewService(n.storeID, regionsOf{n}), rs: n.rs})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(n.grpc, hs)
+	n.rs.Start()
+	go func() { _ = n.grpc.Serve(lis) }()
+	if err := n.startStatus(); err != nil {
+		return nil, err
+	}
+	store := &metapb.Store{Id: n.storeID, Address: cfg.AdvertiseAddr(), PeerAddress: cfg.AdvertiseAddr(),
+		StatusAddress: cfg.Server.StatusAddr, Version: StoreVersion, StartTimestamp: n.started.Unix(),
+		DeployPath: cfg.Storage.DataDir, State: metapb.StoreState_Up, NodeState: metapb.NodeState_Serving}
+	if err := n.pd.putStore(sctx, store); err != nil {
+		return nil, fmt.Errorf("registering store %d with PD: %w", n.storeID, err)
+	}
+	n.wg.Add(2)
+	go n.storeHeartbeats(ctx)
+	go n.regionHeartbeats(ctx)
+	log.Info("store started", "store", n.storeID, "addr", cfg.AdvertiseAddr(), "cluster", n.pd.ClusterID(),
+		"regions", len(n.rs.Peers()))
+	return n, nil
 }
 
-// Stop shuts the node down gracefully: it stops accepting requests,
-// transfers the leaders it holds to other stores, flushes and closes.
-func (n *Node) Stop(ctx context.Context) error { return nil }
+// loadIdent returns the store's ID, asking PD for one on first start.
+func (n *Node) loadIdent(ctx context.Context) (uint64, error) {
+	db := n.eng.DB()
+	var ident raft_serverpb.StoreIdent
+	v, closer, err := db.Get([]byte("mident"))
+	switch {
+	case err == nil:
+		err = ident.Unmarshal(v)
+		closer.Close()
+		if err != nil {
+			return 0, fmt.Errorf("bad store identity: %w", err)
+		}
+		if ident.ClusterId != n.pd.ClusterID() {
+			return 0, fmt.Errorf("this data directory belongs to cluster %d, not %d", ident.ClusterId, n.pd.ClusterID())
+		}
+		return ident.StoreId, nil
+	case !errors.Is(err, pebble.ErrNotFound):
+		return 0, err
+	}
+	id, err := n.pd.allocID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ident = raft_serverpb.StoreIdent{ClusterId: n.pd.ClusterID(), StoreId: id}
+	b, _ := ident.Marshal()
+	if err := db.Set([]byte("mident"), b, pebble.Sync); err != nil {
+		return 0, err
+	}
+	n.log.Info("new store", "store", id, "cluster", ident.ClusterId)
+	return id, nil
+}
 
-// Done is closed when the node has stopped, after Stop or on a fatal error
-// (Err says which).
+// bootstrap creates the cluster's first region when the cluster is new:
+// the region is written here first, then offered to PD, as TiKV does, so
+// that a crash in between leaves the region to offer again. If another
+// store bootstrapped first, the region written here is dropped.
+func (n *Node) bootstrap(ctx context.Context) error {
+	done, err := n.pd.isBootstrapped(ctx)
+	if err != nil || done && n.rs.IsEmpty() {
+		return err
+	}
+	var region *metapb.Region
+	if ps := n.rs.Peers(); len(ps) == 1 && !done {
+		region = ps[0].Meta() // an earlier attempt's
+	} else if len(ps) > 0 {
+		return nil
+	} else {
+		regionID, err := n.pd.allocID(ctx)
+		if err != nil {
+			return err
+		}
+		peerID, err := n.pd.allocID(ctx)
+		if err != nil {
+			return err
+		}
+		region = &metapb.Region{Id: regionID, RegionEpoch: &metapb.RegionEpoch{ConfVer: 1, Version: 1},
+			Peers: []*metapb.Peer{{Id: peerID, StoreId: n.storeID}}}
+		if err := n.rs.Bootstrap(region); err != nil {
+			return err
+		}
+	}
+	store := &metapb.Store{Id: n.storeID, Address: n.cfg.AdvertiseAddr(), Version: StoreVersion}
+	err = n.pd.bootstrap(ctx, store, region)
+	var pe errPD
+	if errors.As(err, &pe) && pe.e.Type.String() == "ALREADY_BOOTSTRAPPED" {
+		if r, _ := n.pd.getRegionByID(ctx, region.Id); r == nil {
+			n.log.Info("another store bootstrapped the cluster", "dropped_region", region.Id)
+			return n.rs.DropBootstrap(region.Id)
+		}
+		return nil
+	}
+	if err == nil {
+		n.log.Info("bootstrapped the cluster", "region", region.Id)
+	}
+	return err
+}
+
+// resolve is the raftstore's address book: PD's.
+func (n *Node) resolve(ctx context.Context, storeID uint64) (string, error) {
+	st, err := n.pd.getStore(ctx, storeID)
+	if err != nil {
+		return "", err
+	}
+	if st.GetState() == metapb.StoreState_Tombstone {
+		return "", fmt.Errorf("store %d is a tombstone", storeID)
+	}
+	if st.PeerAddress != "" {
+		return st.PeerAddress, nil
+	}
+	return st.Address, nil
+}
+
+func (n *Node) startStatus() error {
+	if n.cfg.Server.StatusAddr == "" {
+		return nil
+	}
+	lis, err := net.Listen("tcp", n.cfg.Server.StatusAddr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		leaders := 0
+		ps := n.rs.Peers()
+		for _, p := range ps {
+			if p.IsLeader() {
+				leaders++
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"store_id": n.storeID, "version": StoreVersion,
+			"address": n.cfg.AdvertiseAddr(), "start_timestamp": n.started.Unix(),
+			"region_count": len(ps), "leader_count": leaders})
+	})
+	n.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = n.status.Serve(lis) }()
+	return nil
+}
+
+// StoreID is the store's ID in the cluster.
+func (n *Node) StoreID() uint64 { return n.storeID }
+
+// Stop shuts the node down gracefully: it transfers the leaders it holds
+// to other stores, stops serving, flushes and closes.
+func (n *Node) Stop(ctx context.Context) error {
+	n.stopOnce.Do(func() {
+		n.transferLeadersAway(ctx)
+		n.closeAll()
+		close(n.done)
+	})
+	return nil
+}
+
+// transferLeadersAway hands each region this store leads to another
+// voter, and waits (within ctx) until it leads none that has one.
+func (n *Node) transferLeadersAway(ctx context.Context) {
+	for {
+		pending := 0
+		for _, p := range n.rs.Peers() {
+			if !p.IsLeader() {
+				continue
+			}
+			r := p.Meta()
+			for _, pr := range r.Peers {
+				if pr.StoreId != n.storeID && pr.Role != metapb.PeerRole_Learner {
+					p.TransferLeader(pr)
+					pending++
+					break
+				}
+			}
+		}
+		if pending == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			n.log.Warn("stopping with leaders not transferred", "regions", pending)
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (n *Node) closeAll() {
+	n.cancel()
+	if n.status != nil {
+		_ = n.status.Close()
+	}
+	if n.grpc != nil {
+		stopped := make(chan struct{})
+		go func() { n.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(3 * time.Second):
+			n.grpc.Stop()
+		}
+	}
+	n.wg.Wait()
+	if n.rs != nil {
+		n.rs.Stop()
+	}
+	if n.eng != nil {
+		_ = n.eng.DB().Flush()
+		_ = n.eng.Close()
+	}
+	if n.pd != nil {
+		n.pd.close()
+	}
+}
+
+// Done is closed when the node has stopped.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Err is why the node stopped on its own, once Done is closed; nil after
 // Stop.
 func (n *Node) Err() error { return n.err }
+
+// diskStats returns the capacity and free space of the data directory's
+// file system.
+func diskStats(dir string) (capacity, available uint64) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0
+	}
+	return st.Blocks * uint64(st.Bsize), st.Bavail * uint64(st.Bsize)
+}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/metapb"
@@ -18,15 +18,15 @@ import (
 // (PD's AskBatchSplit).
 type SplitIDs func(ctx context.Context, region *metapb.Region, count int) ([]*pdpb.SplitID, error)
 
-// Split splits the region p leads at rawKeys (raw user keys, as client-go
-// sends them), asking PD for the new regions' IDs through ask. It returns
-// the regions that result, in key order, once the split is applied here.
-// Keys outside the region or equal to its start are skipped.
-func (p *Peer) Split(ctx context.Context, rawKeys [][]byte, ask SplitIDs) ([]*metapb.Region, error) {
+// Split splits the region p leads at keys (encoded as region boundaries
+// are: codec.EncodeBytes of the user key), asking PD for the new regions'
+// IDs through ask. It returns the regions that result, in key order, once
+// the split is applied here. Keys outside the region, or equal to its
+// start, are skipped.
+func (p *Peer) Split(ctx context.Context, splitKeys [][]byte, ask SplitIDs) ([]*metapb.Region, error) {
 	region := p.Meta()
 	var keys [][]byte
-	for _, rk := range rawKeys {
-		k := codec.EncodeBytes(nil, rk)
+	for _, k := range splitKeys {
 		if bytes.Compare(k, region.StartKey) <= 0 || (len(region.EndKey) > 0 && bytes.Compare(k, region.EndKey) >= 0) {
 			continue
 		}
@@ -149,4 +149,44 @@ func (s *Store) createSplitPeers(parent *Peer, regions []*metapb.Region) error {
 	}
 	s.wake()
 	return nil
+}
+
+// MiddleKey returns the encoded user key in the middle of the region's
+// data, counted in the write column family, for a split by size (PD's
+// APPROXIMATE and SCAN policies); nil if the region has fewer than two
+// keys.
+func (p *Peer) MiddleKey() []byte {
+	r := p.Meta()
+	lo, hi := dataBounds(byte(mvcc.CFWrite), r.StartKey, r.EndKey)
+	count := func(stopAt int) (int, []byte) {
+		it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		if err != nil {
+			return 0, nil
+		}
+		defer it.Close()
+		n := 0
+		var prev []byte
+		for it.First(); it.Valid(); it.Next() {
+			k := it.Key()[1:]
+			if len(k) < 8 {
+				continue
+			}
+			user := k[:len(k)-8]
+			if prev != nil && bytes.Equal(prev, user) {
+				continue
+			}
+			prev = append(prev[:0], user...)
+			if n == stopAt {
+				return n, prev
+			}
+			n++
+		}
+		return n, nil
+	}
+	total, _ := count(-1)
+	if total < 2 {
+		return nil
+	}
+	_, mid := count(total / 2)
+	return mid
 }

@@ -295,3 +295,17 @@ func (s *Store) ledRegionsAround(region *metapb.Region) []*metapb.Region {
 }
 
 func (p *Peer) isInitialized() bool { return p.serving.Load() }
+
+// DropBootstrap removes a region this store wrote for bootstrapping, when
+// another store bootstrapped the cluster first. Call it before Start.
+func (s *Store) DropBootstrap(regionID uint64) error {
+	s.mu.Lock()
+	delete(s.peers, regionID)
+	s.mu.Unlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(regionPrefix(regionID), regionPrefix(regionID+1), nil); err != nil {
+		return err
+	}
+	return b.Commit(pebble.Sync)
+}
