@@ -86,6 +86,9 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 			changed = true
 		}
 	}
+	if err := p.maybeCompactLog(wb); err != nil {
+		return err
+	}
 	apply := raft_serverpb.RaftApplyState{AppliedIndex: p.applied}
 	first, _ := p.storage.FirstIndex()
 	apply.TruncatedState = &raft_serverpb.RaftTruncatedState{Index: first - 1}
@@ -115,7 +118,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if removed {
 		return p.destroy()
 	}
-	return p.maybeCompactLog()
+	return nil
 }
 
 func propID(h *raft_cmdpb.RaftRequestHeader) uint64 {
@@ -279,8 +282,10 @@ func (p *Peer) destroy() error {
 }
 
 // maybeCompactLog drops applied entries once there are more than the
-// limit, keeping the newer half for followers that lag. Call with mu held.
-func (p *Peer) maybeCompactLog() error {
+// limit, keeping the newer half for followers that lag: from memory now,
+// and from Pebble in wb, which also records the new truncated state. Call
+// with mu held.
+func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 	first, _ := p.storage.FirstIndex()
 	limit := p.s.cfg.LogGCCountLimit
 	if p.applied < first || p.applied-first < limit {
@@ -290,7 +295,7 @@ func (p *Peer) maybeCompactLog() error {
 	if err := p.storage.Compact(to); err != nil {
 		return err
 	}
-	return p.s.db.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to), pebble.NoSync)
+	return wb.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to+1), nil)
 }
 
 // generateSnapshot is peerStorage.Snapshot: the region's data at the

@@ -182,6 +182,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		p.lastIndex = rd.Snapshot.Metadata.Index
 		p.publish()
 		p.advanceApplied()
+		p.s.SnapshotsApplied.Add(1)
 		p.s.log.Info("applied snapshot", "region", p.region.Id, "index", rd.Snapshot.Metadata.Index, "keys", len(data.Data))
 	}
 	if err := p.storage.Append(rd.Entries); err != nil {
@@ -203,10 +204,10 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		if isLeader && !wasLeader {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
-			p.s.log.Info("became leader", "region", p.region.Id, "term", rd.HardState.Term, "index", p.termStart)
+			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {
-			p.failPending(p.notLeader())
+			p.failPending(p.notLeaderLocked())
 		}
 	}
 	for _, rs := range rd.ReadStates {

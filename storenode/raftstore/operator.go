@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"time"
 
@@ -16,22 +17,42 @@ import (
 // ChangePeers proposes a change of the region's peers, as PD's
 // change_peer and change_peer_v2 operators ask; one change is a simple
 // configuration change, several enter and (automatically) leave a joint
-// configuration. It returns once proposed; the next heartbeat shows the
-// result.
+// configuration. It returns once the change is applied here, or fails if
+// raft refused it (another change is still in flight) or it did not apply
+// within confChangeTimeout.
 func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
+	ch, err := p.proposeConfChange(changes)
+	if err != nil {
+		return err
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(confChangeTimeout):
+		return errors.New("raftstore: the peer change did not apply in time (raft may have dropped it)")
+	}
+}
+
+// confChangeTimeout bounds ChangePeers' wait. Raft drops a change proposed
+// while another is unapplied; PD asks again.
+const confChangeTimeout = 5 * time.Second
+
+func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan error, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.isLeader.Load() || p.destroyed {
-		return p.notLeader()
+		return nil, p.notLeaderLocked()
 	}
+	id := p.nextID
+	p.nextID++
 	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionId: p.region.Id, Peer: p.self,
-		RegionEpoch: p.region.RegionEpoch},
+		RegionEpoch: p.region.RegionEpoch, Uuid: binary.BigEndian.AppendUint64(nil, id)},
 		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_ChangePeerV2,
 			ChangePeerV2: &raft_cmdpb.ChangePeerV2Request{Changes: changes}}}
 	cc := raftpb.ConfChangeV2{Context: mustMarshal(cmd)}
 	for _, ch := range changes {
 		if ch.GetPeer() == nil {
-			return errors.New("raftstore: a peer change names no peer")
+			return nil, errors.New("raftstore: a peer change names no peer")
 		}
 		var t raftpb.ConfChangeType
 		switch ch.ChangeType {
@@ -44,18 +65,20 @@ func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
 			if ch.Peer.Id == p.self.Id {
 				// The leader does not remove itself: PD transfers the
 				// leader away first.
-				return errors.New("raftstore: the leader cannot remove itself")
+				return nil, errors.New("raftstore: the leader cannot remove itself")
 			}
 		default:
-			return errors.New("raftstore: unknown peer change type")
+			return nil, errors.New("raftstore: unknown peer change type")
 		}
 		cc.Changes = append(cc.Changes, raftpb.ConfChangeSingle{Type: t, NodeID: ch.Peer.Id})
 	}
 	if err := p.rn.ProposeConfChange(cc); err != nil {
-		return err
+		return nil, err
 	}
+	done := make(chan error, 1)
+	p.props[id] = done
 	p.s.wake()
-	return nil
+	return done, nil
 }
 
 // TransferLeader asks raft to hand the region's leadership to peer to.

@@ -119,13 +119,6 @@ func (p *Peer) MVCC() *mvcc.Store { return p.mvcc.Load() }
 // IsLeader says whether this peer led the region at its last Ready.
 func (p *Peer) IsLeader() bool { return p.isLeader.Load() }
 
-// leaderPeer returns the leader's metapb.Peer if it is known.
-func (p *Peer) leaderPeer() *metapb.Peer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return findPeer(p.region, p.leaderID)
-}
-
 func findPeer(r *metapb.Region, id uint64) *metapb.Peer {
 	for _, pr := range r.GetPeers() {
 		if pr.Id == id {
@@ -138,7 +131,14 @@ func findPeer(r *metapb.Region, id uint64) *metapb.Peer {
 // notLeader is the region error for a request this peer cannot serve as
 // leader.
 func (p *Peer) notLeader() *RegionError {
-	return NotLeader(p.region.Id, p.leaderPeer())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.notLeaderLocked()
+}
+
+// notLeaderLocked is notLeader for a caller holding mu.
+func (p *Peer) notLeaderLocked() *RegionError {
+	return NotLeader(p.region.Id, findPeer(p.region, p.leaderID))
 }
 
 // waitApplied blocks until index is applied, the context ends, or the peer

@@ -20,6 +20,7 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 		return
 	}
 	m := fromEraft(msg.Message)
+	s.notePeer(from)
 	p := s.Peer(msg.RegionId)
 	if p == nil {
 		var ok bool
@@ -97,4 +98,19 @@ func (s *Store) snapshotFits(p *Peer, snap *raftpb.Snapshot) bool {
 // is +inf.
 func overlaps(s1, e1, s2, e2 []byte) bool {
 	return (len(e2) == 0 || bytes.Compare(s1, e2) < 0) && (len(e1) == 0 || bytes.Compare(s2, e1) < 0)
+}
+
+// notePeer remembers where a peer lives, for answering it.
+func (s *Store) notePeer(p *metapb.Peer) {
+	if _, ok := s.peerCache.Load(p.Id); !ok {
+		s.peerCache.Store(p.Id, p)
+	}
+}
+
+// knownPeer returns a peer learned from a message, or nil.
+func (s *Store) knownPeer(id uint64) *metapb.Peer {
+	if v, ok := s.peerCache.Load(id); ok {
+		return v.(*metapb.Peer)
+	}
+	return nil
 }

@@ -35,6 +35,10 @@ type peerStorage struct {
 // not replay the configuration changes below it.
 func (s *peerStorage) InitialState() (raftpb.HardState, raftpb.ConfState, error) {
 	hs, _, err := s.MemoryStorage.InitialState()
+	if !s.p.initialized {
+		// A peer waiting for its first snapshot knows no configuration.
+		return hs, raftpb.ConfState{}, err
+	}
 	return hs, confStateOf(s.p.region), err
 }
 

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/store/mvcc"
@@ -70,6 +71,12 @@ type Store struct {
 	// tombstones: regions whose peer here was removed, and that peer's ID;
 	// messages to it, or to an older peer, are dropped.
 	tombstones map[uint64]uint64
+	// peerCache: peer ID → *metapb.Peer, for every peer a message came
+	// from.
+	peerCache sync.Map
+
+	// SnapshotsApplied counts the snapshots this store's peers installed.
+	SnapshotsApplied atomic.Int64
 
 	wakeCh  chan struct{}
 	stopCh  chan struct{}

@@ -52,7 +52,11 @@ func (t *transport) send(p *Peer, msgs []raftpb.Message) {
 		m := &msgs[i]
 		to := findPeer(region, m.To)
 		if to == nil {
-			continue
+			// A peer that has yet to learn its region knows its leader
+			// only from the messages it got.
+			if to = t.s.knownPeer(m.To); to == nil {
+				continue
+			}
 		}
 		rm := &raft_serverpb.RaftMessage{RegionId: region.Id, FromPeer: self, ToPeer: to,
 			RegionEpoch: region.RegionEpoch, StartKey: region.StartKey, EndKey: region.EndKey, Message: toEraft(m)}

@@ -1,0 +1,405 @@
+package raftstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"net"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/store/mvcc"
+	storepebble "github.com/basalt-db/basalt/store/pebble"
+	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/eraftpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/pdpb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"google.golang.org/grpc"
+)
+
+// The scripts in testdata/ drive a few stores in this process, each with
+// its own Pebble directory and a gRPC server on a loopback port, exchanging
+// Raft messages over real BatchRaft streams. Commands:
+//
+//	start ids=1,2,3            start (or restart) stores
+//	stop id=2                  stop a store, keeping its data
+//	bootstrap store=1          the first region, on one store
+//	change-peer region=R store=S type=learner|voter|remove
+//	put region=R k=v ...       a write, proposed on the region's leader
+//	split region=R key=K       split at user key K
+//	transfer-leader region=R store=S
+//	wait                       until every region's replicas applied alike
+//	leader region=R            the store that leads the region
+//	show                       every store's regions and their data
+//	snapshots-applied store=S  how many snapshots the store installed
+
+type raftCluster struct {
+	t      *testing.T
+	dir    string
+	ids    uint64 // the last ID handed out
+	stores map[uint64]*testStore
+	addrs  map[uint64]string
+}
+
+type testStore struct {
+	id  uint64
+	eng *storepebble.Engine
+	rs  *Store
+	srv *grpc.Server
+}
+
+type raftOnly struct {
+	tikvpb.UnimplementedTikvServer
+	rs *Store
+}
+
+func (r *raftOnly) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
+	for {
+		b, err := stream.Recv()
+		if err == io.EOF {
+			return stream.SendAndClose(&raft_serverpb.Done{})
+		}
+		if err != nil {
+			return err
+		}
+		for _, m := range b.Msgs {
+			r.rs.Step(m)
+		}
+	}
+}
+
+func TestRaftstore(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		c := &raftCluster{t: t, dir: t.TempDir(), ids: 100, stores: map[uint64]*testStore{}, addrs: map[uint64]string{}}
+		defer c.stopAll()
+		datadriven.RunTest(t, path, c.run)
+	})
+}
+
+// testLogger logs to stderr when RAFTSTORE_LOG is set (to a slog level).
+func testLogger(store uint64) *slog.Logger {
+	var level slog.Level
+	if v := os.Getenv("RAFTSTORE_LOG"); v == "" || level.UnmarshalText([]byte(v)) != nil {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("store", store)
+}
+
+func (c *raftCluster) newID() uint64 { c.ids++; return c.ids }
+
+func (c *raftCluster) start(id uint64) {
+	eng, err := storepebble.Open(filepath.Join(c.dir, strconv.FormatUint(id, 10)), storepebble.Options{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
+		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, Logger: testLogger(id),
+		Resolve: func(_ context.Context, sid uint64) (string, error) {
+			if a, ok := c.addrs[sid]; ok {
+				return a, nil
+			}
+			return "", fmt.Errorf("no store %d", sid)
+		}})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	addr := c.addrs[id]
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.addrs[id] = lis.Addr().String()
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(1 << 30))
+	tikvpb.RegisterTikvServer(srv, &raftOnly{rs: rs})
+	go func() { _ = srv.Serve(lis) }()
+	c.stores[id] = &testStore{id: id, eng: eng, rs: rs, srv: srv}
+	rs.Start()
+}
+
+func (c *raftCluster) stop(id uint64) {
+	s := c.stores[id]
+	s.srv.Stop()
+	s.rs.Stop()
+	if err := s.eng.Close(); err != nil {
+		c.t.Fatal(err)
+	}
+	delete(c.stores, id)
+}
+
+func (c *raftCluster) stopAll() {
+	for id := range c.stores {
+		c.stop(id)
+	}
+}
+
+// leader returns the peer leading region id, waiting for one.
+func (c *raftCluster) leader(id uint64) *Peer {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range c.stores {
+			if p := s.rs.Peer(id); p != nil && p.IsLeader() && p.isInitialized() {
+				return p
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatalf("region %d has no leader", id)
+	return nil
+}
+
+func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
+	arg := func(key string) uint64 {
+		var v uint64
+		td.ScanArgs(t, key, &v)
+		return v
+	}
+	switch td.Cmd {
+	case "start":
+		var ids string
+		td.ScanArgs(t, "ids", &ids)
+		for _, s := range strings.Split(ids, ",") {
+			id, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.start(id)
+		}
+		return ""
+	case "stop":
+		c.stop(arg("id"))
+		return ""
+	case "bootstrap":
+		sid := arg("store")
+		region := &metapb.Region{Id: c.newID(), RegionEpoch: &metapb.RegionEpoch{ConfVer: 1, Version: 1},
+			Peers: []*metapb.Peer{{Id: c.newID(), StoreId: sid}}}
+		s := c.stores[sid]
+		s.rs.Stop()
+		if err := s.rs.Bootstrap(region); err != nil {
+			t.Fatal(err)
+		}
+		c.stop(sid)
+		c.start(sid)
+		return fmt.Sprintf("region %d", region.Id)
+	case "change-peer":
+		p := c.leader(arg("region"))
+		sid := arg("store")
+		var typ string
+		td.ScanArgs(t, "type", &typ)
+		existing := findStorePeer(p.Meta(), sid)
+		ch := &raft_cmdpb.ChangePeerRequest{}
+		switch typ {
+		case "learner":
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddLearnerNode, &metapb.Peer{Id: c.newID(), StoreId: sid, Role: metapb.PeerRole_Learner}
+		case "voter":
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddNode, existing
+			if existing == nil {
+				ch.Peer = &metapb.Peer{Id: c.newID(), StoreId: sid}
+			}
+		case "remove":
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
+		}
+		if err := p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch}); err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	case "put":
+		p := c.leader(arg("region"))
+		var b mvcc.Batch
+		for _, a := range td.CmdArgs {
+			if a.Key == "region" {
+				continue
+			}
+			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(a.Key)), []byte(a.Vals[0]))
+		}
+		if err := p.MVCC().Engine().Write(&b, true); err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	case "split":
+		p := c.leader(arg("region"))
+		var key string
+		td.ScanArgs(t, "key", &key)
+		ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
+			var ids []*pdpb.SplitID
+			for range n {
+				id := &pdpb.SplitID{NewRegionId: c.newID()}
+				for range r.Peers {
+					id.NewPeerIds = append(id.NewPeerIds, c.newID())
+				}
+				ids = append(ids, id)
+			}
+			return ids, nil
+		}
+		regions, err := p.Split(context.Background(), [][]byte{codec.EncodeBytes(nil, []byte(key))}, ask)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		var out []string
+		for _, r := range regions {
+			out = append(out, regionString(r))
+		}
+		return strings.Join(out, "\n")
+	case "transfer-leader":
+		id, sid := arg("region"), arg("store")
+		p := c.leader(id)
+		p.TransferLeader(findStorePeer(p.Meta(), sid))
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if q := c.stores[sid].rs.Peer(id); q != nil && q.IsLeader() {
+				return ""
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return "error: leadership did not move"
+	case "leader":
+		p := c.leader(arg("region"))
+		return fmt.Sprintf("store %d", p.self.StoreId)
+	case "wait":
+		if err := c.waitReplicated(); err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	case "show":
+		return c.show()
+	case "snapshots-applied":
+		return strconv.FormatInt(c.stores[arg("store")].rs.SnapshotsApplied.Load(), 10)
+	}
+	t.Fatalf("unknown command %q", td.Cmd)
+	return ""
+}
+
+// waitReplicated waits until, for every region, each live store named in
+// the leader's peer list holds an initialized peer at the leader's applied
+// index, and no live store holds a peer the region no longer has.
+func (c *raftCluster) waitReplicated() error {
+	deadline := time.Now().Add(15 * time.Second)
+	var why string
+	for time.Now().Before(deadline) {
+		why = c.unreplicated()
+		if why == "" {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("not replicated: %s", why)
+}
+
+func (c *raftCluster) unreplicated() string {
+	regions := map[uint64]bool{}
+	for _, s := range c.stores {
+		for _, p := range s.rs.Peers() {
+			regions[p.Meta().Id] = true
+		}
+	}
+	for id := range regions {
+		var leader *Peer
+		for _, s := range c.stores {
+			if p := s.rs.Peer(id); p != nil && p.IsLeader() {
+				leader = p
+			}
+		}
+		if leader == nil {
+			return fmt.Sprintf("region %d has no leader", id)
+		}
+		leader.mu.Lock()
+		applied, region := leader.applied, leader.region
+		leader.mu.Unlock()
+		for sid, s := range c.stores {
+			p := s.rs.Peer(id)
+			want := findStorePeer(region, sid)
+			switch {
+			case want == nil && p != nil && p.isInitialized():
+				return fmt.Sprintf("store %d still has region %d", sid, id)
+			case want == nil:
+			case p == nil || !p.isInitialized():
+				return fmt.Sprintf("store %d has no replica of region %d", sid, id)
+			default:
+				p.mu.Lock()
+				a := p.applied
+				p.mu.Unlock()
+				if a != applied {
+					return fmt.Sprintf("store %d applied region %d to %d, leader to %d", sid, id, a, applied)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func regionString(r *metapb.Region) string {
+	key := func(k []byte) string {
+		if len(k) == 0 {
+			return ""
+		}
+		_, raw, err := codec.DecodeBytes(k, nil)
+		if err != nil {
+			return fmt.Sprintf("%x", k)
+		}
+		return string(raw)
+	}
+	return fmt.Sprintf("region %d [%s, %s) conf_ver %d version %d peers %s", r.Id, key(r.StartKey), key(r.EndKey),
+		r.RegionEpoch.ConfVer, r.RegionEpoch.Version, peersString(r))
+}
+
+func (c *raftCluster) show() string {
+	var ids []uint64
+	for id := range c.stores {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		s := c.stores[id]
+		fmt.Fprintf(&b, "store %d:\n", id)
+		held := 0
+		for _, p := range s.rs.Peers() {
+			if !p.isInitialized() {
+				continue
+			}
+			r := p.Meta()
+			data := c.data(s, r)
+			held += len(data)
+			fmt.Fprintf(&b, "  %s\n", regionString(r))
+			fmt.Fprintf(&b, "    data: %s\n", strings.Join(data, " "))
+		}
+		if all := len(c.data(s, &metapb.Region{})); all != held {
+			fmt.Fprintf(&b, "  %d keys outside its regions\n", all-held)
+		}
+	}
+	return b.String()
+}
+
+// data lists the region's keys and values in the default column family.
+func (c *raftCluster) data(s *testStore, r *metapb.Region) []string {
+	lo, hi := dataBounds('d', r.StartKey, r.EndKey)
+	it, err := s.eng.DB().NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer it.Close()
+	var out []string
+	for it.First(); it.Valid(); it.Next() {
+		_, k, err := codec.DecodeBytes(it.Key()[1:], nil)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s=%s", k, it.Value()))
+	}
+	sort.Strings(out)
+	return out
+}
