@@ -52,7 +52,7 @@ func decode(name string, data []byte) (*Config, *source, error) {
 	cfg := Default()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(cfg)
 	if err != nil {
-		return nil, nil, decodeError(name, err)
+		return nil, nil, DecodeError(name, err)
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
 		return nil, nil, unknownKeys(name, data, keys)
@@ -64,8 +64,10 @@ func decode(name string, data []byte) (*Config, *source, error) {
 // as a string where an integer belongs.
 var typeErrorRE = regexp.MustCompile(`^toml: line (\d+) \(last key "(.*?)"\): (.*)$`)
 
-// decodeError rewrites a decoding error as "file:line: key: message".
-func decodeError(name string, err error) error {
+// DecodeError rewrites an error of BurntSushi/toml's decoder, of the file
+// name, as "file:line: key: message". The storage node's configuration
+// (storenode.LoadConfig) writes its errors so too.
+func DecodeError(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		if pe.LastKey != "" {

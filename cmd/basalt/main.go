@@ -6,6 +6,7 @@
 //	basalt version             print the version
 //	basalt bench run|report    the Sysbench test plan and its report
 //	basalt pd [flags]          a placement driver member (cluster mode)
+//	basalt store [flags]       a storage node (cluster mode; in progress)
 //	basalt ctl store|region|member
 //	                           the cluster as tables, from PD's HTTP API
 //
@@ -15,6 +16,7 @@
 // engine.go creates the SQL engine; status.go serves the status port;
 // version.go says what was built; bench.go is the bench command (package
 // bench does the work); pd.go is the pd command (package pd does the
+// work); store.go is the store command (package storenode does the
 // work); ctl.go is the ctl command.
 package main
 
@@ -40,6 +42,7 @@ var commands = map[string]command{
 	"version": versionMain,
 	"bench":   benchMain,
 	"pd":      pdMain,
+	"store":   storeMain,
 	"ctl":     ctlMain,
 }
 
@@ -68,4 +71,37 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		return 2, false
 	}
 	return 0, true
+}
+
+// fileFlags are a command's flags that override its --config file: each
+// is parsed into a value of its own, and set on the configuration only if
+// it was given on the command line, once the file has been read (apply).
+type fileFlags struct {
+	fs  *flag.FlagSet
+	set map[string]func(string)
+}
+
+func newFileFlags(fs *flag.FlagSet) *fileFlags {
+	return &fileFlags{fs: fs, set: map[string]func(string){}}
+}
+
+// String defines a flag that sets field; its default is field's value.
+func (f *fileFlags) String(name string, field *string, usage string) {
+	f.Func(name, *field, usage, func(v string) { *field = v })
+}
+
+// Func defines a flag whose default, as -h shows it, is value; if the
+// flag is given, apply passes its value to set.
+func (f *fileFlags) Func(name, value, usage string, set func(string)) {
+	f.fs.String(name, value, usage)
+	f.set[name] = set
+}
+
+// apply sets the flags given on the command line.
+func (f *fileFlags) apply() {
+	f.fs.Visit(func(fl *flag.Flag) {
+		if set, ok := f.set[fl.Name]; ok {
+			set(fl.Value.String())
+		}
+	})
 }

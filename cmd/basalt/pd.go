@@ -22,28 +22,17 @@ func pdMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var file string
 	fs.StringVar(&file, "config", "", "TOML config file ([schedule], [replication]); flags override it")
-	// The string flags, each bound to its field of cfg. They are parsed
-	// into values of their own and copied over the file's settings only
-	// when given on the command line.
-	bound := []struct {
-		name, usage string
-		field       *string
-		value       *string
-	}{
-		{name: "name", field: &cfg.Name, usage: "this member's name, unique in the cluster"},
-		{name: "data-dir", field: &cfg.DataDir, usage: "data directory (default default.{name})"},
-		{name: "client-urls", field: &cfg.ClientURLs, usage: "URLs to serve clients on (pdpb, etcd, HTTP)"},
-		{name: "peer-urls", field: &cfg.PeerURLs, usage: "URLs to serve other members on"},
-		{name: "advertise-client-urls", field: &cfg.AdvertiseClientURLs, usage: "client URLs others dial (default --client-urls)"},
-		{name: "advertise-peer-urls", field: &cfg.AdvertisePeerURLs, usage: "peer URLs others dial (default --peer-urls)"},
-		{name: "initial-cluster", field: &cfg.InitialCluster, usage: "the members of a new cluster: name=peer-url,... (default this one alone)"},
-		{name: "join", field: &cfg.Join, usage: "client URLs of a running cluster to join"},
-		{name: "log-file", field: &cfg.LogFile, usage: "log to this file (default stderr)"},
-		{name: "log-level", field: &cfg.LogLevel, usage: "debug, info, warn, error or fatal"},
-	}
-	for i := range bound {
-		bound[i].value = fs.String(bound[i].name, *bound[i].field, bound[i].usage)
-	}
+	flags := newFileFlags(fs)
+	flags.String("name", &cfg.Name, "this member's name, unique in the cluster")
+	flags.String("data-dir", &cfg.DataDir, "data directory (default default.{name})")
+	flags.String("client-urls", &cfg.ClientURLs, "URLs to serve clients on (pdpb, etcd, HTTP)")
+	flags.String("peer-urls", &cfg.PeerURLs, "URLs to serve other members on")
+	flags.String("advertise-client-urls", &cfg.AdvertiseClientURLs, "client URLs others dial (default --client-urls)")
+	flags.String("advertise-peer-urls", &cfg.AdvertisePeerURLs, "peer URLs others dial (default --peer-urls)")
+	flags.String("initial-cluster", &cfg.InitialCluster, "the members of a new cluster: name=peer-url,... (default this one alone)")
+	flags.String("join", &cfg.Join, "client URLs of a running cluster to join")
+	flags.String("log-file", &cfg.LogFile, "log to this file (default stderr)")
+	flags.String("log-level", &cfg.LogLevel, "debug, info, warn, error or fatal")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: basalt pd [flags]   run a placement driver member\n\n")
 		fs.PrintDefaults()
@@ -63,29 +52,17 @@ func pdMain(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	// Flags given on the command line override the file.
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, b := range bound {
-		if given[b.name] {
-			*b.field = *b.value
-		}
-	}
+	flags.apply() // over the file
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "basalt pd: invalid configuration: %v\n", err)
 		return 2
 	}
-	var w io.Writer = stderr
-	if cfg.LogFile != "" {
-		f, err := os.OpenFile(cfg.LogFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "basalt pd: log-file: %v\n", err)
-			return 1
-		}
-		defer f.Close()
-		w = f
+	logger, closeLog, err := openLog(cfg.LogFile, slogLevel(cfg.LogLevel), stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt pd: %v\n", err)
+		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	defer closeLog()
 	for _, warn := range warnings {
 		logger.Warn(warn)
 	}

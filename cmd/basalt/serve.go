@@ -51,7 +51,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg, err := flags.Load()
 	if err != nil {
-		printError(stderr, err)
+		printError(stderr, "basalt", err)
 		return 2
 	}
 	if check {
@@ -70,9 +70,9 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 // serve runs the server configured by cfg until a signal arrives on sigs,
 // then shuts it down; a second signal exits at once.
 func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, newEngine engineFunc) int {
-	logger, closeLog, err := openLog(cfg.Log, stderr)
+	logger, closeLog, err := openLog(cfg.Log.File, cfg.Log.SlogLevel(), stderr)
 	if err != nil {
-		printError(stderr, err)
+		printError(stderr, "basalt", err)
 		return 1
 	}
 	defer closeLog()
@@ -81,7 +81,7 @@ func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, 
 		if cfg.Log.File != "" {
 			logger.Error(msg, "err", err)
 		}
-		printError(stderr, err)
+		printError(stderr, "basalt", err)
 	}
 	if cfg.Performance.MaxProcs > 0 {
 		runtime.GOMAXPROCS(cfg.Performance.MaxProcs)
@@ -117,9 +117,10 @@ func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, 
 	return status
 }
 
-// printError prints err as "basalt: ..." lines, one per line of err.
-func printError(w io.Writer, err error) {
-	fmt.Fprintf(w, "basalt: %s\n", strings.ReplaceAll(err.Error(), "\n", "\nbasalt: "))
+// printError prints err as "prog: ..." lines, one per line of err; prog
+// is the command ("basalt", "basalt store").
+func printError(w io.Writer, prog string, err error) {
+	fmt.Fprintf(w, "%s: %s\n", prog, strings.ReplaceAll(err.Error(), "\n", "\n"+prog+": "))
 }
 
 // printReady tells the user how to connect.
@@ -159,18 +160,19 @@ func hostPort(a net.Addr) (string, string) {
 	return h, p
 }
 
-// openLog returns the logger cfg describes and a function that closes its
-// file, if it has one.
-func openLog(cfg config.Log, stderr io.Writer) (*slog.Logger, func(), error) {
+// openLog returns the process's logger, which writes from level up to
+// file (appending), or to stderr if file is empty, and a function that
+// closes the file. The server, pd and store commands log through it.
+func openLog(file string, level slog.Level, stderr io.Writer) (*slog.Logger, func(), error) {
 	w, closeFn := stderr, func() {}
-	if cfg.File != "" {
-		f, err := os.OpenFile(cfg.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if file != "" {
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, nil, fmt.Errorf("log file: %w", err)
 		}
 		w, closeFn = f, func() { f.Close() }
 	}
-	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(logger)
 	return logger, closeFn, nil
 }
