@@ -54,7 +54,7 @@ type Node struct {
 // the store, bootstrapping the cluster's first region if it is new), and
 // starts serving on cfg.Server.Addr (gRPC) and cfg.Server.StatusAddr
 // (HTTP: /metrics, /status).
-func Start(cfg Config, log *slog.Logger) (n *Node, err error) {
+func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -62,7 +62,7 @@ func Start(cfg Config, log *slog.Logger) (n *Node, err error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n = &Node{cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	n := &Node{cfg: cfg, log: log, cancel: cancel, done: make(chan struct{}), started: time.Now()}
 	defer func() {
 		if err != nil {
 			n.closeAll()

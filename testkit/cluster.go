@@ -1,0 +1,226 @@
+package testkit
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cluster is a Basalt cluster of processes on loopback ports, started by
+// a test from the built binary: one PD (`basalt pd`) and storage nodes
+// (`basalt store`), each with its own data directory under the test's
+// temporary directory. Processes are killed when the test ends.
+type Cluster struct {
+	t   testing.TB
+	bin string
+	dir string
+	// PD is PD's client address, host:port.
+	PD string
+	// StoreConfig is the TOML every store starts with (may be empty).
+	StoreConfig string
+
+	mu     sync.Mutex
+	procs  map[string]*proc
+	stores []string // store names, "store1"...
+	ports  map[string][2]int
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	log  *lockedWriter
+	done chan struct{}
+}
+
+// StartCluster starts PD and n stores, each store with storeConfig as its
+// config file, and waits until PD answers and every store serves.
+func StartCluster(t testing.TB, n int, storeConfig string) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: BuildBasalt(t), dir: t.TempDir(), StoreConfig: storeConfig,
+		procs: map[string]*proc{}, ports: map[string][2]int{}}
+	t.Cleanup(c.killAll)
+	ports := freePorts(t, 2)
+	c.PD = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	c.start("pd", "pd", "--name", "pd1", "--data-dir", filepath.Join(c.dir, "pd"),
+		"--client-urls", "http://"+c.PD, "--peer-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		"--log-level", "warn")
+	c.waitHTTP("pd", "http://"+c.PD+"/pd/api/v1/health")
+	for range n {
+		c.AddStore()
+	}
+	return c
+}
+
+// AddStore starts one more store and returns its name.
+func (c *Cluster) AddStore() string {
+	c.t.Helper()
+	c.mu.Lock()
+	name := fmt.Sprintf("store%d", len(c.stores)+1)
+	c.stores = append(c.stores, name)
+	c.mu.Unlock()
+	ports := freePorts(c.t, 2)
+	c.mu.Lock()
+	c.ports[name] = [2]int{ports[0], ports[1]}
+	c.mu.Unlock()
+	c.StartStore(name)
+	return name
+}
+
+// StoreAddr is a store's gRPC address.
+func (c *Cluster) StoreAddr(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("127.0.0.1:%d", c.ports[name][0])
+}
+
+// StatusAddr is a store's HTTP status address.
+func (c *Cluster) StatusAddr(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("127.0.0.1:%d", c.ports[name][1])
+}
+
+// StartStore (re)starts a store on its ports and data directory, and
+// waits until it serves its status page.
+func (c *Cluster) StartStore(name string) {
+	c.t.Helper()
+	dir := filepath.Join(c.dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "store.toml")
+	if err := os.WriteFile(cfg, []byte(c.StoreConfig), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	c.start(name, "store", "--pd", c.PD, "--addr", c.StoreAddr(name), "--status-addr", c.StatusAddr(name),
+		"--data-dir", dir, "--config", cfg, "--log-level", "warn")
+	c.waitHTTP(name, "http://"+c.StatusAddr(name)+"/status")
+}
+
+// Kill kills a process with SIGKILL (kill -9) and waits for it to end.
+func (c *Cluster) Kill(name string) {
+	c.signal(name, syscall.SIGKILL)
+}
+
+// Stop stops a process with SIGTERM and waits for it to end.
+func (c *Cluster) Stop(name string) {
+	c.signal(name, syscall.SIGTERM)
+}
+
+func (c *Cluster) signal(name string, sig syscall.Signal) {
+	c.mu.Lock()
+	p := c.procs[name]
+	delete(c.procs, name)
+	c.mu.Unlock()
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		c.t.Errorf("testkit: %s did not end within 60s of %v", name, sig)
+	}
+}
+
+// Log returns what a process has written so far.
+func (c *Cluster) Log(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.procs[name]; p != nil {
+		return p.log.String()
+	}
+	return ""
+}
+
+// Logs returns every running process's output, for a failing test.
+func (c *Cluster) Logs() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for name, p := range c.procs {
+		fmt.Fprintf(&b, "--- %s\n%s", name, p.log.String())
+	}
+	return b.String()
+}
+
+func (c *Cluster) start(name string, args ...string) {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	log := &lockedWriter{w: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("testkit: starting %s: %v", name, err)
+	}
+	p := &proc{cmd: cmd, log: log, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	c.mu.Lock()
+	c.procs[name] = p
+	c.mu.Unlock()
+}
+
+func (c *Cluster) waitHTTP(name, url string) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		c.mu.Lock()
+		p := c.procs[name]
+		c.mu.Unlock()
+		select {
+		case <-p.done:
+			c.t.Fatalf("testkit: %s exited at start:\n%s", name, p.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("testkit: %s does not answer %s:\n%s", name, url, p.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) killAll() {
+	c.mu.Lock()
+	names := make([]string, 0, len(c.procs))
+	for n := range c.procs {
+		names = append(names, n)
+	}
+	c.mu.Unlock()
+	for _, n := range names {
+		c.Kill(n)
+	}
+}
+
+// lockedWriter lets a process's stdout and stderr share a buffer that the
+// test reads while the process runs.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
