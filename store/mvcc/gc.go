@@ -24,8 +24,21 @@ const gcBatchSize = 1024
 // below safePoint, so it may run concurrently with commits, which write
 // versions above it, as long as no transaction reads below safePoint.
 func GC(r Reader, safePoint uint64, flush func(*Batch) error) (GCStats, error) {
+	return GCRange(r, nil, nil, safePoint, flush)
+}
+
+// GCRange is GC over the keys in [start, end) (nil bounds are open): a
+// storage node collects each region's range on its own.
+func GCRange(r Reader, start, end []byte, safePoint uint64, flush func(*Batch) error) (GCStats, error) {
 	var st GCStats
-	it, err := r.NewIter(CFWrite, nil, nil)
+	var lo, hi []byte
+	if start != nil {
+		lo = encodeKey(start)
+	}
+	if end != nil {
+		hi = encodeKey(end)
+	}
+	it, err := r.NewIter(CFWrite, lo, hi)
 	if err != nil {
 		return st, err
 	}

@@ -3,6 +3,7 @@ package mvcc
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/basalt-db/basalt/codec"
 )
@@ -67,9 +68,11 @@ type Lock struct {
 	ShortValue    []byte
 }
 
-// Info describes the lock for errors and lock resolution.
+// Info describes the lock for errors and lock resolution. It does not
+// share memory with l, which may point into an engine iterator's.
 func (l *Lock) Info(key []byte) LockInfo {
-	return LockInfo{Key: key, Primary: l.Primary, StartTS: l.StartTS, TTL: l.TTL, Kind: l.Kind, ForUpdateTS: l.ForUpdateTS}
+	return LockInfo{Key: key, Primary: slices.Clone(l.Primary), StartTS: l.StartTS, TTL: l.TTL, Kind: l.Kind, ForUpdateTS: l.ForUpdateTS,
+		TxnSize: l.TxnSize, MinCommitTS: l.MinCommitTS}
 }
 
 func (l *Lock) encode() []byte {

@@ -165,11 +165,18 @@ func (m *WaitManager) WakeUp(keys [][]byte) {
 
 // WaitingFor returns the holder that transaction startTS waits for.
 func (m *WaitManager) WaitingFor(startTS uint64) (holder uint64, ok bool) {
+	_, holder, ok = m.WaitingOn(startTS)
+	return holder, ok
+}
+
+// WaitingOn returns the key that transaction startTS waits on, and its
+// holder.
+func (m *WaitManager) WaitingOn(startTS uint64) (key []byte, holder uint64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w, ok := m.waitFor[startTS]
 	if !ok {
-		return 0, false
+		return nil, 0, false
 	}
-	return w.holder, true
+	return []byte(w.key), w.holder, true
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,21 +23,28 @@ import (
 // empty in-memory engine. The commands:
 //
 //	1pc start=T commit=T            one-phase commit of the mutations below
-//	prewrite start=T primary=K [ttl=MS] [for-update=T]
+//	prewrite start=T primary=K [ttl=MS] [for-update=T] [min-commit=T]
 //	  (mutation lines: put K V | delete K | insert K V | lock K, with a
-//	  trailing "pessimistic" when the key holds the txn's pessimistic lock)
+//	  trailing "pessimistic" when the key holds the txn's pessimistic lock;
+//	  check-not-exists K)
 //	commit start=T commit=T keys=(K,...)
 //	rollback start=T keys=(K,...)
-//	get k=K ts=T
-//	scan ts=T [start=K] [end=K] [reverse]
+//	get k=K ts=T [resolved=(T,...)] [committed=(T,...)]
+//	scan ts=T [start=K] [end=K] [reverse] [resolved=(T,...)] [committed=(T,...)]
 //	lock txn=T keys=(K,...) for-update=T [primary=K] [wait=DUR|nowait] [async]
+//	  [min-commit=T] [only-if-exists]
 //	pessimistic-rollback txn=T keys=(K,...) for-update=T
 //	await txn=T                     result of txn T's async command
 //	waiting txn=T                   whom txn T waits for
 //	advance DUR                     move the manual clock
-//	check-txn-status primary=K lock=T current=T [rollback-if-not-exist]
+//	check-txn-status primary=K lock=T current=T [caller=T] [rollback-if-not-exist]
+//	  [resolving-pessimistic] [verify-primary]
+//	heartbeat primary=K start=T ttl=MS
+//	cleanup k=K start=T current=T
+//	check-secondary-locks start=T keys=(K,...)
+//	scan-locks [start=K] [end=K] [limit=N] [max-ts=T]
 //	resolve-lock start=T commit=T keys=(K,...)
-//	gc safe-point=T
+//	gc safe-point=T [start=K] [end=K]
 //	delete-range start=K end=K      drop every record of [start, end)
 //	dump                            every record of every column family
 //	cache-enable [limit=N]          go on with a one-phase-only store with a
@@ -133,6 +141,20 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return ks
 	}
 	txn := func() uint64 { return ts("txn") }
+	tsList := func(key string) []uint64 {
+		arg, _ := td.Arg(key)
+		var l []uint64
+		for _, v := range arg.Vals {
+			l = append(l, parseTS(t, v))
+		}
+		return l
+	}
+	readLocks := func() *ReadLocks {
+		if !td.HasArg("resolved") && !td.HasArg("committed") {
+			return nil
+		}
+		return &ReadLocks{Resolved: tsList("resolved"), Committed: tsList("committed")}
+	}
 
 	switch td.Cmd {
 	case "1pc", "prewrite":
@@ -144,6 +166,10 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			}
 			m := kv.Mutation{Key: kvtest.Parse(t, f[1])}
 			rest := f[2:]
+			if f[0] == "check-not-exists" {
+				req.NotExist = append(req.NotExist, m.Key)
+				continue
+			}
 			switch f[0] {
 			case "put", "insert":
 				if len(rest) == 0 {
@@ -168,7 +194,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			req.Mutations = append(req.Mutations, m)
 			req.Pessimistic = append(req.Pessimistic, slices.Contains(rest, "pessimistic"))
 		}
-		req.Primary = req.Mutations[0].Key
+		if len(req.Mutations) > 0 {
+			req.Primary = req.Mutations[0].Key
+		}
 		if p := str("primary"); p != nil {
 			req.Primary = p
 		}
@@ -177,6 +205,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		if td.HasArg("for-update") {
 			req.ForUpdateTS = ts("for-update")
+		}
+		if td.HasArg("min-commit") {
+			req.MinCommitTS = ts("min-commit")
 		}
 		if !anyTrue(req.Pessimistic) {
 			req.Pessimistic = nil
@@ -199,7 +230,13 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return result(h.s.Rollback(ctx, keys(), ts("start")))
 
 	case "get":
-		v, err := h.s.Get(ctx, str("k"), ts("ts"))
+		var v []byte
+		var err error
+		if rl := readLocks(); rl != nil {
+			v, err = h.s.GetWith(ctx, str("k"), ts("ts"), rl)
+		} else {
+			v, err = h.s.Get(ctx, str("k"), ts("ts"))
+		}
 		if err != nil {
 			return result(err)
 		}
@@ -213,7 +250,13 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("end") {
 			end = str("end")
 		}
-		sc, err := h.s.Scan(ctx, start, end, ts("ts"), td.HasArg("reverse"))
+		var sc *Scanner
+		var err error
+		if rl := readLocks(); rl != nil {
+			sc, err = h.s.ScanWith(ctx, start, end, ts("ts"), td.HasArg("reverse"), rl)
+		} else {
+			sc, err = h.s.Scan(ctx, start, end, ts("ts"), td.HasArg("reverse"))
+		}
 		if err != nil {
 			return result(err)
 		}
@@ -234,7 +277,11 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return b.String()
 
 	case "lock":
-		req := &PessimisticLockRequest{Keys: keys(), StartTS: txn(), ForUpdateTS: ts("for-update"), LockTTL: 3000}
+		req := &PessimisticLockRequest{Keys: keys(), StartTS: txn(), ForUpdateTS: ts("for-update"), LockTTL: 3000,
+			LockOnlyIfExists: td.HasArg("only-if-exists")}
+		if td.HasArg("min-commit") {
+			req.MinCommitTS = ts("min-commit")
+		}
 		req.Primary = req.Keys[0]
 		if p := str("primary"); p != nil {
 			req.Primary = p
@@ -277,7 +324,14 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return "ok"
 
 	case "check-txn-status":
-		st, err := h.s.CheckTxnStatus(ctx, str("primary"), ts("lock"), ts("current"), td.HasArg("rollback-if-not-exist"))
+		req := &CheckTxnStatusRequest{Primary: str("primary"), LockTS: ts("lock"), CurrentTS: ts("current"),
+			RollbackIfNotExist:       td.HasArg("rollback-if-not-exist"),
+			ResolvingPessimisticLock: td.HasArg("resolving-pessimistic"),
+			VerifyIsPrimary:          td.HasArg("verify-primary")}
+		if td.HasArg("caller") {
+			req.CallerStartTS = ts("caller")
+		}
+		st, err := h.s.CheckTxnStatus(ctx, req)
 		if err != nil {
 			return result(err)
 		}
@@ -287,17 +341,84 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			out += " commit=" + fmtTS(st.CommitTS)
 		case TxnLocked:
 			out += fmt.Sprintf(" ttl=%d", st.TTL)
+			if st.Lock.MinCommitTS != 0 {
+				out += " min-commit=" + fmtTS(st.Lock.MinCommitTS)
+			}
 		}
-		if st.Action != "" {
-			out += " action=" + st.Action
+		if st.Action != ActionNone {
+			out += " action=" + st.Action.String()
 		}
 		return out
+
+	case "heartbeat":
+		var ttl uint64
+		td.ScanArgs(t, "ttl", &ttl)
+		got, err := h.s.TxnHeartBeat(ctx, str("primary"), ts("start"), ttl)
+		if err != nil {
+			return result(err)
+		}
+		return fmt.Sprintf("ttl=%d", got)
+
+	case "cleanup":
+		return result(h.s.Cleanup(ctx, str("k"), ts("start"), ts("current")))
+
+	case "check-secondary-locks":
+		res, err := h.s.CheckSecondaryLocks(ctx, keys(), ts("start"))
+		switch {
+		case err != nil:
+			return result(err)
+		case res.CommitTS != 0:
+			return "committed commit=" + fmtTS(res.CommitTS)
+		case res.Locks == nil:
+			return "rolled back"
+		}
+		var b strings.Builder
+		for _, l := range res.Locks {
+			fmt.Fprintf(&b, "locked %s\n", fmtLock(l))
+		}
+		return b.String()
+
+	case "scan-locks":
+		var limit int
+		if td.HasArg("limit") {
+			td.ScanArgs(t, "limit", &limit)
+		}
+		maxTS := uint64(math.MaxUint64)
+		if td.HasArg("max-ts") {
+			maxTS = ts("max-ts")
+		}
+		var start, end []byte
+		if td.HasArg("start") {
+			start = str("start")
+		}
+		if td.HasArg("end") {
+			end = str("end")
+		}
+		locks, err := h.s.ScanLocks(start, end, limit, func(l *LockInfo) bool { return l.StartTS <= maxTS })
+		if err != nil {
+			return result(err)
+		}
+		var b strings.Builder
+		for _, l := range locks {
+			fmt.Fprintf(&b, "%s\n", fmtLock(l))
+		}
+		if b.Len() == 0 {
+			return "(empty)"
+		}
+		return b.String()
 
 	case "resolve-lock":
 		return result(h.s.ResolveLock(ctx, keys(), ts("start"), ts("commit")))
 
 	case "gc":
-		st, err := h.s.GC(ts("safe-point"))
+		var start, end []byte
+		if td.HasArg("start") {
+			start = str("start")
+		}
+		if td.HasArg("end") {
+			end = str("end")
+		}
+		st, err := h.s.GCRange(start, end, ts("safe-point"))
 		if err != nil {
 			return result(err)
 		}
@@ -399,6 +520,9 @@ func (h *harness) dump(t *testing.T) string {
 		if l.ForUpdateTS != 0 {
 			fmt.Fprintf(&b, " for-update=%d", l.ForUpdateTS)
 		}
+		if l.MinCommitTS != 0 {
+			fmt.Fprintf(&b, " min-commit=%s", fmtTS(l.MinCommitTS))
+		}
 		if l.HasShortValue {
 			fmt.Fprintf(&b, " value=%s", kvtest.Format(l.ShortValue))
 		}
@@ -451,7 +575,13 @@ func result(err error) string {
 	var dl *kv.DeadlockError
 	var ke *kv.KeyExistsError
 	var ce *CommittedError
+	var cte *CommitTSExpiredError
+	var pm *PrimaryMismatchError
 	switch {
+	case errors.As(err, &cte):
+		return fmt.Sprintf("error: commit ts %s of %s expired: min commit ts %s", fmtTS(cte.CommitTS), kvtest.Format(cte.Key), fmtTS(cte.MinCommitTS))
+	case errors.As(err, &pm):
+		return fmt.Sprintf("error: %s is not the primary of txn %s: %s is", kvtest.Format(pm.Lock.Key), fmtTS(pm.Lock.StartTS), kvtest.Format(pm.Lock.Primary))
 	case errors.As(err, &dl):
 		return fmt.Sprintf("error: deadlock: txn %d waits for %d on %s, cycle %v", dl.StartTS, dl.Holder, kvtest.Format(dl.Key), dl.Cycle)
 	case errors.Is(err, kv.ErrLockWaitTimeout):
@@ -472,6 +602,18 @@ func result(err error) string {
 		return "error: txn not found"
 	}
 	return "error: " + err.Error()
+}
+
+// fmtLock prints a lock as scan-locks and check-secondary-locks show it.
+func fmtLock(l LockInfo) string {
+	s := fmt.Sprintf("%s: %s start=%s primary=%s ttl=%d", kvtest.Format(l.Key), l.Kind, fmtTS(l.StartTS), kvtest.Format(l.Primary), l.TTL)
+	if l.ForUpdateTS != 0 {
+		s += fmt.Sprintf(" for-update=%s", fmtTS(l.ForUpdateTS))
+	}
+	if l.MinCommitTS != 0 {
+		s += " min-commit=" + fmtTS(l.MinCommitTS)
+	}
+	return s
 }
 
 func parseTS(t *testing.T, s string) uint64 {

@@ -13,7 +13,9 @@ import (
 // timestamp, and the records that transaction commands inspect. Every read at
 // ts first checks the key's lock: a prewrite lock with startTS <= ts belongs to
 // a transaction that may still commit below ts, so the reader gets a
-// *LockedError and must wait for or resolve that transaction.
+// *LockedError and must wait for or resolve that transaction, unless the
+// lock's MinCommitTS is above ts (the transaction will commit above it) or
+// the reader's ReadLocks say how the transaction ended.
 
 // loadLock returns the lock on encKey, or nil if there is none.
 func loadLock(r Reader, encKey []byte) (*Lock, error) {
@@ -31,31 +33,87 @@ func loadLock(r Reader, encKey []byte) (*Lock, error) {
 	return &l, nil
 }
 
-// checkReadLock returns a *LockedError if l keeps a read at ts from
-// proceeding.
-func checkReadLock(l *Lock, encKey []byte, ts uint64) error {
-	if l == nil || !l.Kind.blocksReads() || l.StartTS > ts {
-		return nil
+// ReadLocks names the transactions whose locks a read may pass, as a
+// TiKV client learns them while resolving locks (Context.resolved_locks
+// and committed_locks).
+type ReadLocks struct {
+	// Resolved: transactions rolled back, or known to commit above the
+	// read's ts. Their locks are passed over.
+	Resolved []uint64
+	// Committed: transactions known to have committed at or below the
+	// read's ts whose locks may not be resolved yet. A lock of theirs is
+	// read as the key's newest version.
+	Committed []uint64
+}
+
+// readLock decides how a read at ts treats l, the lock on encKey (nil:
+// none): pass it, take the key's value from it (fromLock), or stop (a
+// *LockedError).
+func readLock(l *Lock, encKey []byte, ts uint64, rl *ReadLocks) (fromLock bool, err error) {
+	if l == nil || !l.Kind.blocksReads() || l.StartTS > ts || l.MinCommitTS > ts {
+		return false, nil
+	}
+	if rl != nil {
+		if slices.Contains(rl.Resolved, l.StartTS) {
+			return false, nil
+		}
+		if slices.Contains(rl.Committed, l.StartTS) {
+			return true, nil
+		}
 	}
 	key, err := decodeKey(encKey)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return &LockedError{Lock: l.Info(key)}
+	return false, &LockedError{Lock: l.Info(key)}
+}
+
+// lockValue returns, appended to buf, the value that prewrite lock l on
+// encKey writes once committed: found is false for a deletion.
+func lockValue(r Reader, l *Lock, encKey, buf []byte) (value []byte, found bool, err error) {
+	if l.Kind != LockPut {
+		return nil, false, nil
+	}
+	if l.HasShortValue {
+		return append(buf, l.ShortValue...), true, nil
+	}
+	v, err := r.Get(CFDefault, versionKey(encKey, l.StartTS))
+	if err != nil {
+		return nil, false, errors.Join(errors.New("mvcc: prewritten value missing from CFDefault"), err)
+	}
+	return append(buf, v...), true, nil
 }
 
 // Get returns the value of key visible at ts: kv.ErrNotFound if there is
 // none, a *LockedError if a lock hides it. With checkLocks false the lock is
 // not read: for engines that never hold prewrite locks.
 func Get(r Reader, key []byte, ts uint64, checkLocks bool) ([]byte, error) {
+	return get(r, key, ts, checkLocks, nil)
+}
+
+// GetWith is Get that checks the lock and passes the locks rl names (rl
+// may be nil).
+func GetWith(r Reader, key []byte, ts uint64, rl *ReadLocks) ([]byte, error) {
+	return get(r, key, ts, true, rl)
+}
+
+func get(r Reader, key []byte, ts uint64, checkLocks bool, rl *ReadLocks) ([]byte, error) {
 	encKey := encodeKey(key)
 	if checkLocks {
 		l, err := loadLock(r, encKey)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkReadLock(l, encKey, ts); err != nil {
+		fromLock, err := readLock(l, encKey, ts, rl)
+		if err != nil {
 			return nil, err
+		}
+		if fromLock {
+			v, found, err := lockValue(r, l, encKey, nil)
+			if err == nil && !found {
+				err = kv.ErrNotFound
+			}
+			return v, err
 		}
 	}
 	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
@@ -221,6 +279,7 @@ type Scanner struct {
 	r       Reader
 	ts      uint64
 	reverse bool
+	rl      *ReadLocks
 	writes  EngineIter
 	locks   EngineIter
 
@@ -245,6 +304,10 @@ type Scanner struct {
 // It is positioned at the first visible key (check Valid and Err). With
 // checkLocks false it does not read locks (see Get).
 func NewScanner(r Reader, start, end []byte, ts uint64, reverse, checkLocks bool) (*Scanner, error) {
+	return newScanner(r, start, end, ts, reverse, checkLocks, nil)
+}
+
+func newScanner(r Reader, start, end []byte, ts uint64, reverse, checkLocks bool, rl *ReadLocks) (*Scanner, error) {
 	var lo, hi []byte
 	if start != nil {
 		lo = encodeKey(start)
@@ -264,7 +327,7 @@ func NewScanner(r Reader, start, end []byte, ts uint64, reverse, checkLocks bool
 			return nil, err
 		}
 	}
-	s := &Scanner{r: r, ts: ts, reverse: reverse, writes: writes, locks: locks}
+	s := &Scanner{r: r, ts: ts, reverse: reverse, rl: rl, writes: writes, locks: locks}
 	if reverse {
 		writes.Last()
 		locks.Last()
@@ -311,13 +374,20 @@ func (s *Scanner) advance() {
 		} else {
 			s.cur = append(s.cur[:0], wKey...)
 		}
+		var v []byte
+		var found bool
 		if atLock {
 			l, err := decodeLock(s.locks.Value())
 			if err != nil {
 				s.err = err
 				return
 			}
-			if s.err = checkReadLock(&l, s.cur, s.ts); s.err != nil {
+			fromLock, err := readLock(&l, s.cur, s.ts, s.rl)
+			if err == nil && fromLock {
+				// Before the lock iterator moves: l points into it.
+				v, found, err = lockValue(s.r, &l, s.cur, s.value[:0])
+			}
+			if s.err = err; err != nil {
 				return
 			}
 			if s.reverse {
@@ -325,12 +395,26 @@ func (s *Scanner) advance() {
 			} else {
 				s.locks.Next()
 			}
+			if fromLock {
+				// The lock's transaction committed last: its value
+				// hides the key's write records, which are stepped over.
+				if atWrite && s.reverse {
+					s.writes.SeekLT(s.cur)
+				} else if atWrite {
+					s.seek = append(s.seek[:0], s.cur...)
+					s.seek[len(s.seek)-1]++ // keyEnd(s.cur)
+					s.writes.SeekGE(s.seek)
+				}
+				if found {
+					s.emit(v)
+					return
+				}
+				continue
+			}
 		}
 		if !atWrite {
 			continue
 		}
-		var v []byte
-		var found bool
 		var err error
 		if s.reverse {
 			v, found, err = visibleValue(s.r, s.writes, s.cur, s.ts, s.value[:0])
@@ -343,15 +427,20 @@ func (s *Scanner) advance() {
 			return
 		}
 		if found {
-			_, key, err := codec.DecodeBytes(s.cur, s.key[:0])
-			if err != nil {
-				s.err = err
-				return
-			}
-			s.key, s.value, s.valid = key, v, true
+			s.emit(v)
 			return
 		}
 	}
+}
+
+// emit makes s.cur, with value v, the scanner's current key.
+func (s *Scanner) emit(v []byte) {
+	_, key, err := codec.DecodeBytes(s.cur, s.key[:0])
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.key, s.value, s.valid = key, v, true
 }
 
 // maxSteps is how many records of one key a forward scan steps over with
@@ -566,4 +655,37 @@ func ScanKeys(r Reader, start, end []byte, ts uint64, reverse bool) (keys, value
 		values = append(values, slices.Clone(s.Value()))
 	}
 	return keys, values, s.Err()
+}
+
+// ScanLocks returns, in key order, the locks on keys in [start, end) (nil
+// bounds are open) that keep accepts, at most limit of them (0: all).
+func ScanLocks(r Reader, start, end []byte, limit int, keep func(*LockInfo) bool) ([]LockInfo, error) {
+	var lo, hi []byte
+	if start != nil {
+		lo = encodeKey(start)
+	}
+	if end != nil {
+		hi = encodeKey(end)
+	}
+	it, err := r.NewIter(CFLock, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	var locks []LockInfo
+	for ok := it.First(); ok && (limit == 0 || len(locks) < limit); ok = it.Next() {
+		l, err := decodeLock(it.Value())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		key, err := decodeKey(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		if info := l.Info(key); keep(&info) {
+			locks = append(locks, info)
+		}
+	}
+	return locks, it.Close()
 }

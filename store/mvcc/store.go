@@ -128,6 +128,30 @@ func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) 
 	return Get(s.eng, key, ts, !s.onePhaseOnly)
 }
 
+// GetWith is Get for a client that resolves locks itself: it passes the
+// locks rl names (see ReadLocks).
+func (s *Store) GetWith(ctx context.Context, key []byte, ts uint64, rl *ReadLocks) ([]byte, error) {
+	if s.onePhaseOnly {
+		return s.Get(ctx, key, ts)
+	}
+	if err := s.latches.WaitRead(ctx, key, ts); err != nil {
+		return nil, err
+	}
+	return GetWith(s.eng, key, ts, rl)
+}
+
+// ScanWith is Scan for a client that resolves locks itself: it passes the
+// locks rl names (see ReadLocks).
+func (s *Store) ScanWith(ctx context.Context, start, end []byte, ts uint64, reverse bool, rl *ReadLocks) (*Scanner, error) {
+	if s.onePhaseOnly {
+		return s.Scan(ctx, start, end, ts, reverse)
+	}
+	if err := s.latches.WaitReadRange(ctx, start, end, ts); err != nil {
+		return nil, err
+	}
+	return newScanner(s.eng, start, end, ts, reverse, true, rl)
+}
+
 // Scan returns a scanner over [start, end) at ts, after any commit in
 // flight that could land below ts.
 func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse bool) (*Scanner, error) {
@@ -297,18 +321,59 @@ func (s *Store) Rollback(ctx context.Context, keys [][]byte, startTS uint64) err
 	return err
 }
 
-// CheckTxnStatus runs the CheckTxnStatus command.
-func (s *Store) CheckTxnStatus(ctx context.Context, primary []byte, lockTS, currentTS uint64, rollbackIfNotExist bool) (TxnStatus, error) {
+// CheckTxnStatus runs the CheckTxnStatus command and wakes the primary's
+// waiters if it released the lock.
+func (s *Store) CheckTxnStatus(ctx context.Context, req *CheckTxnStatusRequest) (TxnStatus, error) {
 	var st TxnStatus
-	err := s.run(ctx, lockTS, [][]byte{primary}, s.Sync, func(b *Batch) error {
+	err := s.run(ctx, req.LockTS, [][]byte{req.Primary}, s.Sync, func(b *Batch) error {
 		var err error
-		st, err = CheckTxnStatus(s.eng, b, primary, lockTS, currentTS, rollbackIfNotExist)
+		st, err = CheckTxnStatus(s.eng, b, req)
 		return err
 	})
-	if st.Action != "" {
-		s.waits.WakeUp([][]byte{primary})
+	if st.State == TxnRolledBack && st.Action != ActionNone {
+		s.waits.WakeUp([][]byte{req.Primary})
 	}
 	return st, err
+}
+
+// TxnHeartBeat runs the TxnHeartBeat command.
+func (s *Store) TxnHeartBeat(ctx context.Context, primary []byte, startTS, adviseTTL uint64) (uint64, error) {
+	var ttl uint64
+	err := s.run(ctx, startTS, [][]byte{primary}, false, func(b *Batch) error {
+		var err error
+		ttl, err = TxnHeartBeat(s.eng, b, primary, startTS, adviseTTL)
+		return err
+	})
+	return ttl, err
+}
+
+// Cleanup runs the Cleanup command and wakes the key's waiters.
+func (s *Store) Cleanup(ctx context.Context, key []byte, startTS, currentTS uint64) error {
+	err := s.run(ctx, startTS, [][]byte{key}, s.Sync, func(b *Batch) error {
+		return Cleanup(s.eng, b, key, startTS, currentTS)
+	})
+	s.waits.WakeUp([][]byte{key})
+	return err
+}
+
+// CheckSecondaryLocks runs the CheckSecondaryLocks command and wakes the
+// keys' waiters.
+func (s *Store) CheckSecondaryLocks(ctx context.Context, keys [][]byte, startTS uint64) (SecondaryLocks, error) {
+	var res SecondaryLocks
+	err := s.run(ctx, startTS, keys, s.Sync, func(b *Batch) error {
+		var err error
+		res, err = CheckSecondaryLocks(s.eng, b, keys, startTS)
+		return err
+	})
+	s.waits.WakeUp(keys)
+	return res, err
+}
+
+// ScanLocks returns the locks in [start, end) that keep accepts, at most
+// limit (0: all); see ScanLocks. It takes no latches: a lock it returns
+// may be gone by the time the caller acts on it.
+func (s *Store) ScanLocks(start, end []byte, limit int, keep func(*LockInfo) bool) ([]LockInfo, error) {
+	return ScanLocks(s.eng, start, end, limit, keep)
 }
 
 // ResolveLock runs the ResolveLock command and wakes the keys' waiters.
@@ -329,7 +394,12 @@ func (s *Store) DeleteRange(start, end []byte) error {
 
 // GC removes versions hidden below safePoint; see GC.
 func (s *Store) GC(safePoint uint64) (GCStats, error) {
-	return GC(s.eng, safePoint, func(b *Batch) error { return s.write(b, false) })
+	return s.GCRange(nil, nil, safePoint)
+}
+
+// GCRange is GC over the keys in [start, end) (nil bounds are open).
+func (s *Store) GCRange(start, end []byte, safePoint uint64) (GCStats, error) {
+	return GCRange(s.eng, start, end, safePoint, func(b *Batch) error { return s.write(b, false) })
 }
 
 // noWaitError reports a lock met when no wait was allowed as a lock wait

@@ -1,7 +1,9 @@
 package mvcc
 
 import (
+	"bytes"
 	"fmt"
+	"math"
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tso"
@@ -25,6 +27,15 @@ type PrewriteRequest struct {
 	StartTS     uint64
 	ForUpdateTS uint64
 	LockTTL     uint64
+	// MinCommitTS is kept in each lock: the transaction must commit above
+	// it (see CheckTxnStatus, which pushes it). Zero: no bound.
+	MinCommitTS uint64
+	// TxnSize is the number of keys of the whole transaction, kept in each
+	// lock for lock resolvers; zero means len(Mutations).
+	TxnSize uint64
+	// NotExist are keys that must not exist: checked as an insert's key
+	// is, but not locked (TiKV's CheckNotExists mutations).
+	NotExist [][]byte
 }
 
 func (req *PrewriteRequest) isPessimistic(i int) bool {
@@ -71,7 +82,7 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhas
 			return false, nil, err
 		}
 		if c.rolledBack {
-			return false, nil, fmt.Errorf("%w: txn %d was rolled back on key %q", kv.ErrTxnAborted, req.StartTS, m.Key)
+			return false, nil, &RolledBackError{Key: m.Key, StartTS: req.StartTS}
 		}
 		if c.commitTS != 0 {
 			return false, nil, &kv.WriteConflictError{Key: m.Key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
@@ -107,7 +118,8 @@ func lockKindOf(op kv.Op) LockKind {
 // values to CFDefault. It fails, leaving b unusable, on the first key that
 // is locked by another transaction (*LockedError), was committed since the
 // transaction started (*kv.WriteConflictError), already exists for an
-// insert (*kv.KeyExistsError), or saw this transaction rolled back.
+// insert or a NotExist key (*kv.KeyExistsError), or saw this transaction
+// rolled back (*RolledBackError).
 func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 	br, err := newBatchReader(r)
 	if err != nil {
@@ -126,7 +138,10 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 			continue
 		}
 		l := Lock{Kind: lockKindOf(m.Op), Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
-			ForUpdateTS: req.ForUpdateTS, TxnSize: uint64(len(req.Mutations))}
+			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS, TxnSize: req.TxnSize}
+		if l.TxnSize == 0 {
+			l.TxnSize = uint64(len(req.Mutations))
+		}
 		if l.Kind == LockPut {
 			if len(m.Value) <= shortValueMaxLen {
 				l.HasShortValue, l.ShortValue = true, m.Value
@@ -135,6 +150,39 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 			}
 		}
 		b.Put(CFLock, encKey, l.encode())
+	}
+	for _, key := range req.NotExist {
+		if err := checkNotExist(r, req, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNotExist runs an insert's checks on key without locking it.
+func checkNotExist(r Reader, req *PrewriteRequest, key []byte) error {
+	encKey := encodeKey(key)
+	l, err := loadLock(r, encKey)
+	if err != nil {
+		return err
+	}
+	if l != nil && l.StartTS != req.StartTS {
+		return &LockedError{Lock: l.Info(key)}
+	}
+	after := req.StartTS
+	if req.Pessimistic != nil && req.ForUpdateTS > after {
+		after = req.ForUpdateTS
+	}
+	c, err := checkWrites(r, encKey, req.StartTS, after, true)
+	switch {
+	case err != nil:
+		return err
+	case c.rolledBack:
+		return &RolledBackError{Key: key, StartTS: req.StartTS}
+	case c.commitTS != 0:
+		return &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
+	case c.exists:
+		return &kv.KeyExistsError{Key: key}
 	}
 	return nil
 }
@@ -182,7 +230,9 @@ func OnePhaseCommit(r Reader, b *Batch, req *PrewriteRequest, commitTS uint64) e
 // Commit turns the transaction's prewrite locks on keys into write records
 // at commitTS. A key whose lock is gone but whose commit record is present
 // was committed before (a retry) and is skipped. A key with neither fails
-// the commit with kv.ErrTxnAborted: the transaction was rolled back.
+// the commit with a *TxnLockNotFoundError (which is kv.ErrTxnAborted): the
+// transaction was rolled back. A commit below a lock's MinCommitTS fails
+// with a *CommitTSExpiredError.
 func Commit(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) error {
 	for _, key := range keys {
 		encKey := encodeKey(key)
@@ -195,7 +245,7 @@ func Commit(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) error {
 				return fmt.Errorf("mvcc: txn %d commits key %q that holds only a pessimistic lock", startTS, key)
 			}
 			if commitTS < l.MinCommitTS {
-				return fmt.Errorf("mvcc: commit ts %d below the lock's min commit ts %d", commitTS, l.MinCommitTS)
+				return &CommitTSExpiredError{Key: key, StartTS: startTS, CommitTS: commitTS, MinCommitTS: l.MinCommitTS}
 			}
 			commitKey(b, encKey, l, commitTS)
 			continue
@@ -207,7 +257,7 @@ func Commit(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) error {
 		if found && w.Kind != WriteRollback {
 			continue
 		}
-		return fmt.Errorf("%w: %w: txn %d on key %q", kv.ErrTxnAborted, ErrTxnLockNotFound, startTS, key)
+		return &TxnLockNotFoundError{Key: key, StartTS: startTS}
 	}
 	return nil
 }
@@ -264,13 +314,17 @@ type PessimisticLockRequest struct {
 	StartTS     uint64
 	ForUpdateTS uint64
 	LockTTL     uint64
+	// MinCommitTS is kept in the locks (see PrewriteRequest).
+	MinCommitTS uint64
+	// LockOnlyIfExists: a key with no value is left unlocked.
+	LockOnlyIfExists bool
 }
 
 // AcquirePessimisticLock locks req.Keys in order. It returns how many keys
-// it locked (their locks are in b) and, if it stopped early, why: a
-// *LockedError if another transaction holds the next key, a
-// *kv.WriteConflictError if the key was committed after ForUpdateTS, or
-// kv.ErrTxnAborted if this transaction was rolled back there.
+// it locked or passed over (their locks are in b) and, if it stopped early,
+// why: a *LockedError if another transaction holds the next key, a
+// *kv.WriteConflictError if the key was committed after ForUpdateTS, or a
+// *RolledBackError if this transaction was rolled back there.
 func AcquirePessimisticLock(r Reader, b *Batch, req *PessimisticLockRequest) (int, error) {
 	if len(req.Keys) > 1 {
 		br, err := newBatchReader(r)
@@ -301,12 +355,22 @@ func AcquirePessimisticLock(r Reader, b *Batch, req *PessimisticLockRequest) (in
 			return i, err
 		}
 		if rolledBack {
-			return i, fmt.Errorf("%w: txn %d was rolled back on key %q", kv.ErrTxnAborted, req.StartTS, key)
+			return i, &RolledBackError{Key: key, StartTS: req.StartTS}
 		}
 		if commitTS != 0 {
 			return i, &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
 		}
-		l = &Lock{Kind: LockPessimistic, Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL, ForUpdateTS: req.ForUpdateTS}
+		if req.LockOnlyIfExists {
+			exists, err := keyExists(r, encKey)
+			if err != nil {
+				return i, err
+			}
+			if !exists {
+				continue
+			}
+		}
+		l = &Lock{Kind: LockPessimistic, Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
+			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS}
 		b.Put(CFLock, encKey, l.encode())
 	}
 	return len(req.Keys), nil
@@ -344,39 +408,118 @@ func (s TxnState) String() string {
 	return [...]string{"locked", "committed", "rolled back"}[s]
 }
 
+// TxnAction is what check-txn-status did to the transaction's primary,
+// as TiKV reports it to the client (kvrpcpb.Action).
+type TxnAction int
+
+const (
+	// ActionNone: nothing.
+	ActionNone TxnAction = iota
+	// ActionTTLExpireRollback: the primary lock had expired; it was rolled
+	// back.
+	ActionTTLExpireRollback
+	// ActionLockNotExistRollback: no trace of the transaction; a rollback
+	// record now keeps it from committing.
+	ActionLockNotExistRollback
+	// ActionMinCommitTSPushed: the transaction is alive but will commit
+	// above the caller's start ts, so the caller may read past its locks.
+	ActionMinCommitTSPushed
+	// ActionTTLExpirePessimisticRollback: the expired primary lock was only
+	// pessimistic; it was released without a rollback record.
+	ActionTTLExpirePessimisticRollback
+	// ActionLockNotExistDoNothing: no trace of the transaction, and the
+	// caller resolves a pessimistic lock: nothing was written.
+	ActionLockNotExistDoNothing
+)
+
+func (a TxnAction) String() string {
+	return [...]string{"none", "ttl-expire-rollback", "lock-not-exist-rollback", "min-commit-ts-pushed",
+		"ttl-expire-pessimistic-rollback", "lock-not-exist-do-nothing"}[a]
+}
+
 // TxnStatus is the result of CheckTxnStatus.
 type TxnStatus struct {
 	State    TxnState
 	CommitTS uint64 // for TxnCommitted
 	TTL      uint64 // for TxnLocked
-	// Action says what the check itself did: "" (nothing),
-	// "ttl-expire-rollback" or "lock-not-exist-rollback".
-	Action string
+	// Lock is the primary lock, for TxnLocked.
+	Lock   *LockInfo
+	Action TxnAction
 }
 
-// CheckTxnStatus decides the fate of the transaction that started at lockTS
-// by looking at its primary key. The primary's commit record means the
-// transaction committed; a rollback record means it rolled back. A primary
-// lock whose TTL has run out by currentTS is rolled back now. With
-// rollbackIfNotExist, a primary with no trace of the transaction gets a
-// protective rollback record (so the transaction can never commit);
-// otherwise that case is ErrTxnNotFound.
-func CheckTxnStatus(r Reader, b *Batch, primary []byte, lockTS, currentTS uint64, rollbackIfNotExist bool) (TxnStatus, error) {
-	encKey := encodeKey(primary)
+// CheckTxnStatusRequest asks for the fate of the transaction that started
+// at LockTS, from its primary key.
+type CheckTxnStatusRequest struct {
+	Primary []byte
+	LockTS  uint64
+	// CallerStartTS is the start ts of a reader that met one of the
+	// transaction's locks (0 for a writer): a live primary lock's
+	// MinCommitTS is pushed above it, so that the reader may pass the
+	// transaction's locks. math.MaxUint64 passes them without a push.
+	CallerStartTS uint64
+	// CurrentTS decides whether the lock's TTL has run out.
+	CurrentTS uint64
+	// RollbackIfNotExist: with no trace of the transaction on its primary,
+	// leave a rollback record instead of failing with ErrTxnNotFound.
+	RollbackIfNotExist bool
+	// ResolvingPessimisticLock: the caller met a pessimistic lock. An
+	// expired pessimistic primary is released without a rollback record,
+	// and a missing one is left alone.
+	ResolvingPessimisticLock bool
+	// VerifyIsPrimary: fail with a *PrimaryMismatchError if the lock found
+	// names another primary.
+	VerifyIsPrimary bool
+}
+
+// lockExpired reports whether l's TTL has run out at currentTS.
+func lockExpired(l *Lock, currentTS uint64) bool {
+	return uint64(tso.PhysicalMs(currentTS)) >= uint64(tso.PhysicalMs(l.StartTS))+l.TTL
+}
+
+// CheckTxnStatus decides the fate of a transaction by looking at its
+// primary key. The primary's commit record means the transaction
+// committed; a rollback record means it rolled back. A primary lock whose
+// TTL has run out by CurrentTS is rolled back now; a live one may have its
+// MinCommitTS pushed past CallerStartTS (which a commit below it then
+// fails with a *CommitTSExpiredError). With no trace of the transaction,
+// RollbackIfNotExist leaves a protective rollback record (so the
+// transaction can never commit); otherwise that case is ErrTxnNotFound.
+func CheckTxnStatus(r Reader, b *Batch, req *CheckTxnStatusRequest) (TxnStatus, error) {
+	encKey := encodeKey(req.Primary)
 	l, err := loadLock(r, encKey)
 	if err != nil {
 		return TxnStatus{}, err
 	}
-	if l != nil && l.StartTS == lockTS {
-		if uint64(tso.PhysicalMs(currentTS)) < uint64(tso.PhysicalMs(lockTS))+l.TTL {
-			return TxnStatus{State: TxnLocked, TTL: l.TTL}, nil
+	if l != nil && l.StartTS == req.LockTS {
+		if req.VerifyIsPrimary && !bytes.Equal(l.Primary, req.Primary) {
+			return TxnStatus{}, &PrimaryMismatchError{Lock: l.Info(req.Primary)}
 		}
-		if err := rollbackKey(r, b, encKey, primary, lockTS); err != nil {
-			return TxnStatus{}, err
+		if lockExpired(l, req.CurrentTS) {
+			if req.ResolvingPessimisticLock && l.Kind == LockPessimistic {
+				b.Del(CFLock, encKey)
+				return TxnStatus{State: TxnRolledBack, Action: ActionTTLExpirePessimisticRollback}, nil
+			}
+			if err := rollbackKey(r, b, encKey, req.Primary, req.LockTS); err != nil {
+				return TxnStatus{}, err
+			}
+			return TxnStatus{State: TxnRolledBack, Action: ActionTTLExpireRollback}, nil
 		}
-		return TxnStatus{State: TxnRolledBack, Action: "ttl-expire-rollback"}, nil
+		// Only prewrite locks block readers; a lock written without a
+		// MinCommitTS came from a client that does not expect a push.
+		caller := req.CallerStartTS
+		if l.Kind != LockPessimistic && l.MinCommitTS != 0 && caller != math.MaxUint64 && caller >= l.MinCommitTS {
+			l.MinCommitTS = max(caller+1, req.CurrentTS)
+			b.Put(CFLock, encKey, l.encode())
+		}
+		st := TxnStatus{State: TxnLocked, TTL: l.TTL}
+		if (caller != 0 && l.MinCommitTS > caller) || caller == math.MaxUint64 {
+			st.Action = ActionMinCommitTSPushed
+		}
+		info := l.Info(req.Primary)
+		st.Lock = &info
+		return st, nil
 	}
-	w, commitTS, found, err := txnRecord(r, encKey, lockTS)
+	w, commitTS, found, err := txnRecord(r, encKey, req.LockTS)
 	if err != nil {
 		return TxnStatus{}, err
 	}
@@ -385,13 +528,93 @@ func CheckTxnStatus(r Reader, b *Batch, primary []byte, lockTS, currentTS uint64
 		return TxnStatus{State: TxnRolledBack}, nil
 	case found:
 		return TxnStatus{State: TxnCommitted, CommitTS: commitTS}, nil
-	case !rollbackIfNotExist:
-		return TxnStatus{}, fmt.Errorf("%w: txn %d on primary %q", ErrTxnNotFound, lockTS, primary)
+	case !req.RollbackIfNotExist:
+		return TxnStatus{}, fmt.Errorf("%w: txn %d on primary %q", ErrTxnNotFound, req.LockTS, req.Primary)
+	case req.ResolvingPessimisticLock:
+		return TxnStatus{State: TxnRolledBack, Action: ActionLockNotExistDoNothing}, nil
 	}
-	if err := rollbackKey(r, b, encKey, primary, lockTS); err != nil {
+	if err := rollbackKey(r, b, encKey, req.Primary, req.LockTS); err != nil {
 		return TxnStatus{}, err
 	}
-	return TxnStatus{State: TxnRolledBack, Action: "lock-not-exist-rollback"}, nil
+	return TxnStatus{State: TxnRolledBack, Action: ActionLockNotExistRollback}, nil
+}
+
+// TxnHeartBeat extends the TTL of transaction startTS's lock on its primary
+// to adviseTTL, if that is longer, and returns the TTL now in force. With
+// no such lock it fails with ErrTxnNotFound.
+func TxnHeartBeat(r Reader, b *Batch, primary []byte, startTS, adviseTTL uint64) (uint64, error) {
+	encKey := encodeKey(primary)
+	l, err := loadLock(r, encKey)
+	if err != nil {
+		return 0, err
+	}
+	if l == nil || l.StartTS != startTS {
+		return 0, fmt.Errorf("%w: txn %d has no lock on primary %q", ErrTxnNotFound, startTS, primary)
+	}
+	if adviseTTL > l.TTL {
+		l.TTL = adviseTTL
+		b.Put(CFLock, encKey, l.encode())
+	}
+	return l.TTL, nil
+}
+
+// Cleanup rolls transaction startTS back on key, as Rollback does, unless
+// its lock there is still alive at currentTS (a *LockedError); currentTS 0
+// rolls back regardless.
+func Cleanup(r Reader, b *Batch, key []byte, startTS, currentTS uint64) error {
+	encKey := encodeKey(key)
+	l, err := loadLock(r, encKey)
+	if err != nil {
+		return err
+	}
+	if l != nil && l.StartTS == startTS && currentTS != 0 && !lockExpired(l, currentTS) {
+		return &LockedError{Lock: l.Info(key)}
+	}
+	return rollbackKey(r, b, encKey, key, startTS)
+}
+
+// SecondaryLocks is what CheckSecondaryLocks found: the transaction's
+// prewrite locks on every key (it may still commit), a commit (CommitTS),
+// or, with neither, a rollback.
+type SecondaryLocks struct {
+	Locks    []LockInfo
+	CommitTS uint64
+}
+
+// CheckSecondaryLocks decides the fate of transaction startTS from its
+// secondary keys, as a resolver of an async-commit transaction does. A
+// key committed decides it committed; a key rolled back, only
+// pessimistically locked, or without any trace of the transaction
+// decides it rolled back, and is made to stay so (the pessimistic lock is
+// rolled back, a missing one gets a rollback record). Otherwise every key
+// holds a prewrite lock, and they are returned.
+func CheckSecondaryLocks(r Reader, b *Batch, keys [][]byte, startTS uint64) (SecondaryLocks, error) {
+	var res SecondaryLocks
+	for _, key := range keys {
+		encKey := encodeKey(key)
+		l, err := loadLock(r, encKey)
+		if err != nil {
+			return SecondaryLocks{}, err
+		}
+		if l != nil && l.StartTS == startTS && l.Kind != LockPessimistic {
+			res.Locks = append(res.Locks, l.Info(key))
+			continue
+		}
+		if l == nil || l.StartTS != startTS {
+			w, commitTS, found, err := txnRecord(r, encKey, startTS)
+			if err != nil {
+				return SecondaryLocks{}, err
+			}
+			if found && w.Kind != WriteRollback {
+				return SecondaryLocks{CommitTS: commitTS}, nil
+			}
+			if found {
+				return SecondaryLocks{}, nil
+			}
+		}
+		return SecondaryLocks{}, rollbackKey(r, b, encKey, key, startTS)
+	}
+	return res, nil
 }
 
 // ResolveLock settles the locks that transaction startTS left on keys once

@@ -1,0 +1,352 @@
+package storenode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+)
+
+// Service is the tikvpb.TikvServer of a storage node: TiKV's transaction
+// commands, as client-go sends them, run by store/mvcc on the regions this
+// store leads.
+//
+// Every command first finds its region (Regions.Leader, from the request's
+// context) and checks that its keys lie in it; a failure there is the
+// response's region error, and the client refreshes its region cache and
+// retries. Reads then wait for the region's read index; writes go through
+// the region's mvcc.Store, which holds latches on their keys and replicates
+// their batch. What went wrong in a command is the response's KeyError, in
+// TiKV's terms (service_errors.go).
+//
+// This file holds the reads and the region plumbing, service_txn.go the
+// transaction commands, service_batch.go the BatchCommands stream that
+// carries them all by default.
+//
+// Async commit and 1PC are not served: a prewrite writes normal locks and
+// answers min_commit_ts = one_pc_commit_ts = 0, which makes client-go fall
+// back to two-phase commit.
+//
+// All methods are safe for concurrent use.
+type Service struct {
+	tikvpb.UnimplementedTikvServer
+
+	storeID uint64
+	regions Regions
+	// WaitForLockTimeout bounds how long a pessimistic lock request waits
+	// for another transaction's lock before it answers with that lock
+	// (TiKV's pessimistic-txn.wait-for-lock-timeout): the client then
+	// checks the holder's status, resolving it if it is dead, and asks
+	// again. Set it before serving; zero means a second, TiKV's default.
+	WaitForLockTimeout time.Duration
+}
+
+// NewService returns the service of store storeID over regions.
+func NewService(storeID uint64, regions Regions) *Service {
+	return &Service{storeID: storeID, regions: regions, WaitForLockTimeout: time.Second}
+}
+
+// region returns the region that ctx names, if this store leads it and
+// every key lies in it; otherwise the region error to answer with.
+func (s *Service) region(ctx *kvrpcpb.Context, keys ...[]byte) (Region, *errorpb.Error) {
+	if ctx == nil {
+		ctx = &kvrpcpb.Context{}
+	}
+	if p := ctx.GetPeer(); p != nil && p.StoreId != 0 && p.StoreId != s.storeID {
+		return nil, &errorpb.Error{Message: fmt.Sprintf("store %d is not store %d", s.storeID, p.StoreId),
+			StoreNotMatch: &errorpb.StoreNotMatch{RequestStoreId: p.StoreId, ActualStoreId: s.storeID}}
+	}
+	r, rerr := s.regions.Leader(ctx)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if r == nil {
+		return nil, &errorpb.Error{Message: "region not found",
+			RegionNotFound: &errorpb.RegionNotFound{RegionId: ctx.GetRegionId()}}
+	}
+	meta := r.Meta()
+	for _, k := range keys {
+		if !inRegion(meta, k) {
+			return nil, keyNotInRegion(meta, k)
+		}
+	}
+	return r, nil
+}
+
+// inRegion reports whether the raw key lies in the region, whose
+// boundaries are encoded (codec.EncodeBytes; an empty end is +inf).
+func inRegion(meta *metapb.Region, key []byte) bool {
+	enc := codec.EncodeBytes(nil, key)
+	return bytes.Compare(enc, meta.GetStartKey()) >= 0 &&
+		(len(meta.GetEndKey()) == 0 || bytes.Compare(enc, meta.GetEndKey()) < 0)
+}
+
+// endInRegion reports whether the raw key may end a range of the
+// region's keys: it lies in (start, end], or is empty (+inf, which the
+// region's end bounds).
+func endInRegion(meta *metapb.Region, key []byte) bool {
+	if len(key) == 0 {
+		return true
+	}
+	enc := codec.EncodeBytes(nil, key)
+	return bytes.Compare(enc, meta.GetStartKey()) > 0 &&
+		(len(meta.GetEndKey()) == 0 || bytes.Compare(enc, meta.GetEndKey()) <= 0)
+}
+
+func keyNotInRegion(meta *metapb.Region, key []byte) *errorpb.Error {
+	return &errorpb.Error{Message: fmt.Sprintf("key %q is not in region %d", key, meta.GetId()),
+		KeyNotInRegion: &errorpb.KeyNotInRegion{Key: key, RegionId: meta.GetId(),
+			StartKey: meta.GetStartKey(), EndKey: meta.GetEndKey()}}
+}
+
+// rawBounds returns the region's boundaries as raw keys: start is never
+// nil, end is nil for +inf.
+func rawBounds(meta *metapb.Region) (start, end []byte, err error) {
+	start, end = []byte{}, nil
+	if len(meta.GetStartKey()) > 0 {
+		if _, start, err = codec.DecodeBytes(meta.GetStartKey(), nil); err != nil {
+			return nil, nil, fmt.Errorf("region %d: bad start key: %w", meta.GetId(), err)
+		}
+	}
+	if len(meta.GetEndKey()) > 0 {
+		if _, end, err = codec.DecodeBytes(meta.GetEndKey(), nil); err != nil {
+			return nil, nil, fmt.Errorf("region %d: bad end key: %w", meta.GetId(), err)
+		}
+		if end == nil {
+			end = []byte{}
+		}
+	}
+	return start, end, nil
+}
+
+// clampRange intersects [start, end) (end nil: +inf) with the region's
+// raw range; empty is true if nothing is left.
+func clampRange(meta *metapb.Region, start, end []byte) (lo, hi []byte, empty bool, err error) {
+	rs, re, err := rawBounds(meta)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	lo, hi = start, end
+	if lo == nil || bytes.Compare(lo, rs) < 0 {
+		lo = rs
+	}
+	if re != nil && (hi == nil || bytes.Compare(hi, re) > 0) {
+		hi = re
+	}
+	return lo, hi, hi != nil && bytes.Compare(lo, hi) >= 0, nil
+}
+
+// readLocks is what the client says about the locks its read may pass.
+func readLocks(ctx *kvrpcpb.Context) *mvcc.ReadLocks {
+	if len(ctx.GetResolvedLocks()) == 0 && len(ctx.GetCommittedLocks()) == 0 {
+		return nil
+	}
+	return &mvcc.ReadLocks{Resolved: ctx.GetResolvedLocks(), Committed: ctx.GetCommittedLocks()}
+}
+
+// KvGet reads a key at a version.
+func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.GetResponse, error) {
+	resp := &kvrpcpb.GetResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKey())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	v, err := r.MVCC().GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
+	switch {
+	case errors.Is(err, kv.ErrNotFound):
+		resp.NotFound = true
+	case err != nil:
+		resp.RegionError, resp.Error = failure(err)
+	default:
+		resp.Value = v
+	}
+	return resp, nil
+}
+
+// KvBatchGet reads keys at a version. Absent keys are left out; a key
+// hidden by a lock comes back as a pair with the lock as its error, as
+// TiKV answers, so that the client resolves every lock at once.
+func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) (*kvrpcpb.BatchGetResponse, error) {
+	resp := &kvrpcpb.BatchGetResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	st, rl := r.MVCC(), readLocks(req.GetContext())
+	for _, k := range req.GetKeys() {
+		v, err := st.GetWith(ctx, k, req.GetVersion(), rl)
+		var le *mvcc.LockedError
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+		case errors.As(err, &le):
+			resp.Pairs = append(resp.Pairs, &kvrpcpb.KvPair{Key: k, Error: keyError(err)})
+		case err != nil:
+			resp.Pairs = nil
+			resp.RegionError, resp.Error = failure(err)
+			return resp, nil
+		default:
+			resp.Pairs = append(resp.Pairs, &kvrpcpb.KvPair{Key: k, Value: v})
+		}
+	}
+	return resp, nil
+}
+
+// KvScan reads up to limit keys of the region at a version, from
+// start_key up to end_key or, reversed, from start_key (exclusive) down to
+// end_key; both bounds are cut to the region, and an empty end_key, or an
+// empty start_key of a reverse scan, stands for the region's end. (TiKV
+// reads an empty start_key of a reverse scan as the smallest key, which
+// scans nothing; client-go's mock store reads it as this does. client-go
+// sends it for an unbounded IterReverse, to the region that holds the
+// empty key: the first.)
+//
+// A lock in the way fails the whole scan with it (the response level
+// error, which the client resolves before it asks again): a partial batch
+// would read as the end of the region.
+func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcpb.ScanResponse, error) {
+	resp := &kvrpcpb.ScanResponse{}
+	r, rerr := s.region(req.GetContext())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	meta := r.Meta()
+	lo, hi, from := req.GetStartKey(), req.GetEndKey(), req.GetStartKey()
+	if req.GetReverse() {
+		lo, hi = hi, lo
+	}
+	if len(hi) == 0 {
+		hi = nil
+	}
+	if !req.GetReverse() && !inRegion(meta, from) || req.GetReverse() && !endInRegion(meta, from) {
+		resp.RegionError = keyNotInRegion(meta, from)
+		return resp, nil
+	}
+	lo, hi, empty, err := clampRange(meta, lo, hi)
+	if err != nil {
+		resp.Error = keyError(err)
+		return resp, nil
+	}
+	if empty || req.GetLimit() == 0 {
+		return resp, nil
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	sc, err := r.MVCC().ScanWith(ctx, lo, hi, req.GetVersion(), req.GetReverse(), readLocks(req.GetContext()))
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	defer sc.Close()
+	for ; sc.Valid() && len(resp.Pairs) < int(req.GetLimit()); sc.Next() {
+		p := &kvrpcpb.KvPair{Key: slices.Clone(sc.Key())}
+		if !req.GetKeyOnly() {
+			p.Value = slices.Clone(sc.Value())
+		}
+		resp.Pairs = append(resp.Pairs, p)
+	}
+	if err := sc.Err(); err != nil {
+		resp.Pairs = nil
+		resp.RegionError, resp.Error = failure(err)
+	}
+	return resp, nil
+}
+
+// KvScanLock lists the region's locks in [start_key, end_key) of
+// transactions that started at or below max_version, up to limit (0: all),
+// for GC's lock resolution.
+func (s *Service) KvScanLock(ctx context.Context, req *kvrpcpb.ScanLockRequest) (*kvrpcpb.ScanLockResponse, error) {
+	resp := &kvrpcpb.ScanLockResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetStartKey())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	end := req.GetEndKey()
+	if len(end) == 0 {
+		end = nil
+	}
+	lo, hi, empty, err := clampRange(r.Meta(), req.GetStartKey(), end)
+	if err != nil {
+		resp.Error = keyError(err)
+		return resp, nil
+	}
+	if empty {
+		return resp, nil
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	maxTS := req.GetMaxVersion()
+	locks, err := r.MVCC().ScanLocks(lo, hi, int(req.GetLimit()), func(l *mvcc.LockInfo) bool { return l.StartTS <= maxTS })
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	for i := range locks {
+		resp.Locks = append(resp.Locks, lockInfo(&locks[i]))
+	}
+	return resp, nil
+}
+
+// GetStoreSafeTS answers 0: this store keeps no resolved ts, so stale
+// reads are never served from it. client-go asks every store every 2 s.
+func (s *Service) GetStoreSafeTS(context.Context, *kvrpcpb.StoreSafeTSRequest) (*kvrpcpb.StoreSafeTSResponse, error) {
+	return &kvrpcpb.StoreSafeTSResponse{}, nil
+}
+
+// SplitRegion splits the region at raw keys and returns the regions that
+// result, boundaries encoded.
+func (s *Service) SplitRegion(ctx context.Context, req *kvrpcpb.SplitRegionRequest) (*kvrpcpb.SplitRegionResponse, error) {
+	resp := &kvrpcpb.SplitRegionResponse{}
+	keys := req.GetSplitKeys()
+	if len(keys) == 0 && len(req.GetSplitKey()) > 0 {
+		keys = [][]byte{req.GetSplitKey()}
+	}
+	if len(keys) == 0 {
+		resp.Errors = []*kvrpcpb.KeyError{{Abort: "split region: no split key"}}
+		return resp, nil
+	}
+	r, rerr := s.region(req.GetContext(), keys...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	regions, err := s.regions.Split(ctx, r, keys)
+	if err != nil {
+		re, ke := failure(err)
+		resp.RegionError = re
+		if ke != nil {
+			resp.Errors = []*kvrpcpb.KeyError{ke}
+		}
+		return resp, nil
+	}
+	resp.Regions = regions
+	if len(regions) == 2 {
+		resp.Left, resp.Right = regions[0], regions[1]
+	}
+	return resp, nil
+}

@@ -1,0 +1,232 @@
+package storenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/coprocessor"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+)
+
+// BatchCommands serves the stream client-go sends its commands on by
+// default: each message carries requests[i] under request_ids[i], and
+// every request is answered, under its id, by a response of its own kind.
+//
+// Requests run concurrently, each on its own goroutine, so that one that
+// waits (a pessimistic lock behind another transaction's) holds up no
+// other. One sender goroutine writes the responses, as many as are ready
+// in one message. Commands this store does not serve (raw KV,
+// coprocessor, flashback, pipelined DML) are answered with an error of
+// their kind.
+func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	out := make(chan batchResult, 256)
+	sent := make(chan error, 1)
+	go func() {
+		err := sendBatches(ctx, stream, out)
+		if err != nil {
+			cancel() // the stream is broken: stop the requests in flight
+		}
+		sent <- err
+	}()
+
+	var running sync.WaitGroup
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				// The client is done sending: answer what it asked, then end.
+				running.Wait()
+				close(out)
+				return <-sent
+			}
+			cancel()
+			<-sent
+			return err
+		}
+		for i, req := range msg.GetRequests() {
+			if i >= len(msg.GetRequestIds()) {
+				break
+			}
+			id := msg.GetRequestIds()[i]
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				res := batchResult{id: id, resp: s.dispatch(ctx, req)}
+				select {
+				case out <- res:
+				case <-ctx.Done():
+				}
+			}()
+		}
+	}
+}
+
+// batchResult is one response of the stream, under its request's id.
+type batchResult struct {
+	id   uint64
+	resp *tikvpb.BatchCommandsResponse_Response
+}
+
+// maxResponsesPerMessage bounds how many responses one message carries.
+const maxResponsesPerMessage = 128
+
+// sendBatches writes the results from out to stream until out is closed
+// (nil) or ctx ends.
+func sendBatches(ctx context.Context, stream tikvpb.Tikv_BatchCommandsServer, out <-chan batchResult) error {
+	for {
+		var res batchResult
+		var ok bool
+		select {
+		case res, ok = <-out:
+			if !ok {
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+		msg := &tikvpb.BatchCommandsResponse{}
+		for ok {
+			msg.Responses = append(msg.Responses, res.resp)
+			msg.RequestIds = append(msg.RequestIds, res.id)
+			if len(msg.Responses) == maxResponsesPerMessage {
+				break
+			}
+			select {
+			case res, ok = <-out:
+			default:
+				ok = false
+			}
+		}
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+	}
+}
+
+// dispatch runs one request of the stream.
+func (s *Service) dispatch(ctx context.Context, req *tikvpb.BatchCommandsRequest_Request) *tikvpb.BatchCommandsResponse_Response {
+	type resp = tikvpb.BatchCommandsResponse_Response
+	switch r := req.GetCmd().(type) {
+	case *tikvpb.BatchCommandsRequest_Request_Get:
+		v, _ := s.KvGet(ctx, r.Get)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: v}}
+	case *tikvpb.BatchCommandsRequest_Request_Scan:
+		v, _ := s.KvScan(ctx, r.Scan)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Scan{Scan: v}}
+	case *tikvpb.BatchCommandsRequest_Request_Prewrite:
+		v, _ := s.KvPrewrite(ctx, r.Prewrite)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Prewrite{Prewrite: v}}
+	case *tikvpb.BatchCommandsRequest_Request_Commit:
+		v, _ := s.KvCommit(ctx, r.Commit)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Commit{Commit: v}}
+	case *tikvpb.BatchCommandsRequest_Request_Cleanup:
+		v, _ := s.KvCleanup(ctx, r.Cleanup)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Cleanup{Cleanup: v}}
+	case *tikvpb.BatchCommandsRequest_Request_BatchGet:
+		v, _ := s.KvBatchGet(ctx, r.BatchGet)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_BatchGet{BatchGet: v}}
+	case *tikvpb.BatchCommandsRequest_Request_BatchRollback:
+		v, _ := s.KvBatchRollback(ctx, r.BatchRollback)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_BatchRollback{BatchRollback: v}}
+	case *tikvpb.BatchCommandsRequest_Request_ScanLock:
+		v, _ := s.KvScanLock(ctx, r.ScanLock)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_ScanLock{ScanLock: v}}
+	case *tikvpb.BatchCommandsRequest_Request_ResolveLock:
+		v, _ := s.KvResolveLock(ctx, r.ResolveLock)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_ResolveLock{ResolveLock: v}}
+	case *tikvpb.BatchCommandsRequest_Request_GC:
+		v, _ := s.KvGC(ctx, r.GC)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_GC{GC: v}}
+	case *tikvpb.BatchCommandsRequest_Request_DeleteRange:
+		v, _ := s.KvDeleteRange(ctx, r.DeleteRange)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_DeleteRange{DeleteRange: v}}
+	case *tikvpb.BatchCommandsRequest_Request_PessimisticLock:
+		v, _ := s.KvPessimisticLock(ctx, r.PessimisticLock)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_PessimisticLock{PessimisticLock: v}}
+	case *tikvpb.BatchCommandsRequest_Request_PessimisticRollback:
+		v, _ := s.KVPessimisticRollback(ctx, r.PessimisticRollback)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_PessimisticRollback{PessimisticRollback: v}}
+	case *tikvpb.BatchCommandsRequest_Request_CheckTxnStatus:
+		v, _ := s.KvCheckTxnStatus(ctx, r.CheckTxnStatus)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_CheckTxnStatus{CheckTxnStatus: v}}
+	case *tikvpb.BatchCommandsRequest_Request_TxnHeartBeat:
+		v, _ := s.KvTxnHeartBeat(ctx, r.TxnHeartBeat)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_TxnHeartBeat{TxnHeartBeat: v}}
+	case *tikvpb.BatchCommandsRequest_Request_CheckSecondaryLocks:
+		v, _ := s.KvCheckSecondaryLocks(ctx, r.CheckSecondaryLocks)
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_CheckSecondaryLocks{CheckSecondaryLocks: v}}
+	case *tikvpb.BatchCommandsRequest_Request_GetHealthFeedback:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_GetHealthFeedback{GetHealthFeedback: &kvrpcpb.GetHealthFeedbackResponse{
+			HealthFeedback: &kvrpcpb.HealthFeedback{StoreId: s.storeID}}}}
+	case *tikvpb.BatchCommandsRequest_Request_BroadcastTxnStatus:
+		// Only a cache of other transactions' status: nothing to keep.
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_BroadcastTxnStatus{BroadcastTxnStatus: &kvrpcpb.BroadcastTxnStatusResponse{}}}
+	case *tikvpb.BatchCommandsRequest_Request_Empty:
+		if d := r.Empty.GetDelayTime(); d > 0 {
+			t := time.NewTimer(time.Duration(d) * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Empty{Empty: &tikvpb.BatchCommandsEmptyResponse{
+			TestId: r.Empty.GetTestId()}}}
+	}
+	return unsupported(req)
+}
+
+// unsupported answers a request this store does not serve with an error of
+// its kind (a response without one would fail the client's whole stream).
+// Responses with no error field of their own carry a region error.
+func unsupported(req *tikvpb.BatchCommandsRequest_Request) *tikvpb.BatchCommandsResponse_Response {
+	type resp = tikvpb.BatchCommandsResponse_Response
+	msg := "basalt store does not serve " + strings.TrimPrefix(fmt.Sprintf("%T", req.GetCmd()), "*tikvpb.BatchCommandsRequest_Request_")
+	rerr := &errorpb.Error{Message: msg}
+	switch req.GetCmd().(type) {
+	case *tikvpb.BatchCommandsRequest_Request_Import:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Import{Import: &kvrpcpb.ImportResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawGet:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawGet{RawGet: &kvrpcpb.RawGetResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawBatchGet:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawBatchGet{RawBatchGet: &kvrpcpb.RawBatchGetResponse{RegionError: rerr}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawPut:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawPut{RawPut: &kvrpcpb.RawPutResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawBatchPut:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawBatchPut{RawBatchPut: &kvrpcpb.RawBatchPutResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawDelete:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawDelete{RawDelete: &kvrpcpb.RawDeleteResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawBatchDelete:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawBatchDelete{RawBatchDelete: &kvrpcpb.RawBatchDeleteResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawScan:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawScan{RawScan: &kvrpcpb.RawScanResponse{RegionError: rerr}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawDeleteRange:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawDeleteRange{RawDeleteRange: &kvrpcpb.RawDeleteRangeResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawBatchScan:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawBatchScan{RawBatchScan: &kvrpcpb.RawBatchScanResponse{RegionError: rerr}}}
+	case *tikvpb.BatchCommandsRequest_Request_Coprocessor:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Coprocessor{Coprocessor: &coprocessor.Response{OtherError: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_RawCoprocessor:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_RawCoprocessor{RawCoprocessor: &kvrpcpb.RawCoprocessorResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_FlashbackToVersion:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_FlashbackToVersion{FlashbackToVersion: &kvrpcpb.FlashbackToVersionResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_PrepareFlashbackToVersion:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_PrepareFlashbackToVersion{PrepareFlashbackToVersion: &kvrpcpb.PrepareFlashbackToVersionResponse{Error: msg}}}
+	case *tikvpb.BatchCommandsRequest_Request_Flush:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Flush{Flush: &kvrpcpb.FlushResponse{Errors: keyErrors(&kvrpcpb.KeyError{Abort: msg})}}}
+	case *tikvpb.BatchCommandsRequest_Request_BufferBatchGet:
+		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_BufferBatchGet{BufferBatchGet: &kvrpcpb.BufferBatchGetResponse{Error: &kvrpcpb.KeyError{Abort: msg}}}}
+	}
+	// A request of no kind known here (none, or newer than this kvproto)
+	// has no response of its kind: answer an empty one.
+	return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Empty{Empty: &tikvpb.BatchCommandsEmptyResponse{}}}
+}

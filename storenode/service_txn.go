@@ -1,0 +1,481 @@
+package storenode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+)
+
+// This file holds the transaction commands: Percolator's, as TiKV serves
+// them to client-go, each a thin translation onto the region's
+// mvcc.Store, which holds the logic.
+
+// KvPrewrite locks the transaction's mutations on this region's keys.
+// Optimistic and pessimistic (pessimistic_actions) prewrites are served;
+// async commit and 1PC requests are answered with min_commit_ts =
+// one_pc_commit_ts = 0, so the client commits them in two phases. Assertions
+// are not checked.
+func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) (*kvrpcpb.PrewriteResponse, error) {
+	resp := &kvrpcpb.PrewriteResponse{}
+	mreq, keys, err := prewriteRequest(req)
+	if err != nil {
+		resp.Errors = keyErrors(keyError(err))
+		return resp, nil
+	}
+	r, rerr := s.region(req.GetContext(), keys...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	err = r.MVCC().Prewrite(ctx, mreq)
+	re, ke := failure(err)
+	var rb *mvcc.RolledBackError
+	if errors.As(err, &rb) {
+		// TiKV reports a prewrite of a rolled back transaction as a write
+		// conflict with itself.
+		ke = &kvrpcpb.KeyError{Retryable: err.Error(), Conflict: &kvrpcpb.WriteConflict{
+			StartTs: rb.StartTS, ConflictTs: rb.StartTS, ConflictCommitTs: rb.StartTS, Key: rb.Key,
+			Reason: kvrpcpb.WriteConflict_SelfRolledBack}}
+	} else if ke != nil && ke.Conflict != nil {
+		ke.Conflict.Reason = kvrpcpb.WriteConflict_Optimistic
+		if req.GetForUpdateTs() != 0 {
+			ke.Conflict.Reason = kvrpcpb.WriteConflict_LazyUniquenessCheck
+		}
+	}
+	if ke != nil && ke.Conflict != nil {
+		ke.Conflict.Primary = req.GetPrimaryLock()
+	}
+	resp.RegionError, resp.Errors = re, keyErrors(ke)
+	return resp, nil
+}
+
+// prewriteRequest translates req for mvcc, with the keys it touches.
+func prewriteRequest(req *kvrpcpb.PrewriteRequest) (*mvcc.PrewriteRequest, [][]byte, error) {
+	mreq := &mvcc.PrewriteRequest{Primary: req.GetPrimaryLock(), StartTS: req.GetStartVersion(),
+		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), MinCommitTS: req.GetMinCommitTs(),
+		TxnSize: req.GetTxnSize()}
+	pessimistic := req.GetForUpdateTs() != 0
+	actions := req.GetPessimisticActions()
+	keys := make([][]byte, 0, len(req.GetMutations()))
+	for i, m := range req.GetMutations() {
+		keys = append(keys, m.GetKey())
+		var op kv.Op
+		switch m.GetOp() {
+		case kvrpcpb.Op_Put:
+			op = kv.OpPut
+		case kvrpcpb.Op_Del:
+			op = kv.OpDelete
+		case kvrpcpb.Op_Lock:
+			op = kv.OpLock
+		case kvrpcpb.Op_Insert:
+			op = kv.OpInsert
+		case kvrpcpb.Op_CheckNotExists:
+			mreq.NotExist = append(mreq.NotExist, m.GetKey())
+			continue
+		default:
+			return nil, nil, fmt.Errorf("prewrite: unsupported mutation op %s", m.GetOp())
+		}
+		mreq.Mutations = append(mreq.Mutations, kv.Mutation{Op: op, Key: m.GetKey(), Value: m.GetValue()})
+		if pessimistic {
+			locked := i < len(actions) && actions[i] == kvrpcpb.PrewriteRequest_DO_PESSIMISTIC_CHECK
+			mreq.Pessimistic = append(mreq.Pessimistic, locked)
+		}
+	}
+	return mreq, keys, nil
+}
+
+// KvCommit commits the transaction's locks on keys at commit_version.
+func (s *Service) KvCommit(ctx context.Context, req *kvrpcpb.CommitRequest) (*kvrpcpb.CommitResponse, error) {
+	resp := &kvrpcpb.CommitResponse{}
+	if req.GetCommitVersion() <= req.GetStartVersion() {
+		resp.Error = &kvrpcpb.KeyError{Abort: fmt.Sprintf("invalid transaction timestamps: commit ts %d is not above start ts %d",
+			req.GetCommitVersion(), req.GetStartVersion())}
+		return resp, nil
+	}
+	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	if err := r.MVCC().Commit(ctx, req.GetKeys(), req.GetStartVersion(), req.GetCommitVersion()); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	resp.CommitVersion = req.GetCommitVersion()
+	return resp, nil
+}
+
+// KvPessimisticLock takes pessimistic locks on keys, waiting for other
+// transactions' locks up to wait_timeout milliseconds (0: the store's
+// WaitForLockTimeout, negative: not at all), never longer than
+// WaitForLockTimeout: a lock still in the way then comes back as the
+// locked error, and the client checks its holder and asks again. A wait
+// that would close a cycle fails with the deadlock error. Only the Normal
+// wake-up mode is served.
+func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.PessimisticLockRequest) (*kvrpcpb.PessimisticLockResponse, error) {
+	resp := &kvrpcpb.PessimisticLockResponse{}
+	keys := make([][]byte, len(req.GetMutations()))
+	for i, m := range req.GetMutations() {
+		if m.GetOp() != kvrpcpb.Op_PessimisticLock {
+			resp.Errors = keyErrors(&kvrpcpb.KeyError{Abort: fmt.Sprintf("pessimistic lock: unsupported op %s", m.GetOp())})
+			return resp, nil
+		}
+		keys[i] = m.GetKey()
+	}
+	if mode := req.GetWakeUpMode(); mode != kvrpcpb.PessimisticLockWakeUpMode_WakeUpModeNormal {
+		resp.Errors = keyErrors(&kvrpcpb.KeyError{Abort: fmt.Sprintf("pessimistic lock: wake-up mode %s is not supported", mode)})
+		return resp, nil
+	}
+	r, rerr := s.region(req.GetContext(), keys...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	st := r.MVCC()
+	mreq := &mvcc.PessimisticLockRequest{Keys: keys, Primary: req.GetPrimaryLock(), StartTS: req.GetStartVersion(),
+		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), MinCommitTS: req.GetMinCommitTs(),
+		LockOnlyIfExists: req.GetLockOnlyIfExists()}
+	err := st.PessimisticLock(ctx, mreq, s.lockWait(req.GetWaitTimeout()))
+	var le *mvcc.LockedError
+	if errors.Is(err, kv.ErrLockWaitTimeout) && !errors.As(err, &le) {
+		// The wait ran out: try once more, to answer with the lock still
+		// in the way, if any.
+		err = st.PessimisticLock(ctx, mreq, 0)
+	}
+	if err != nil {
+		re, ke := failure(err)
+		if ke != nil && ke.Conflict != nil {
+			ke.Conflict.Primary = req.GetPrimaryLock()
+			ke.Conflict.Reason = kvrpcpb.WriteConflict_PessimisticRetry
+		}
+		var dl *kv.DeadlockError
+		if ke != nil && errors.As(err, &dl) {
+			ke.Deadlock.WaitChain = waitChain(dl, st.Waits())
+			for _, e := range ke.Deadlock.WaitChain {
+				if e.WaitForTxn == dl.StartTS {
+					ke.Deadlock.DeadlockKey = e.Key
+				}
+			}
+		}
+		resp.RegionError, resp.Errors = re, keyErrors(ke)
+		return resp, nil
+	}
+	if !req.GetReturnValues() && !req.GetCheckExistence() {
+		return resp, nil
+	}
+	// The keys are locked: no commit can land on them any more, and their
+	// newest committed versions are what the transaction will overwrite.
+	resp.NotFounds = make([]bool, len(keys))
+	if req.GetReturnValues() {
+		resp.Values = make([][]byte, len(keys))
+	}
+	for i, k := range keys {
+		v, err := mvcc.Get(st.Engine(), k, math.MaxUint64, false)
+		switch {
+		case errors.Is(err, kv.ErrNotFound):
+			resp.NotFounds[i] = true
+		case err != nil:
+			resp.Values, resp.NotFounds = nil, nil
+			resp.RegionError, resp.Errors = nil, keyErrors(keyError(err))
+			return resp, nil
+		case req.GetReturnValues():
+			resp.Values[i] = v
+		}
+	}
+	return resp, nil
+}
+
+// lockWait is how long a pessimistic lock request with wait_timeout ms
+// may wait.
+func (s *Service) lockWait(ms int64) time.Duration {
+	limit := s.WaitForLockTimeout
+	if limit <= 0 {
+		limit = time.Second
+	}
+	switch {
+	case ms < 0:
+		return 0
+	case ms == 0 || ms >= limit.Milliseconds():
+		return limit
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// KVPessimisticRollback releases the transaction's pessimistic locks on
+// keys taken at or below for_update_ts; with no keys, every such lock in
+// the region (client-go's resolver does that for a dead transaction).
+func (s *Service) KVPessimisticRollback(ctx context.Context, req *kvrpcpb.PessimisticRollbackRequest) (*kvrpcpb.PessimisticRollbackResponse, error) {
+	resp := &kvrpcpb.PessimisticRollbackResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	st, startTS, forUpdateTS := r.MVCC(), req.GetStartVersion(), req.GetForUpdateTs()
+	rollback := func(keys [][]byte) error { return st.PessimisticRollback(ctx, keys, startTS, forUpdateTS) }
+	var err error
+	if len(req.GetKeys()) > 0 {
+		err = rollback(req.GetKeys())
+	} else {
+		err = regionLocks(r, func(l *mvcc.LockInfo) bool {
+			return l.StartTS == startTS && l.Kind == mvcc.LockPessimistic && l.ForUpdateTS <= forUpdateTS
+		}, rollback)
+	}
+	re, ke := failure(err)
+	resp.RegionError, resp.Errors = re, keyErrors(ke)
+	return resp, nil
+}
+
+// KvBatchRollback rolls the transaction back on keys.
+func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbackRequest) (*kvrpcpb.BatchRollbackResponse, error) {
+	resp := &kvrpcpb.BatchRollbackResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	resp.RegionError, resp.Error = failure(r.MVCC().Rollback(ctx, req.GetKeys(), req.GetStartVersion()))
+	return resp, nil
+}
+
+// KvCleanup rolls the transaction back on key unless its lock is alive at
+// current_ts (0: regardless). A committed transaction answers its commit
+// ts.
+func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*kvrpcpb.CleanupResponse, error) {
+	resp := &kvrpcpb.CleanupResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKey())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	err := r.MVCC().Cleanup(ctx, req.GetKey(), req.GetStartVersion(), req.GetCurrentTs())
+	var ce *mvcc.CommittedError
+	if errors.As(err, &ce) {
+		resp.CommitVersion = ce.CommitTS
+		return resp, nil
+	}
+	resp.RegionError, resp.Error = failure(err)
+	return resp, nil
+}
+
+// KvCheckTxnStatus decides a transaction's fate from its primary key,
+// rolling back an expired one and pushing a live one's min commit ts
+// past a reader's start ts (see mvcc.CheckTxnStatus). lock_ttl != 0 means
+// alive, else commit_version != 0 committed, else rolled back.
+func (s *Service) KvCheckTxnStatus(ctx context.Context, req *kvrpcpb.CheckTxnStatusRequest) (*kvrpcpb.CheckTxnStatusResponse, error) {
+	resp := &kvrpcpb.CheckTxnStatusResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetPrimaryKey())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	st, err := r.MVCC().CheckTxnStatus(ctx, &mvcc.CheckTxnStatusRequest{Primary: req.GetPrimaryKey(),
+		LockTS: req.GetLockTs(), CallerStartTS: req.GetCallerStartTs(), CurrentTS: req.GetCurrentTs(),
+		RollbackIfNotExist: req.GetRollbackIfNotExist(), ResolvingPessimisticLock: req.GetResolvingPessimisticLock(),
+		VerifyIsPrimary: req.GetVerifyIsPrimary()})
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		if resp.Error != nil && resp.Error.TxnNotFound != nil {
+			resp.Error.TxnNotFound = &kvrpcpb.TxnNotFound{StartTs: req.GetLockTs(), PrimaryKey: req.GetPrimaryKey()}
+		}
+		return resp, nil
+	}
+	switch st.State {
+	case mvcc.TxnLocked:
+		resp.LockTtl, resp.LockInfo = st.TTL, lockInfo(st.Lock)
+	case mvcc.TxnCommitted:
+		resp.CommitVersion = st.CommitTS
+	}
+	resp.Action = txnAction(st.Action)
+	return resp, nil
+}
+
+func txnAction(a mvcc.TxnAction) kvrpcpb.Action {
+	switch a {
+	case mvcc.ActionTTLExpireRollback:
+		return kvrpcpb.Action_TTLExpireRollback
+	case mvcc.ActionLockNotExistRollback:
+		return kvrpcpb.Action_LockNotExistRollback
+	case mvcc.ActionMinCommitTSPushed:
+		return kvrpcpb.Action_MinCommitTSPushed
+	case mvcc.ActionTTLExpirePessimisticRollback:
+		return kvrpcpb.Action_TTLExpirePessimisticRollback
+	case mvcc.ActionLockNotExistDoNothing:
+		return kvrpcpb.Action_LockNotExistDoNothing
+	}
+	return kvrpcpb.Action_NoAction
+}
+
+// KvCheckSecondaryLocks decides an async-commit transaction's fate from
+// its secondaries: their locks, if all are locked; its commit ts, if one
+// committed; neither if it rolled back (made final). Basalt never writes
+// async-commit locks, so client-go only sends this to other stores.
+func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
+	resp := &kvrpcpb.CheckSecondaryLocksResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	res, err := r.MVCC().CheckSecondaryLocks(ctx, req.GetKeys(), req.GetStartVersion())
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	for i := range res.Locks {
+		resp.Locks = append(resp.Locks, lockInfo(&res.Locks[i]))
+	}
+	resp.CommitTs = res.CommitTS
+	return resp, nil
+}
+
+// KvResolveLock commits (commit_version != 0) or rolls back the locks of
+// transaction start_version on keys or, with no keys, on every key of the
+// region; with txn_infos, of each transaction listed there, every key of
+// the region.
+func (s *Service) KvResolveLock(ctx context.Context, req *kvrpcpb.ResolveLockRequest) (*kvrpcpb.ResolveLockResponse, error) {
+	resp := &kvrpcpb.ResolveLockResponse{}
+	txns := []*kvrpcpb.TxnInfo{{Txn: req.GetStartVersion(), Status: req.GetCommitVersion()}}
+	keys := req.GetKeys()
+	if len(req.GetTxnInfos()) > 0 {
+		txns, keys = req.GetTxnInfos(), nil
+	}
+	for _, t := range txns {
+		if t.GetStatus() != 0 && t.GetStatus() <= t.GetTxn() {
+			resp.Error = &kvrpcpb.KeyError{Abort: fmt.Sprintf("invalid transaction timestamps: commit ts %d is not above start ts %d",
+				t.GetStatus(), t.GetTxn())}
+			return resp, nil
+		}
+	}
+	r, rerr := s.region(req.GetContext(), keys...)
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	st := r.MVCC()
+	for _, t := range txns {
+		startTS, commitTS := t.GetTxn(), t.GetStatus()
+		resolve := func(keys [][]byte) error { return st.ResolveLock(ctx, keys, startTS, commitTS) }
+		var err error
+		if len(keys) > 0 {
+			err = resolve(keys)
+		} else {
+			err = regionLocks(r, func(l *mvcc.LockInfo) bool { return l.StartTS == startTS }, resolve)
+		}
+		if err != nil {
+			resp.RegionError, resp.Error = failure(err)
+			return resp, nil
+		}
+	}
+	return resp, nil
+}
+
+// resolveBatch is how many locks a region-wide resolve settles per
+// command.
+const resolveBatch = 256
+
+// regionLocks hands the keys of the region's locks that keep accepts to
+// do, in batches, in key order.
+func regionLocks(r Region, keep func(*mvcc.LockInfo) bool, do func(keys [][]byte) error) error {
+	lo, hi, _, err := clampRange(r.Meta(), nil, nil)
+	if err != nil {
+		return err
+	}
+	for {
+		locks, err := r.MVCC().ScanLocks(lo, hi, resolveBatch, keep)
+		if err != nil || len(locks) == 0 {
+			return err
+		}
+		keys := make([][]byte, len(locks))
+		for i := range locks {
+			keys[i] = locks[i].Key
+		}
+		if err := do(keys); err != nil || len(locks) < resolveBatch {
+			return err
+		}
+		lo = append(slices.Clip(keys[len(keys)-1]), 0)
+	}
+}
+
+// KvTxnHeartBeat extends the TTL of the transaction's primary lock to
+// advise_lock_ttl, if that is longer, and answers the TTL in force.
+func (s *Service) KvTxnHeartBeat(ctx context.Context, req *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error) {
+	resp := &kvrpcpb.TxnHeartBeatResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetPrimaryLock())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	ttl, err := r.MVCC().TxnHeartBeat(ctx, req.GetPrimaryLock(), req.GetStartVersion(), req.GetAdviseLockTtl())
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		if resp.Error != nil && resp.Error.TxnNotFound != nil {
+			resp.Error.TxnNotFound = &kvrpcpb.TxnNotFound{StartTs: req.GetStartVersion(), PrimaryKey: req.GetPrimaryLock()}
+		}
+		return resp, nil
+	}
+	resp.LockTtl = ttl
+	return resp, nil
+}
+
+// KvDeleteRange drops every version and lock of the keys in [start_key,
+// end_key), which must lie in the region (an empty end_key: the region's
+// end, which must then be bounded). With notify_only it does nothing.
+func (s *Service) KvDeleteRange(ctx context.Context, req *kvrpcpb.DeleteRangeRequest) (*kvrpcpb.DeleteRangeResponse, error) {
+	resp := &kvrpcpb.DeleteRangeResponse{}
+	r, rerr := s.region(req.GetContext(), req.GetStartKey())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	meta := r.Meta()
+	_, regionEnd, err := rawBounds(meta)
+	if err != nil {
+		resp.Error = err.Error()
+		return resp, nil
+	}
+	end := req.GetEndKey()
+	switch {
+	case len(end) == 0 && regionEnd == nil:
+		resp.Error = "delete range: the range has no end"
+		return resp, nil
+	case len(end) == 0:
+		end = regionEnd
+	case len(meta.GetEndKey()) > 0 && string(end) > string(regionEnd):
+		resp.RegionError = keyNotInRegion(meta, end)
+		return resp, nil
+	}
+	if req.GetNotifyOnly() || string(req.GetStartKey()) >= string(end) {
+		return resp, nil
+	}
+	if err := r.MVCC().DeleteRange(req.GetStartKey(), end); err != nil {
+		if resp.RegionError, _ = failure(err); resp.RegionError == nil {
+			resp.Error = err.Error()
+		}
+	}
+	return resp, nil
+}
+
+// KvGC removes the region's versions that no reader at or above
+// safe_point can see.
+func (s *Service) KvGC(ctx context.Context, req *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error) {
+	resp := &kvrpcpb.GCResponse{}
+	r, rerr := s.region(req.GetContext())
+	if rerr != nil {
+		resp.RegionError = rerr
+		return resp, nil
+	}
+	lo, hi, _, err := clampRange(r.Meta(), nil, nil)
+	if err == nil {
+		_, err = r.MVCC().GCRange(lo, hi, req.GetSafePoint())
+	}
+	resp.RegionError, resp.Error = failure(err)
+	return resp, nil
+}
