@@ -105,7 +105,9 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		grpc.MaxRecvMsgSize(1<<30), grpc.MaxSendMsgSize(1<<30),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))
-	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: NewService(n.storeID, regionsOf{n}), rs: n.rs})
+	svc := NewService(n.storeID, regionsOf{n})
+	svc.WaitForLockTimeout = cfg.Txn.WaitForLockTimeout.Duration
+	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(n.grpc, hs)

@@ -50,7 +50,7 @@ func StartCluster(t testing.TB, n int, storeConfig string) *Cluster {
 	c.PD = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	c.start("pd", "pd", "--name", "pd1", "--data-dir", filepath.Join(c.dir, "pd"),
 		"--client-urls", "http://"+c.PD, "--peer-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
-		"--log-level", "warn")
+		"--log-level", logLevel())
 	c.waitHTTP("pd", "http://"+c.PD+"/pd/api/v1/health")
 	for range n {
 		c.AddStore()
@@ -100,7 +100,7 @@ func (c *Cluster) StartStore(name string) {
 		c.t.Fatal(err)
 	}
 	c.start(name, "store", "--pd", c.PD, "--addr", c.StoreAddr(name), "--status-addr", c.StatusAddr(name),
-		"--data-dir", dir, "--config", cfg, "--log-level", "warn")
+		"--data-dir", dir, "--config", cfg, "--log-level", logLevel())
 	c.waitHTTP(name, "http://"+c.StatusAddr(name)+"/status")
 }
 
@@ -204,6 +204,14 @@ func (c *Cluster) killAll() {
 	for _, n := range names {
 		c.Kill(n)
 	}
+}
+
+// logLevel is the processes' log level: $BASALT_TEST_LOG_LEVEL, or warn.
+func logLevel() string {
+	if l := os.Getenv("BASALT_TEST_LOG_LEVEL"); l != "" {
+		return l
+	}
+	return "warn"
 }
 
 // lockedWriter lets a process's stdout and stderr share a buffer that the

@@ -1,0 +1,102 @@
+package storenode_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/store/tikv"
+	"github.com/basalt-db/basalt/testkit"
+	"github.com/tikv/client-go/v2/txnkv"
+)
+
+// BenchmarkCluster measures client-go on 1 PD + 3 storage nodes (3
+// replicas, sync-log on), all processes on this machine, with 64
+// concurrent callers: point gets, 1-key transactions (1PC when the store
+// grants it, else 2PC), and 2-key transactions. Each op is one call or one
+// committed transaction; b.N are spread over the callers.
+//
+//	go test -run '^$' -bench Cluster -benchtime 20000x ./storenode/
+func BenchmarkCluster(b *testing.B) {
+	if err := tikv.SetLogLevel("error"); err != nil {
+		b.Fatal(err)
+	}
+	c := testkit.StartCluster(b, 3, clusterStoreConfig)
+	waitReplicated(b, c, 3, 1)
+	cli, err := txnkv.NewClient([]string{c.PD})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	const keys = 10000
+	for start := 0; start < keys; start += 1000 {
+		txn, err := cli.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := start; i < start+1000; i++ {
+			_ = txn.Set(key(i), []byte("value-of-a-typical-row-......................................."))
+		}
+		if err := txn.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const callers = 64
+	run := func(b *testing.B, op func(i int) error) {
+		var next, errs atomic.Int64
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		start := time.Now()
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1))
+					if i > b.N {
+						return
+					}
+					if err := op(i); err != nil {
+						if errs.Add(1) == 1 {
+							b.Logf("first error: %v", err)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+		b.ReportMetric(float64(errs.Load()), "errors")
+	}
+	b.Run("Get/64", func(b *testing.B) {
+		run(b, func(i int) error {
+			txn, err := cli.Begin()
+			if err != nil {
+				return err
+			}
+			_, err = txn.Get(ctx, key(i*7919%keys))
+			return err
+		})
+	})
+	commit := func(n int) func(i int) error {
+		return func(i int) error {
+			txn, err := cli.Begin()
+			if err != nil {
+				return err
+			}
+			for j := range n {
+				if err := txn.Set(key((i*7919+j*4999)%keys), []byte(fmt.Sprint(i))); err != nil {
+					return err
+				}
+			}
+			txn.SetEnable1PC(true)
+			return txn.Commit(ctx)
+		}
+	}
+	b.Run("Commit1Key/64", func(b *testing.B) { run(b, commit(1)) })
+	b.Run("Commit2Keys/64", func(b *testing.B) { run(b, commit(2)) })
+}
