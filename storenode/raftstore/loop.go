@@ -21,15 +21,20 @@ func (s *Store) loop() {
 	defer close(s.stopped)
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
+	var ticks int
 	for {
 		select {
 		case <-s.stopCh:
 			return
-		case <-ticker.C:
+		case now := <-ticker.C:
+			ticks++
 			for _, p := range s.Peers() {
 				p.mu.Lock()
 				if !p.destroyed {
 					p.rn.Tick()
+					if p.leaderID == 0 && now.Before(p.campaignUntil) && ticks%2 == 0 {
+						_ = p.rn.Campaign()
+					}
 				}
 				p.mu.Unlock()
 			}

@@ -44,6 +44,9 @@ type Peer struct {
 	props     map[uint64]chan error
 	reads     map[uint64]chan uint64
 	destroyed bool
+	// campaignUntil: a peer created by a split on its parent leader's
+	// store campaigns on ticks until then, while its region has no leader.
+	campaignUntil time.Time
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
 

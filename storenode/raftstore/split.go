@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/cockroachdb/pebble/v2"
@@ -115,6 +116,10 @@ func (s *Store) hasInitializedPeer(id uint64) bool {
 	return q != nil && q.isInitialized()
 }
 
+// splitCampaignWindow is how long a region's new peer on its parent
+// leader's store keeps campaigning while the region has no leader.
+const splitCampaignWindow = 2 * time.Second
+
 // createSplitPeers starts the peers of the regions a split created here.
 // A peer that a new region's leader already created by message, before
 // this store applied the split, is replaced. If parent leads, the new
@@ -134,7 +139,10 @@ func (s *Store) createSplitPeers(parent *Peer, regions []*metapb.Region) error {
 			return err
 		}
 		if leader {
+			// The other stores may not have applied the split yet, and
+			// drop the votes; campaign again until they have.
 			_ = p.rn.Campaign()
+			p.campaignUntil = time.Now().Add(splitCampaignWindow)
 		}
 		s.mu.Lock()
 		old := s.peers[r.Id]
