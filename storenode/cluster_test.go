@@ -205,3 +205,62 @@ func TestClusterTransactions(t *testing.T) {
 	}
 	check(all)
 }
+
+// TestClusterSplitBySize: a region that grows past region-max-size is
+// split by its leader's store into parts of about region-split-size, and
+// PD learns of the parts; the data reads back whole.
+func TestClusterSplitBySize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	if err := tikv.SetLogLevel("error"); err != nil {
+		t.Fatal(err)
+	}
+	c := testkit.StartCluster(t, 3, clusterStoreConfig+`split-region-check-tick-interval = "200ms"
+[coprocessor]
+region-split-size = "32KiB"
+region-max-size = "48KiB"
+`)
+	waitReplicated(t, c, 3, 1)
+	cli, err := txnkv.NewClient([]string{c.PD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	const n = 3000 // about 300 KiB of keys and values
+	value := make([]byte, 64)
+	for start := 0; start < n; start += 500 {
+		txn, err := cli.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := start; i < start+500; i++ {
+			_ = txn.Set(key(i), value)
+		}
+		if err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReplicated(t, c, 3, 5)
+	txn, err := cli.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := txn.Iter(key(0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	got := 0
+	for it.Valid() {
+		got++
+		if err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != n {
+		t.Fatalf("read %d keys back, want %d", got, n)
+	}
+	t.Logf("%d regions", len(pdRegions(t, c.PD)))
+}

@@ -167,3 +167,35 @@ func (n *Node) runOperator(ctx context.Context, resp *pdpb.RegionHeartbeatRespon
 		n.log.Info("operator not carried out", "region", resp.RegionId, "err", err)
 	}
 }
+
+// splitChecks splits the regions this store leads that grew past
+// coprocessor.region-max-size into parts of about region-split-size,
+// every raftstore.split-region-check-tick-interval, with IDs from PD.
+func (n *Node) splitChecks(ctx context.Context) {
+	defer n.wg.Done()
+	t := time.NewTicker(n.cfg.Raft.SplitCheckInterval.Duration)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range n.rs.Peers() {
+			if !p.IsLeader() {
+				continue
+			}
+			keys := p.SplitKeys(uint64(n.cfg.Copr.RegionSplitSize), uint64(n.cfg.Copr.RegionMaxSize))
+			if len(keys) == 0 {
+				continue
+			}
+			regions, err := p.Split(ctx, keys, n.pd.askBatchSplit)
+			if err == nil {
+				err = n.pd.reportBatchSplit(ctx, regions)
+			}
+			if err != nil && ctx.Err() == nil {
+				n.log.Info("split check: split failed", "region", p.Meta().Id, "err", err)
+			}
+		}
+	}
+}

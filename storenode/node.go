@@ -122,9 +122,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if err := n.pd.putStore(sctx, store); err != nil {
 		return nil, fmt.Errorf("registering store %d with PD: %w", n.storeID, err)
 	}
-	n.wg.Add(2)
+	n.wg.Add(3)
 	go n.storeHeartbeats(ctx)
 	go n.regionHeartbeats(ctx)
+	go n.splitChecks(ctx)
 	log.Info("store started", "store", n.storeID, "addr", cfg.AdvertiseAddr(), "cluster", n.pd.ClusterID(),
 		"regions", len(n.rs.Peers()))
 	return n, nil

@@ -56,6 +56,9 @@ type Peer struct {
 	// store's lock is taken before peers' locks are, never after).
 	serving atomic.Bool
 	mvcc    atomic.Pointer[mvcc.Store]
+	// written counts the bytes applied to the region since its size was
+	// last measured.
+	written atomic.Uint64
 	// lastActive: when each other peer was last heard from (peer ID →
 	// unix nanos), for the down peers of region heartbeats.
 	lastActive sync.Map

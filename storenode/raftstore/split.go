@@ -198,3 +198,47 @@ func (p *Peer) MiddleKey() []byte {
 	_, mid := count(total / 2)
 	return mid
 }
+
+// SplitKeys returns where to split the region so that each part holds
+// about splitSize bytes, if it holds more than maxSize; nil otherwise. It
+// measures the write column family (where short values are inline), and
+// is skipped, returning nil at once, until about splitSize/16 bytes were
+// written to the region since it last measured (TiKV's
+// region-split-check-diff).
+func (p *Peer) SplitKeys(splitSize, maxSize uint64) [][]byte {
+	if p.written.Load() < splitSize/16 {
+		return nil
+	}
+	p.written.Store(0)
+	r := p.Meta()
+	lo, hi := dataBounds(byte(mvcc.CFWrite), r.StartKey, r.EndKey)
+	it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil
+	}
+	defer it.Close()
+	var total, part uint64
+	var keys [][]byte
+	var prev []byte
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()[1:]
+		if len(k) < 8 {
+			continue
+		}
+		user := k[:len(k)-8]
+		if !bytes.Equal(prev, user) {
+			if part >= splitSize {
+				keys = append(keys, bytes.Clone(user))
+				part = 0
+			}
+			prev = append(prev[:0], user...)
+		}
+		n := uint64(len(it.Key()) + len(it.Value()))
+		total += n
+		part += n
+	}
+	if total <= maxSize {
+		return nil
+	}
+	return keys
+}
