@@ -223,3 +223,26 @@ func (c *pdClient) reportBatchSplit(ctx context.Context, regions []*metapb.Regio
 		return r.GetHeader(), err
 	})
 }
+
+// tso returns a fresh timestamp from PD (a one-request Tso stream).
+func (c *pdClient) tso(ctx context.Context) (uint64, error) {
+	var ts uint64
+	err := c.do(ctx, func(ctx context.Context, pd pdpb.PDClient, h *pdpb.RequestHeader) (*pdpb.ResponseHeader, error) {
+		st, err := pd.Tso(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer st.CloseSend() //nolint:errcheck // the stream ends with ctx
+		if err := st.Send(&pdpb.TsoRequest{Header: h, Count: 1}); err != nil {
+			return nil, err
+		}
+		r, err := st.Recv()
+		if err != nil {
+			return nil, err
+		}
+		t := r.GetTimestamp()
+		ts = uint64(t.GetPhysical())<<18 | uint64(t.GetLogical())
+		return r.GetHeader(), nil
+	})
+	return ts, err
+}

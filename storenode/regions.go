@@ -37,4 +37,8 @@ type Region interface {
 	// the call (lease or ReadIndex); it fails with a *raftstore.RegionError
 	// if this store is no longer the leader.
 	ReadIndex(ctx context.Context) error
+	// LeaderTerm is the Raft term in which this store's peer became the
+	// region's leader (0 if it no longer is): when it changes, the region
+	// has a new leader, which must sync max_ts before async commit or 1PC.
+	LeaderTerm() uint64
 }

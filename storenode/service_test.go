@@ -45,11 +45,18 @@ type testRegion struct {
 	meta    *metapb.Region
 	st      *mvcc.Store
 	readErr error
+	term    uint64 // LeaderTerm's answer; 1 if unset
 }
 
 func (r *testRegion) Meta() *metapb.Region            { return r.meta }
 func (r *testRegion) MVCC() *mvcc.Store               { return r.st }
 func (r *testRegion) ReadIndex(context.Context) error { return r.readErr }
+func (r *testRegion) LeaderTerm() uint64 {
+	if r.term == 0 {
+		return 1
+	}
+	return r.term
+}
 
 type testRegions struct {
 	waits   *mvcc.WaitManager

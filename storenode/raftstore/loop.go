@@ -209,6 +209,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		if isLeader && !wasLeader {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
+			p.leaderTerm.Store(p.rn.BasicStatus().Term)
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {

@@ -52,6 +52,8 @@ type Peer struct {
 
 	meta     atomic.Pointer[metapb.Region]
 	isLeader atomic.Bool
+	// leaderTerm: the term in which this peer last became leader.
+	leaderTerm atomic.Uint64
 	// serving: initialized and not destroyed, readable without mu (the
 	// store's lock is taken before peers' locks are, never after).
 	serving atomic.Bool
@@ -124,6 +126,16 @@ func (p *Peer) MVCC() *mvcc.Store { return p.mvcc.Load() }
 
 // IsLeader says whether this peer led the region at its last Ready.
 func (p *Peer) IsLeader() bool { return p.isLeader.Load() }
+
+// LeaderTerm is the Raft term in which this peer became the region's
+// leader, or 0 if it does not lead it. A new term means a new leader, which
+// must sync its store's max_ts with PD before async commit or 1PC.
+func (p *Peer) LeaderTerm() uint64 {
+	if !p.isLeader.Load() {
+		return 0
+	}
+	return p.leaderTerm.Load()
+}
 
 func findPeer(r *metapb.Region, id uint64) *metapb.Peer {
 	for _, pr := range r.GetPeers() {
