@@ -2,16 +2,23 @@ package storenode_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/store/tikv"
 	"github.com/basalt-db/basalt/testkit"
+	tikverr "github.com/tikv/client-go/v2/error"
+	tikvkv "github.com/tikv/client-go/v2/kv"
 	"github.com/tikv/client-go/v2/txnkv"
+	"github.com/tikv/client-go/v2/txnkv/transaction"
 )
 
 // clusterStoreConfig makes stores report to PD often, so that PD
@@ -263,4 +270,138 @@ region-max-size = "48KiB"
 		t.Fatalf("read %d keys back, want %d", got, n)
 	}
 	t.Logf("%d regions", len(pdRegions(t, c.PD)))
+}
+
+// TestClusterDeadlock: pessimistic transactions whose keys are led by
+// different stores wait for each other in a cycle of two, then of three;
+// the detector (on the store leading the first region) finds each cycle
+// within a second, and the transaction that closed it gets Deadlock.
+func TestClusterDeadlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	if err := tikv.SetLogLevel("fatal"); err != nil {
+		t.Fatal(err)
+	}
+	c := testkit.StartCluster(t, 3, clusterStoreConfig)
+	waitReplicated(t, c, 3, 1)
+	cli, err := txnkv.NewClient([]string{c.PD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	a, b, k3 := []byte("dl/a"), []byte("dl/b"), []byte("dl/c")
+	if _, err := cli.KVStore.SplitRegions(ctx, [][]byte{a, b, k3}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicated(t, c, 3, 4)
+	spreadLeaders(t, c, [][]byte{a, b, k3})
+
+	lock := func(txn *transaction.KVTxn, keys ...[]byte) error {
+		ts, err := cli.CurrentTimestamp("global")
+		if err != nil {
+			return err
+		}
+		// Bounded, so that an undetected cycle fails the test with a lock
+		// wait timeout instead of hanging it.
+		return txn.LockKeys(ctx, tikvkv.NewLockCtx(ts, 5000, time.Now()), keys...)
+	}
+	begin := func() *transaction.KVTxn {
+		txn, err := cli.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		txn.SetPessimistic(true)
+		return txn
+	}
+	// cycle makes txns[i] hold keys[i] and then wait for keys[i+1]; the
+	// last one's wait closes the cycle and must fail with Deadlock.
+	cycle := func(keys [][]byte) {
+		txns := make([]*transaction.KVTxn, len(keys))
+		for i := range keys {
+			txns[i] = begin()
+			if err := lock(txns[i], keys[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waiting := make([]chan error, len(keys)-1)
+		for i := range waiting {
+			waiting[i] = make(chan error, 1)
+			go func() { waiting[i] <- lock(txns[i], keys[i+1]) }()
+		}
+		time.Sleep(300 * time.Millisecond) // the waits reach the detector
+		last := txns[len(txns)-1]
+		start := time.Now()
+		err := lock(last, keys[0])
+		var dl *tikverr.ErrDeadlock
+		if !errors.As(err, &dl) {
+			t.Fatalf("closing a cycle of %d: %v, want Deadlock", len(keys), err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the deadlock was reported after %v", took)
+		}
+		if dl.LockTs != txns[0].StartTS() {
+			t.Errorf("deadlock on a lock of txn %d, want %d", dl.LockTs, txns[0].StartTS())
+		}
+		// The victim gives up; each waiter then gets its key in turn.
+		if err := last.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		for i := len(waiting) - 1; i >= 0; i-- {
+			if err := <-waiting[i]; err != nil {
+				t.Fatalf("txn %d, once the victim rolled back: %v", i, err)
+			}
+			if err := txns[i].Rollback(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cycle([][]byte{a, b})
+	cycle([][]byte{a, b, k3})
+}
+
+// spreadLeaders asks PD to move the leaders of the regions holding keys
+// onto different stores, and waits until they are there.
+func spreadLeaders(t *testing.T, c *testkit.Cluster, keys [][]byte) {
+	t.Helper()
+	regionOf := func(rs []pdRegion, k []byte) *pdRegion {
+		enc := hex.EncodeToString(codec.EncodeBytes(nil, k))
+		var found *pdRegion
+		for i := range rs {
+			if rs[i].StartKey <= enc {
+				if found == nil || rs[i].StartKey > found.StartKey {
+					found = &rs[i]
+				}
+			}
+		}
+		return found
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		rs := pdRegions(t, c.PD)
+		stores := map[uint64]bool{}
+		done := true
+		for i, k := range keys {
+			r := regionOf(rs, k)
+			if r == nil || r.Leader == nil || len(r.Peers) < len(keys) {
+				done = false
+				continue
+			}
+			want := r.Peers[i%len(r.Peers)].StoreID
+			stores[r.Leader.StoreID] = true
+			if r.Leader.StoreID != want {
+				done = false
+				body := fmt.Sprintf(`{"name": "transfer-leader", "region_id": %d, "to_store_id": %d}`, r.ID, want)
+				if resp, err := http.Post("http://"+c.PD+"/pd/api/v1/operators", "application/json", strings.NewReader(body)); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+		if done && len(stores) == len(keys) {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("leaders did not spread: %+v", pdRegions(t, c.PD))
 }

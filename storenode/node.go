@@ -17,6 +17,7 @@ import (
 	storepebble "github.com/basalt-db/basalt/store/pebble"
 	"github.com/basalt-db/basalt/storenode/raftstore"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/pingcap/kvproto/pkg/deadlock"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
@@ -108,6 +109,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	svc := NewService(n.storeID, regionsOf{n})
 	svc.WaitForLockTimeout = cfg.Txn.WaitForLockTimeout.Duration
 	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs})
+	graph := newWaitGraph()
+	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})
+	detector := newDetectorClient(n, n.rs.Waits())
+	n.rs.Waits().SetDetector(detector)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(n.grpc, hs)
@@ -122,7 +127,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if err := n.pd.putStore(sctx, store); err != nil {
 		return nil, fmt.Errorf("registering store %d with PD: %w", n.storeID, err)
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
+	go detector.run(ctx, graph)
 	go n.storeHeartbeats(ctx)
 	go n.regionHeartbeats(ctx)
 	go n.splitChecks(ctx)

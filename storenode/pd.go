@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/basalt-db/basalt/codec"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/pdpb"
 	"google.golang.org/grpc"
@@ -245,4 +246,16 @@ func (c *pdClient) tso(ctx context.Context) (uint64, error) {
 		return r.GetHeader(), nil
 	})
 	return ts, err
+}
+
+// regionLeader returns the store that leads the region holding key (a raw
+// key: PD's boundaries are encoded), 0 if PD knows no leader.
+func (c *pdClient) regionLeader(ctx context.Context, key []byte) (uint64, error) {
+	var leader uint64
+	err := c.do(ctx, func(ctx context.Context, pd pdpb.PDClient, h *pdpb.RequestHeader) (*pdpb.ResponseHeader, error) {
+		r, err := pd.GetRegion(ctx, &pdpb.GetRegionRequest{Header: h, RegionKey: codec.EncodeBytes(nil, key)})
+		leader = r.GetLeader().GetStoreId()
+		return r.GetHeader(), err
+	})
+	return leader, err
 }

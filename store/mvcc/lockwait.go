@@ -48,7 +48,8 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 // retries; a waiter that loses the race registers again with the new
 // holder, so the graph's edges always name the current holder.
 type WaitManager struct {
-	clock   Clock
+	clock    Clock
+	detector Detector
 	mu      sync.Mutex
 	byKey   map[string][]*Waiter
 	waitFor map[uint64]*Waiter // by waiter start ts
@@ -57,6 +58,20 @@ type WaitManager struct {
 	count atomic.Int64
 }
 
+// Detector joins a WaitManager's waits to a wider wait-for graph: a
+// storage node's to the cluster's, whose cycles span stores. Its calls must
+// not block; a cycle it finds comes back later through
+// WaitManager.Deadlock.
+type Detector interface {
+	// Detect reports that txn waits for holder's lock on key.
+	Detect(key []byte, txn, holder uint64)
+	// CleanUpWaitFor reports that txn no longer waits for holder on key.
+	CleanUpWaitFor(key []byte, txn, holder uint64)
+}
+
+// SetDetector makes m report its waits to d. Call it before any wait.
+func (m *WaitManager) SetDetector(d Detector) { m.detector = d }
+
 // Waiter is one transaction parked on one key.
 type Waiter struct {
 	m       *WaitManager
@@ -64,6 +79,7 @@ type Waiter struct {
 	startTS uint64
 	holder  uint64
 	woken   chan struct{}
+	err     error // why it was woken, if not because the lock was released
 }
 
 // NewWaitManager returns a WaitManager timing waits with clock.
@@ -95,7 +111,25 @@ func (m *WaitManager) Register(key []byte, startTS, holder uint64) (*Waiter, err
 	m.byKey[w.key] = append(m.byKey[w.key], w)
 	m.waitFor[startTS] = w
 	m.count.Add(1)
+	if m.detector != nil {
+		m.detector.Detect(key, startTS, holder)
+	}
 	return w, nil
+}
+
+// Deadlock wakes transaction txn, if it still waits for holder, with err:
+// the detector found that its wait closes a cycle.
+func (m *WaitManager) Deadlock(txn, holder uint64, err *kv.DeadlockError) {
+	m.mu.Lock()
+	w, ok := m.waitFor[txn]
+	if !ok || w.holder != holder {
+		m.mu.Unlock()
+		return
+	}
+	w.err = err
+	m.removeLocked(w)
+	m.mu.Unlock()
+	close(w.woken)
 }
 
 // Wait blocks until the lock is released (nil: retry), timeout passes
@@ -111,7 +145,7 @@ func (w *Waiter) Wait(ctx context.Context, timeout time.Duration) error {
 	}
 	select {
 	case <-w.woken:
-		return nil
+		return w.err
 	case <-expired:
 		return kv.ErrLockWaitTimeout
 	case <-ctx.Done():
@@ -125,8 +159,15 @@ func (w *Waiter) Cancel() { w.m.remove(w) }
 func (m *WaitManager) remove(w *Waiter) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.removeLocked(w)
+}
+
+func (m *WaitManager) removeLocked(w *Waiter) {
 	if m.waitFor[w.startTS] != w {
 		return // already woken
+	}
+	if m.detector != nil {
+		m.detector.CleanUpWaitFor([]byte(w.key), w.startTS, w.holder)
 	}
 	delete(m.waitFor, w.startTS)
 	ws := m.byKey[w.key]
@@ -156,6 +197,9 @@ func (m *WaitManager) WakeUp(keys [][]byte) {
 		}
 		delete(m.byKey, string(k))
 		for _, w := range ws {
+			if m.detector != nil {
+				m.detector.CleanUpWaitFor(k, w.startTS, w.holder)
+			}
 			delete(m.waitFor, w.startTS)
 			m.count.Add(-1)
 			close(w.woken)

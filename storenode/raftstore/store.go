@@ -316,3 +316,6 @@ func (s *Store) DropBootstrap(regionID uint64) error {
 	}
 	return b.Commit(pebble.Sync)
 }
+
+// Waits is the store's lock waits, shared by all its regions.
+func (s *Store) Waits() *mvcc.WaitManager { return s.waits }

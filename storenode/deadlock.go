@@ -1,0 +1,326 @@
+package storenode
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/pingcap/kvproto/pkg/deadlock"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// Deadlocks across stores are found as TiKV finds them: one store, the
+// one leading the region that holds the empty key, keeps the cluster's
+// wait-for graph (waitGraph), and every store reports its lock waits to it
+// on kvproto's Deadlock.Detect stream (detectorClient). A wait that closes
+// a cycle is answered with a DeadlockResponse, and the store that parked it
+// wakes it with a Deadlock error. A store's own waits are also checked
+// locally at once (mvcc.WaitManager), so a cycle within one store needs no
+// round trip.
+
+// waitEntryTTL: an edge not cleaned up by then is dropped (its store may
+// have died). Lock waits end within pessimistic-txn.wait-for-lock-timeout
+// (1 s by default) and are registered again if they go on.
+const waitEntryTTL = 3 * time.Second
+
+type waitEdge struct {
+	entry deadlock.WaitForEntry
+	at    time.Time
+}
+
+// waitGraph is the cluster's wait-for graph, kept by the detector's owner.
+type waitGraph struct {
+	mu    sync.Mutex
+	edges map[uint64]map[uint64]*waitEdge // txn → the txn it waits for → edge
+}
+
+func newWaitGraph() *waitGraph { return &waitGraph{edges: map[uint64]map[uint64]*waitEdge{}} }
+
+// detect adds e's edge unless it closes a cycle; then it returns the
+// cycle's edges, ending with e.
+func (g *waitGraph) detect(e *deadlock.WaitForEntry) []*deadlock.WaitForEntry {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	if chain := g.path(e.WaitForTxn, e.Txn, now, map[uint64]bool{}); chain != nil {
+		return append(chain, e)
+	}
+	out := g.edges[e.Txn]
+	if out == nil {
+		out = map[uint64]*waitEdge{}
+		g.edges[e.Txn] = out
+	}
+	out[e.WaitForTxn] = &waitEdge{entry: *e, at: now}
+	return nil
+}
+
+// path returns the edges of a path from txn to target, or nil.
+func (g *waitGraph) path(txn, target uint64, now time.Time, seen map[uint64]bool) []*deadlock.WaitForEntry {
+	if seen[txn] {
+		return nil
+	}
+	seen[txn] = true
+	for next, e := range g.edges[txn] {
+		if now.Sub(e.at) > waitEntryTTL {
+			delete(g.edges[txn], next)
+			continue
+		}
+		if next == target {
+			return []*deadlock.WaitForEntry{&e.entry}
+		}
+		if rest := g.path(next, target, now, seen); rest != nil {
+			return append([]*deadlock.WaitForEntry{&e.entry}, rest...)
+		}
+	}
+	return nil
+}
+
+func (g *waitGraph) cleanUpWaitFor(txn, waitFor uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if out := g.edges[txn]; out != nil {
+		delete(out, waitFor)
+		if len(out) == 0 {
+			delete(g.edges, txn)
+		}
+	}
+}
+
+func (g *waitGraph) cleanUp(txn uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.edges, txn)
+}
+
+// handle serves one request; it returns the response for a deadlock.
+func (g *waitGraph) handle(req *deadlock.DeadlockRequest) *deadlock.DeadlockResponse {
+	switch req.Tp {
+	case deadlock.DeadlockRequestType_Detect:
+		if chain := g.detect(&req.Entry); chain != nil {
+			resp := &deadlock.DeadlockResponse{Entry: req.Entry, WaitChain: chain}
+			// The edge of the chain that ends at the victim names the key
+			// the victim holds and the others wait for.
+			for _, e := range chain {
+				if e.WaitForTxn == req.Entry.Txn {
+					resp.DeadlockKey, resp.DeadlockKeyHash = e.Key, e.KeyHash
+				}
+			}
+			return resp
+		}
+	case deadlock.DeadlockRequestType_CleanUpWaitFor:
+		g.cleanUpWaitFor(req.Entry.Txn, req.Entry.WaitForTxn)
+	case deadlock.DeadlockRequestType_CleanUp:
+		g.cleanUp(req.Entry.Txn)
+	}
+	return nil
+}
+
+// deadlockService is kvproto's Deadlock service: the detector, when this
+// store owns it.
+type deadlockService struct {
+	deadlock.UnimplementedDeadlockServer
+	graph *waitGraph
+	owner func() bool
+}
+
+// Detect serves a store's stream of wait reports. A store that is not the
+// owner answers nothing: the reporter finds the owner again.
+func (d *deadlockService) Detect(stream deadlock.Deadlock_DetectServer) error {
+	for {
+		req, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		if !d.owner() {
+			return errNotDetectorOwner
+		}
+		if resp := d.graph.handle(req); resp != nil {
+			if err := stream.Send(resp); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var errNotDetectorOwner = &detectorError{"this store does not run the deadlock detector"}
+
+type detectorError struct{ s string }
+
+func (e *detectorError) Error() string { return e.s }
+
+func keyHash(key []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(key)
+	return h.Sum64()
+}
+
+// detectorClient is mvcc.Detector for a store: it queues the store's wait
+// reports for the owner, in order, and hands the owner's deadlock answers
+// to the store's WaitManager.
+type detectorClient struct {
+	n     *Node
+	waits *mvcc.WaitManager
+	queue chan *deadlock.DeadlockRequest
+}
+
+func newDetectorClient(n *Node, waits *mvcc.WaitManager) *detectorClient {
+	return &detectorClient{n: n, waits: waits, queue: make(chan *deadlock.DeadlockRequest, 4096)}
+}
+
+func (d *detectorClient) push(tp deadlock.DeadlockRequestType, key []byte, txn, holder uint64) {
+	req := &deadlock.DeadlockRequest{Tp: tp, Entry: deadlock.WaitForEntry{Txn: txn, WaitForTxn: holder,
+		Key: append([]byte(nil), key...), KeyHash: keyHash(key)}}
+	select {
+	case d.queue <- req:
+	default: // the owner is unreachable and the queue full: local detection only
+	}
+}
+
+// Detect implements mvcc.Detector.
+func (d *detectorClient) Detect(key []byte, txn, holder uint64) {
+	d.push(deadlock.DeadlockRequestType_Detect, key, txn, holder)
+}
+
+// CleanUpWaitFor implements mvcc.Detector.
+func (d *detectorClient) CleanUpWaitFor(key []byte, txn, holder uint64) {
+	d.push(deadlock.DeadlockRequestType_CleanUpWaitFor, key, txn, holder)
+}
+
+func (d *detectorClient) deliver(resp *deadlock.DeadlockResponse) {
+	cycle := make([]uint64, 0, len(resp.WaitChain))
+	for _, e := range resp.WaitChain {
+		cycle = append(cycle, e.Txn)
+	}
+	// The chain ends with the victim's own edge; the cycle starts with it.
+	if n := len(cycle); n > 0 {
+		cycle = append([]uint64{cycle[n-1]}, cycle[:n-1]...)
+	}
+	d.waits.Deadlock(resp.Entry.Txn, resp.Entry.WaitForTxn, &kv.DeadlockError{Key: resp.Entry.Key,
+		StartTS: resp.Entry.Txn, Holder: resp.Entry.WaitForTxn, Cycle: cycle})
+}
+
+// run sends the queue to the owner, finding it again when it changes.
+func (d *detectorClient) run(ctx context.Context, graph *waitGraph) {
+	defer d.n.wg.Done()
+	for ctx.Err() == nil {
+		owner, addr := d.n.detectorOwner(ctx)
+		switch {
+		case owner == 0:
+			d.drainFor(ctx, 200*time.Millisecond, nil)
+		case owner == d.n.storeID:
+			// Served here, until this store stops owning the detector.
+			d.drainFor(ctx, time.Second, graph)
+		default:
+			if err := d.stream(ctx, addr); err != nil && ctx.Err() == nil {
+				d.n.log.Debug("deadlock detector stream failed", "owner", owner, "err", err)
+				d.drainFor(ctx, 200*time.Millisecond, nil)
+			}
+		}
+	}
+}
+
+// drainFor handles the queue for a while: with graph, as the owner; without,
+// dropping reports (no owner is known: waits end by timeout instead).
+func (d *detectorClient) drainFor(ctx context.Context, dur time.Duration, graph *waitGraph) {
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case req := <-d.queue:
+			if graph == nil {
+				continue
+			}
+			if resp := graph.handle(req); resp != nil {
+				d.deliver(resp)
+			}
+		}
+	}
+}
+
+func (d *detectorClient) stream(ctx context.Context, addr string) error {
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := deadlock.NewDeadlockClient(cc).Detect(sctx)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() {
+		for {
+			resp, err := st.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			d.deliver(resp)
+		}
+	}()
+	// Check the owner again now and then: leadership of the first region
+	// may move.
+	recheck := time.NewTicker(time.Second)
+	defer recheck.Stop()
+	owner, _ := d.n.detectorOwner(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case <-recheck.C:
+			if o, _ := d.n.detectorOwner(ctx); o != owner {
+				return nil
+			}
+		case req := <-d.queue:
+			if err := st.Send(req); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// detectorOwner returns the store that leads the region holding the empty
+// key, and its address; 0 if unknown.
+func (n *Node) detectorOwner(ctx context.Context) (uint64, string) {
+	for _, p := range n.rs.Peers() {
+		if len(p.Meta().StartKey) == 0 && p.IsLeader() {
+			return n.storeID, ""
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	leader, err := n.pd.regionLeader(cctx, nil)
+	if err != nil || leader == 0 {
+		return 0, ""
+	}
+	if leader == n.storeID {
+		return 0, "" // PD has yet to hear that leadership moved
+	}
+	addr, err := n.resolve(cctx, leader)
+	if err != nil {
+		return 0, ""
+	}
+	return leader, addr
+}
+
+// ownsDetector says whether this store runs the detector now.
+func (n *Node) ownsDetector() bool {
+	for _, p := range n.rs.Peers() {
+		if len(p.Meta().StartKey) == 0 && p.IsLeader() {
+			return true
+		}
+	}
+	return false
+}
