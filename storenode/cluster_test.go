@@ -405,3 +405,144 @@ func spreadLeaders(t *testing.T, c *testkit.Cluster, keys [][]byte) {
 	}
 	t.Fatalf("leaders did not spread: %+v", pdRegions(t, c.PD))
 }
+
+type pdStore struct {
+	Store struct {
+		ID uint64 `json:"id"`
+	} `json:"store"`
+	Status struct {
+		StateName   string `json:"state_name"`
+		RegionCount int    `json:"region_count"`
+		LeaderCount int    `json:"leader_count"`
+	} `json:"status"`
+}
+
+func pdStores(t *testing.T, pd string) []pdStore {
+	t.Helper()
+	resp, err := http.Get("http://" + pd + "/pd/api/v1/stores")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Stores []pdStore `json:"stores"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Stores
+}
+
+// TestClusterScaleOut: a fourth store gets replicas and leaders from PD's
+// balancers; then one store is taken offline, its replicas move away, and
+// it becomes a Tombstone. The data reads back whole throughout.
+func TestClusterScaleOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	if err := tikv.SetLogLevel("fatal"); err != nil {
+		t.Fatal(err)
+	}
+	c := testkit.StartCluster(t, 3, clusterStoreConfig)
+	waitReplicated(t, c, 3, 1)
+	cli, err := txnkv.NewClient([]string{c.PD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	txn, err := cli.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[int]bool{}
+	for i := range 200 {
+		_ = txn.Set(key(i), []byte(fmt.Sprint(i)))
+		all[i] = true
+	}
+	if err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var splits [][]byte
+	for i := 10; i < 200; i += 10 {
+		splits = append(splits, key(i))
+	}
+	if _, err := cli.KVStore.SplitRegions(ctx, splits, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicated(t, c, 3, 20)
+
+	c.AddStore()
+	var newID uint64
+	waitStores(t, c, "the new store to get replicas and leaders", func(ss []pdStore) bool {
+		for _, s := range ss {
+			if s.Store.ID > newID {
+				newID = s.Store.ID
+			}
+		}
+		for _, s := range ss {
+			if s.Store.ID == newID {
+				return len(ss) == 4 && s.Status.RegionCount >= 10 && s.Status.LeaderCount >= 2
+			}
+		}
+		return false
+	})
+	readAll(t, cli, all)
+
+	// Offline: PD moves the store's replicas away, then it is a Tombstone.
+	req, _ := http.NewRequest(http.MethodDelete, fmt.Sprintf("http://%s/pd/api/v1/store/%d", c.PD, newID), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE store: %s", resp.Status)
+	}
+	waitStores(t, c, "the offline store to become a Tombstone", func(ss []pdStore) bool {
+		for _, s := range ss {
+			if s.Store.ID == newID {
+				return s.Status.StateName == "Tombstone"
+			}
+		}
+		return false
+	})
+	waitReplicated(t, c, 3, 20)
+	readAll(t, cli, all)
+}
+
+func waitStores(t *testing.T, c *testkit.Cluster, what string, ok func([]pdStore) bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok(pdStores(t, c.PD)) {
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("waiting for %s: %+v", what, pdStores(t, c.PD))
+}
+
+func readAll(t *testing.T, cli *txnkv.Client, want map[int]bool) {
+	t.Helper()
+	txn, err := cli.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Rollback()
+	it, err := txn.Iter(key(0), key(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.Valid() {
+		n++
+		if err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != len(want) {
+		t.Fatalf("read %d keys, want %d", n, len(want))
+	}
+}
