@@ -114,6 +114,9 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 			delete(p.props, r.id)
 		}
 	}
+	if p.isLeader.Load() && p.applied >= p.termStart {
+		p.leaseReady.Store(true)
+	}
 	p.advanceApplied()
 	if removed {
 		return p.destroy()
@@ -269,6 +272,7 @@ func (p *Peer) destroy() error {
 	p.destroyed = true
 	p.serving.Store(false)
 	p.isLeader.Store(false)
+	p.leaseReady.Store(false)
 	p.failPending(&RegionError{Err: &errorpb.Error{Message: "region removed from this store",
 		RegionNotFound: &errorpb.RegionNotFound{RegionId: id}}})
 	p.advanceApplied()

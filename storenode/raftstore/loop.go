@@ -210,9 +210,11 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
 			p.leaderTerm.Store(p.rn.BasicStatus().Term)
+			p.leaseReady.Store(false) // until termStart applies
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {
+			p.leaseReady.Store(false)
 			p.failPending(p.notLeaderLocked())
 		}
 	}

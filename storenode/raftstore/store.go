@@ -268,6 +268,9 @@ func (s *Store) Leader(ctx *kvrpcpb.Context) (*Peer, *errorpb.Error) {
 	}
 	// A new leader serves commands only once it has applied everything
 	// committed before its term.
+	if p.leaseReady.Load() {
+		return p, nil
+	}
 	p.mu.Lock()
 	termStart := p.termStart
 	p.mu.Unlock()
