@@ -78,7 +78,10 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if cache == 0 {
 		cache = int64(cfg.RocksDB.DefaultCF.BlockCacheSize)
 	}
-	if n.eng, err = storepebble.Open(dir, storepebble.Options{BlockCacheSize: cache}); err != nil {
+	// rocksdb.max-background-jobs covers RocksDB's flushes and compactions;
+	// Pebble flushes on a goroutine of its own, so all go to compactions.
+	if n.eng, err = storepebble.Open(dir, storepebble.Options{BlockCacheSize: cache,
+		MaxCompactions: cfg.RocksDB.MaxBackgroundJobs}); err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
 	n.pd = newPDClient(cfg.PDURLs())
@@ -104,6 +107,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		return nil, err
 	}
 	n.grpc = grpc.NewServer(
+		// server.grpc-concurrency: the goroutines that serve streams' frames.
+		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
 		grpc.MaxRecvMsgSize(1<<30), grpc.MaxSendMsgSize(1<<30),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))

@@ -50,9 +50,9 @@ func (t realTimer) Stop() bool          { return t.t.Stop() }
 type WaitManager struct {
 	clock    Clock
 	detector Detector
-	mu      sync.Mutex
-	byKey   map[string][]*Waiter
-	waitFor map[uint64]*Waiter // by waiter start ts
+	mu       sync.Mutex
+	byKey    map[string][]*Waiter
+	waitFor  map[uint64]*Waiter // by waiter start ts
 	// count is the number of registered waiters, read without mu so that
 	// releasing locks costs nothing when nobody waits.
 	count atomic.Int64

@@ -19,6 +19,10 @@ type Options struct {
 	// Logger receives Pebble's messages, each prefixed "pebble: " (and
 	// errors "pebble: error: "); default: discard.
 	Logger *log.Logger
+	// MaxCompactions bounds the compactions Pebble runs at once (default
+	// Pebble's: 1, rising to 2 under compaction debt). A storage node sets
+	// it from TiKV's rocksdb.max-background-jobs.
+	MaxCompactions int
 	// FS is the filesystem that holds the database's files (default
 	// vfs.Default, the operating system's). Tests pass one that injects
 	// disk faults (github.com/cockroachdb/pebble/v2/vfs/errorfs).
@@ -65,6 +69,9 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             logger{o.Logger},
 		FS:                 o.FS,
+	}
+	if n := o.MaxCompactions; n > 0 {
+		po.CompactionConcurrencyRange = func() (int, int) { return 1, n }
 	}
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
