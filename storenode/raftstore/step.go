@@ -2,6 +2,8 @@ package raftstore
 
 import (
 	"bytes"
+
+	"github.com/cockroachdb/pebble/v2"
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/metapb"
@@ -65,6 +67,13 @@ func (s *Store) maybeCreatePeer(msg *raft_serverpb.RaftMessage, m raftpb.Message
 	}
 	region := &metapb.Region{Id: msg.RegionId, RegionEpoch: &metapb.RegionEpoch{},
 		Peers: []*metapb.Peer{msg.ToPeer}}
+	// Recorded before the peer can vote, so that a restart reloads it with
+	// the votes it cast (its hard state) instead of making it anew.
+	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Applying, Region: region}
+	if err := s.db.Set(regionStateKey(region.Id), mustMarshal(&state), pebble.Sync); err != nil {
+		s.log.Warn("cannot create peer", "region", msg.RegionId, "err", err)
+		return nil, false
+	}
 	p, err := s.newPeer(region, msg.ToPeer, false, raftpb.HardState{}, 0, 0, nil, 0)
 	if err != nil {
 		s.log.Warn("cannot create peer", "region", msg.RegionId, "err", err)

@@ -190,7 +190,7 @@ func (s *Store) Start() {
 	// after an election timeout.
 	for _, p := range s.Peers() {
 		p.mu.Lock()
-		if cs := confStateOf(p.region); len(cs.Voters) == 1 && cs.Voters[0] == p.self.Id {
+		if cs := confStateOf(p.region); p.initialized && len(cs.Voters) == 1 && cs.Voters[0] == p.self.Id {
 			_ = p.rn.Campaign()
 		}
 		p.mu.Unlock()
