@@ -102,6 +102,10 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if changed {
 		p.publish()
 	}
+	if removed := p.removedPeers; removed != nil {
+		p.removedPeers = nil
+		p.s.trans.sendTombstones(p.region, p.self, removed)
+	}
 	if split := p.splitResult; split != nil {
 		p.splitResult = nil
 		if err := p.s.createSplitPeers(p, split); err != nil {
@@ -200,6 +204,9 @@ func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r resu
 					region.Peers = slices.Delete(region.Peers, i, i+1)
 				}
 				removedSelf = removedSelf || peer.Id == p.self.Id
+				if peer.Id != p.self.Id && p.isLeader.Load() {
+					p.removedPeers = append(p.removedPeers, peer)
+				}
 			}
 			region.RegionEpoch.ConfVer++
 		}

@@ -47,6 +47,10 @@ type Peer struct {
 	// campaignUntil: a peer created by a split on its parent leader's
 	// store campaigns on ticks until then, while its region has no leader.
 	campaignUntil time.Time
+	// removedPeers: peers this leader removed in the batch being applied,
+	// to be told so (a removed peer may never get the entry that removes
+	// it: the leader stops replicating to it).
+	removedPeers []*metapb.Peer
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
 

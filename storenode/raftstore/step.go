@@ -21,6 +21,10 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil {
 		return
 	}
+	if msg.IsTombstone {
+		s.destroyRemoved(msg)
+		return
+	}
 	m := fromEraft(msg.Message)
 	s.notePeer(from)
 	p := s.Peer(msg.RegionId)
@@ -29,6 +33,13 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 		if p, ok = s.maybeCreatePeer(msg, m); !ok {
 			return
 		}
+	}
+	// A peer the region dropped while its store was down still talks
+	// from its old configuration: tell it it was removed.
+	if r := p.Meta(); p.isInitialized() && findPeer(r, from.Id) == nil &&
+		msg.GetRegionEpoch().GetConfVer() < r.GetRegionEpoch().GetConfVer() {
+		s.trans.sendTombstones(r, p.self, []*metapb.Peer{from})
+		return
 	}
 	p.lastActive.Store(from.Id, time.Now().UnixNano())
 	p.mu.Lock()
@@ -122,4 +133,26 @@ func (s *Store) knownPeer(id uint64) *metapb.Peer {
 		return v.(*metapb.Peer)
 	}
 	return nil
+}
+
+// destroyRemoved destroys the peer a tombstone message names, if the
+// message's epoch shows a configuration at least as new as the peer's
+// (it cannot be an old message about an earlier incarnation).
+func (s *Store) destroyRemoved(msg *raft_serverpb.RaftMessage) {
+	p := s.Peer(msg.RegionId)
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed || p.self.Id != msg.ToPeer.Id ||
+		msg.GetRegionEpoch().GetConfVer() < p.region.GetRegionEpoch().GetConfVer() {
+		return
+	}
+	if findPeer(p.region, p.self.Id) != nil && msg.GetRegionEpoch().GetConfVer() == p.region.GetRegionEpoch().GetConfVer() {
+		return // this peer's own view still has it: not a removal it missed
+	}
+	if err := p.destroy(); err != nil {
+		s.log.Warn("cannot destroy removed peer", "region", msg.RegionId, "err", err)
+	}
 }

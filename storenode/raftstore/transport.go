@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/eraftpb"
+	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 	"go.etcd.io/raft/v3"
@@ -65,6 +66,19 @@ func (t *transport) send(p *Peer, msgs []raftpb.Message) {
 		case c.ch <- rm:
 		default:
 			t.unreachable(rm)
+		}
+	}
+}
+
+// sendTombstones tells peers removed from region that they were: their
+// stores destroy them (TiKV's is_tombstone messages).
+func (t *transport) sendTombstones(region *metapb.Region, from *metapb.Peer, removed []*metapb.Peer) {
+	for _, to := range removed {
+		rm := &raft_serverpb.RaftMessage{RegionId: region.Id, FromPeer: from, ToPeer: to,
+			RegionEpoch: region.RegionEpoch, IsTombstone: true, Message: &eraftpb.Message{}}
+		select {
+		case t.conn(to.StoreId).ch <- rm:
+		default:
 		}
 	}
 }
