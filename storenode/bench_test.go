@@ -7,10 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/basalt-db/basalt/store/tikv"
-	"github.com/basalt-db/basalt/testkit"
-	"github.com/tikv/client-go/v2/txnkv"
 )
 
 // BenchmarkCluster measures client-go on 1 PD + 3 storage nodes (3
@@ -21,16 +17,7 @@ import (
 //
 //	go test -run '^$' -bench Cluster -benchtime 20000x ./storenode/
 func BenchmarkCluster(b *testing.B) {
-	if err := tikv.SetLogLevel("error"); err != nil {
-		b.Fatal(err)
-	}
-	c := testkit.StartCluster(b, 3, clusterStoreConfig)
-	waitReplicated(b, c, 3, 1)
-	cli, err := txnkv.NewClient([]string{c.PD})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cli.Close()
+	_, cli := startCluster(b, "", "error")
 	ctx := context.Background()
 	const keys = 10000
 	for start := 0; start < keys; start += 1000 {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/basalt-db/basalt/store/tikv"
 	"github.com/basalt-db/basalt/testkit"
 	"github.com/tikv/client-go/v2/txnkv"
 )
@@ -152,22 +151,9 @@ func (b *bank) run(clients int) {
 // total never changes in any snapshot read, and no acknowledged transfer
 // is lost.
 func TestClusterBankKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of processes")
-	}
-	if err := tikv.SetLogLevel("fatal"); err != nil {
-		t.Fatal(err)
-	}
 	// A small log limit, so that a store down for a few seconds comes back
 	// behind the compacted log and catches up by snapshot.
-	c := testkit.StartCluster(t, 3, clusterStoreConfig+`raft-log-gc-count-limit = 64
-`)
-	waitReplicated(t, c, 3, 1)
-	cli, err := txnkv.NewClient([]string{c.PD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	c, cli := startCluster(t, "raft-log-gc-count-limit = 64\n", "fatal")
 	ctx := context.Background()
 	txn, err := cli.Begin()
 	if err != nil {

@@ -87,23 +87,55 @@ func waitReplicated(t testing.TB, c *testkit.Cluster, n, minRegions int) {
 
 func key(i int) []byte { return []byte(fmt.Sprintf("k%04d", i)) }
 
-// TestClusterTransactions runs client-go's transactions on 1 PD and 3
-// storage nodes, all real processes, across regions that split.
-func TestClusterTransactions(t *testing.T) {
+// startCluster starts 1 PD and 3 stores with storeConfig added to
+// clusterStoreConfig, waits until the first region has its 3 replicas, and
+// returns the cluster and a client-go transaction client on it. Client-go
+// logs at logLevel.
+func startCluster(t testing.TB, storeConfig, logLevel string) (*testkit.Cluster, *txnkv.Client) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
 	}
-	if err := tikv.SetLogLevel("error"); err != nil {
+	if err := tikv.SetLogLevel(logLevel); err != nil {
 		t.Fatal(err)
 	}
-	c := testkit.StartCluster(t, 3, clusterStoreConfig)
+	c := testkit.StartCluster(t, 3, clusterStoreConfig+storeConfig)
 	waitReplicated(t, c, 3, 1)
-
 	cli, err := txnkv.NewClient([]string{c.PD})
 	if err != nil {
 		t.Fatalf("client-go: %v\n%s", err, c.Logs())
 	}
-	defer cli.Close()
+	t.Cleanup(func() { cli.Close() })
+	return c, cli
+}
+
+// countKeys counts the keys of a snapshot in [start, end).
+func countKeys(t testing.TB, cli *txnkv.Client, start, end []byte) int {
+	t.Helper()
+	txn, err := cli.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Rollback()
+	it, err := txn.Iter(start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	n := 0
+	for it.Valid() {
+		n++
+		if err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// TestClusterTransactions runs client-go's transactions on 1 PD and 3
+// storage nodes, all real processes, across regions that split.
+func TestClusterTransactions(t *testing.T) {
+	c, cli := startCluster(t, "", "error")
 	ctx := context.Background()
 
 	// Writes in one transaction, read back in another.
@@ -217,23 +249,11 @@ func TestClusterTransactions(t *testing.T) {
 // split by its leader's store into parts of about region-split-size, and
 // PD learns of the parts; the data reads back whole.
 func TestClusterSplitBySize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of processes")
-	}
-	if err := tikv.SetLogLevel("error"); err != nil {
-		t.Fatal(err)
-	}
-	c := testkit.StartCluster(t, 3, clusterStoreConfig+`split-region-check-tick-interval = "200ms"
+	c, cli := startCluster(t, `split-region-check-tick-interval = "200ms"
 [coprocessor]
 region-split-size = "32KiB"
 region-max-size = "48KiB"
-`)
-	waitReplicated(t, c, 3, 1)
-	cli, err := txnkv.NewClient([]string{c.PD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+`, "error")
 	ctx := context.Background()
 	const n = 3000 // about 300 KiB of keys and values
 	value := make([]byte, 64)
@@ -250,22 +270,7 @@ region-max-size = "48KiB"
 		}
 	}
 	waitReplicated(t, c, 3, 5)
-	txn, err := cli.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := txn.Iter(key(0), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	got := 0
-	for it.Valid() {
-		got++
-		if err := it.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	got := countKeys(t, cli, key(0), nil)
 	if got != n {
 		t.Fatalf("read %d keys back, want %d", got, n)
 	}
@@ -277,19 +282,7 @@ region-max-size = "48KiB"
 // the detector (on the store leading the first region) finds each cycle
 // within a second, and the transaction that closed it gets Deadlock.
 func TestClusterDeadlock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of processes")
-	}
-	if err := tikv.SetLogLevel("fatal"); err != nil {
-		t.Fatal(err)
-	}
-	c := testkit.StartCluster(t, 3, clusterStoreConfig)
-	waitReplicated(t, c, 3, 1)
-	cli, err := txnkv.NewClient([]string{c.PD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	c, cli := startCluster(t, "", "fatal")
 	ctx := context.Background()
 	a, b, k3 := []byte("dl/a"), []byte("dl/b"), []byte("dl/c")
 	if _, err := cli.KVStore.SplitRegions(ctx, [][]byte{a, b, k3}, false, nil); err != nil {
@@ -437,19 +430,7 @@ func pdStores(t *testing.T, pd string) []pdStore {
 // balancers; then one store is taken offline, its replicas move away, and
 // it becomes a Tombstone. The data reads back whole throughout.
 func TestClusterScaleOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of processes")
-	}
-	if err := tikv.SetLogLevel("fatal"); err != nil {
-		t.Fatal(err)
-	}
-	c := testkit.StartCluster(t, 3, clusterStoreConfig)
-	waitReplicated(t, c, 3, 1)
-	cli, err := txnkv.NewClient([]string{c.PD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	c, cli := startCluster(t, "", "fatal")
 	ctx := context.Background()
 	txn, err := cli.Begin()
 	if err != nil {
@@ -525,24 +506,7 @@ func waitStores(t *testing.T, c *testkit.Cluster, what string, ok func([]pdStore
 
 func readAll(t *testing.T, cli *txnkv.Client, want map[int]bool) {
 	t.Helper()
-	txn, err := cli.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer txn.Rollback()
-	it, err := txn.Iter(key(0), key(200))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	n := 0
-	for it.Valid() {
-		n++
-		if err := it.Next(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n != len(want) {
+	if n := countKeys(t, cli, key(0), key(200)); n != len(want) {
 		t.Fatalf("read %d keys, want %d", n, len(want))
 	}
 }

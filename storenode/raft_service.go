@@ -37,18 +37,7 @@ func (t *tikvServer) Raft(stream tikvpb.Tikv_RaftServer) error {
 // BatchRaft receives Raft messages in batches, as the store's transport
 // sends them.
 func (t *tikvServer) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
-	for {
-		b, err := stream.Recv()
-		if err == io.EOF {
-			return stream.SendAndClose(&raft_serverpb.Done{})
-		}
-		if err != nil {
-			return err
-		}
-		for _, m := range b.Msgs {
-			t.rs.Step(m)
-		}
-	}
+	return t.rs.ServeBatchRaft(stream)
 }
 
 // regionsOf is Regions over a node's raftstore.

@@ -3,7 +3,6 @@ package raftstore
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -24,7 +23,6 @@ import (
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/pdpb"
 	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
-	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 	"google.golang.org/grpc"
 )
@@ -66,18 +64,7 @@ type raftOnly struct {
 }
 
 func (r *raftOnly) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
-	for {
-		b, err := stream.Recv()
-		if err == io.EOF {
-			return stream.SendAndClose(&raft_serverpb.Done{})
-		}
-		if err != nil {
-			return err
-		}
-		for _, m := range b.Msgs {
-			r.rs.Step(m)
-		}
-	}
+	return r.rs.ServeBatchRaft(stream)
 }
 
 func TestRaftstore(t *testing.T) {

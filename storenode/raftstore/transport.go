@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"io"
 	"sync"
 	"time"
 
@@ -238,4 +239,21 @@ func fromEraft(em *eraftpb.Message) raftpb.Message {
 				AutoLeave: cs.GetAutoLeave()}}}
 	}
 	return m
+}
+
+// ServeBatchRaft receives another store's stream of Raft message batches
+// (tikvpb's BatchRaft) and steps each message.
+func (s *Store) ServeBatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
+	for {
+		b, err := stream.Recv()
+		if err == io.EOF {
+			return stream.SendAndClose(&raft_serverpb.Done{})
+		}
+		if err != nil {
+			return err
+		}
+		for _, m := range b.Msgs {
+			s.Step(m)
+		}
+	}
 }
