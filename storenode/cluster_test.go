@@ -490,6 +490,33 @@ func TestClusterScaleOut(t *testing.T) {
 	})
 	waitReplicated(t, c, 3, 20)
 	readAll(t, cli, all)
+
+	// SIGTERM: the store exits cleanly (testkit fails the test if it takes
+	// over a minute), its leaders end up on the other stores, and reads go
+	// on. (That it hands them over before exiting, rather than leaving the
+	// others to elect, is not told apart here.)
+	// (Store 1, the first started, is "store1"; PD's balancer gives it
+	// leaders.)
+	waitStores(t, c, "store 1 to lead regions", func(ss []pdStore) bool {
+		for _, s := range ss {
+			if s.Store.ID == 1 {
+				return s.Status.LeaderCount > 0
+			}
+		}
+		return false
+	})
+	stopped := time.Now()
+	c.Stop("store1")
+	waitStores(t, c, "store 1's leaders to move", func(ss []pdStore) bool {
+		for _, s := range ss {
+			if s.Store.ID == 1 {
+				return s.Status.LeaderCount == 0
+			}
+		}
+		return false
+	})
+	t.Logf("store 1 stopped and its leaders moved in %v", time.Since(stopped))
+	readAll(t, cli, all)
 }
 
 func waitStores(t *testing.T, c *testkit.Cluster, what string, ok func([]pdStore) bool) {
