@@ -33,9 +33,10 @@ import (
 // transaction commands, service_batch.go the BatchCommands stream that
 // carries them all by default.
 //
-// Async commit and 1PC are not served: a prewrite writes normal locks and
-// answers min_commit_ts = one_pc_commit_ts = 0, which makes client-go fall
-// back to two-phase commit.
+// Async commit and 1PC are served as TiKV serves them: every read raises
+// the store's max ts before it looks for locks, and a prewrite that may
+// choose its commit ts chooses it above max ts (concurrency.go), once the
+// region's leader has synced max ts with PD.
 //
 // All methods are safe for concurrent use.
 type Service struct {
@@ -43,19 +44,27 @@ type Service struct {
 
 	storeID uint64
 	regions Regions
+	cm      *concurrencyManager
+	stats   prewriteStats
 	// WaitForLockTimeout bounds how long a pessimistic lock request waits
 	// for another transaction's lock before it answers with that lock
 	// (TiKV's pessimistic-txn.wait-for-lock-timeout): the client then
 	// checks the holder's status, resolving it if it is dead, and asks
 	// again. Set it before serving; zero means a second, TiKV's default.
 	WaitForLockTimeout time.Duration
+	// TSO returns a fresh timestamp from PD. A region's new leader takes
+	// one before its first async-commit or 1PC prewrite, to raise max ts
+	// above every read its former leaders served. Set it before serving;
+	// nil refuses async commit and 1PC (max_timestamp_not_synced, which
+	// client-go retries until its backoff runs out).
+	TSO func(ctx context.Context) (uint64, error)
 
 	work chan func() // BatchCommands requests for idle workers (service_batch.go)
 }
 
 // NewService returns the service of store storeID over regions.
 func NewService(storeID uint64, regions Regions) *Service {
-	s := &Service{storeID: storeID, regions: regions, WaitForLockTimeout: time.Second}
+	s := &Service{storeID: storeID, regions: regions, cm: newConcurrencyManager(), WaitForLockTimeout: time.Second}
 	s.startWorkers()
 	return s
 }
@@ -170,6 +179,7 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
+	s.cm.observe(req.GetVersion()) // before the read waits for commits in flight
 	v, err := r.MVCC().GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
@@ -196,6 +206,7 @@ func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) 
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
+	s.cm.observe(req.GetVersion())
 	st, rl := r.MVCC(), readLocks(req.GetContext())
 	for _, k := range req.GetKeys() {
 		v, err := st.GetWith(ctx, k, req.GetVersion(), rl)
@@ -258,6 +269,7 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
+	s.cm.observe(req.GetVersion())
 	sc, err := r.MVCC().ScanWith(ctx, lo, hi, req.GetVersion(), req.GetReverse(), readLocks(req.GetContext()))
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)
@@ -305,6 +317,7 @@ func (s *Service) KvScanLock(ctx context.Context, req *kvrpcpb.ScanLockRequest) 
 		return resp, nil
 	}
 	maxTS := req.GetMaxVersion()
+	s.cm.observe(maxTS) // as TiKV: GC's lock scan reads the locks below its safe point
 	locks, err := r.MVCC().ScanLocks(lo, hi, int(req.GetLimit()), func(l *mvcc.LockInfo) bool { return l.StartTS <= maxTS })
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)

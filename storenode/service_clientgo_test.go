@@ -10,6 +10,7 @@ import (
 	"net"
 	"path"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -38,13 +39,16 @@ import (
 // knows one store, the service on a loopback port, and one region, every
 // key, led there (region 2, peer 3). client-go finds the store through PD
 // and runs its transactions on it: its region cache, the BatchCommands
-// stream (by default) or unary calls, two-phase commit, pessimistic locks
-// with server-side waits, deadlock detection, and its lock resolver.
+// stream (by default) or unary calls, two-phase commit, async commit and
+// 1PC, pessimistic locks with server-side waits, deadlock detection, and
+// its lock resolver.
 func TestServiceClientGo(t *testing.T) {
 	log.SetLevel(zap.FatalLevel) // client-go logs every lock it resolves
 	pdAddr := startPD(t)
 	rs := oneRegion(t)
-	storeAddr, calls := serveStore(t, rs)
+	pdc := newPDClient([]string{pdAddr})
+	t.Cleanup(pdc.close)
+	storeAddr, calls, svc := serveStore(t, rs, func(s *Service) { s.TSO = pdc.tso })
 	bootstrap(t, pdAddr, storeAddr)
 	raw := tikvpb.NewTikvClient(dial(t, storeAddr))
 
@@ -59,7 +63,7 @@ func TestServiceClientGo(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer client.Close()
-			e := &e2e{t: t, c: client, raw: raw, rs: rs, prefix: mode.name + "/"}
+			e := &e2e{t: t, c: client, raw: raw, rs: rs, svc: svc, prefix: mode.name + "/"}
 			before := calls.snapshot()
 			t.Run("read-write", e.readWrite)
 			t.Run("optimistic-conflict", e.optimisticConflict)
@@ -67,6 +71,13 @@ func TestServiceClientGo(t *testing.T) {
 			t.Run("deadlock", e.deadlock)
 			t.Run("locks-left-behind", e.locksLeftBehind)
 			t.Run("live-lock-pushed", e.liveLockPushed)
+			t.Run("async-commit", e.asyncCommit)
+			t.Run("1pc", e.onePC)
+			checks := calls.snapshot()["KvCheckSecondaryLocks"]
+			t.Run("async-commit-crashed", e.asyncCommitCrashed)
+			if checked := calls.snapshot()["KvCheckSecondaryLocks"] - checks; mode.maxBatchSize == 0 && checked == 0 {
+				t.Errorf("the crashed async-commit transactions were resolved without KvCheckSecondaryLocks")
+			}
 			// The client used the transport the mode says (the test's own
 			// raw prewrites and commits are unary).
 			after := calls.snapshot()
@@ -84,6 +95,7 @@ type e2e struct {
 	c      *txnkv.Client
 	raw    tikvpb.TikvClient
 	rs     *testRegions
+	svc    *Service
 	prefix string
 }
 
@@ -381,6 +393,130 @@ func (e *e2e) liveLockPushed(t *testing.T) {
 	}
 }
 
+// commitWith commits writes of key=value in a new transaction, set up by
+// opt.
+func (e *e2e) commitWith(t *testing.T, pessimistic bool, opt func(*transaction.KVTxn), kvs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	txn := e.begin(t, pessimistic)
+	opt(txn)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		if pessimistic {
+			if err := e.lock(t, txn, 0, e.key(kvs[i])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txn.Set(e.key(kvs[i]), []byte(kvs[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *e2e) asyncCommit(t *testing.T) {
+	before := e.svc.PrewriteStats()
+	async := func(txn *transaction.KVTxn) { txn.SetEnableAsyncCommit(true) }
+	e.commitWith(t, false, async, "ac1", "1", "ac2", "2", "ac3", "3")
+	e.commitWith(t, true, async, "ac1", "10", "ac4", "4")
+	// A reader right after the commit: the client commits the locks in
+	// the background, and the reader meets them if it is first.
+	e.commitWith(t, false, async, "ac2", "20", "ac3", "30")
+	for k, want := range map[string]string{"ac1": "10", "ac2": "20", "ac3": "30", "ac4": "4"} {
+		if v := e.get(t, e.key(k)); string(v) != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+	after := e.svc.PrewriteStats()
+	if after.AsyncCommit-before.AsyncCommit != 3 || after.Fallback != before.Fallback {
+		t.Errorf("prewrites %+v, then %+v: want 3 answered with a min commit ts, none falling back", before, after)
+	}
+}
+
+func (e *e2e) onePC(t *testing.T) {
+	before := e.svc.PrewriteStats()
+	onePC := func(txn *transaction.KVTxn) { txn.SetEnable1PC(true) }
+	e.commitWith(t, false, onePC, "op1", "1", "op2", "2")
+	e.commitWith(t, true, onePC, "op1", "10", "op3", "3")
+	both := func(txn *transaction.KVTxn) { txn.SetEnable1PC(true); txn.SetEnableAsyncCommit(true) }
+	e.commitWith(t, false, both, "op2", "20")
+	for k, want := range map[string]string{"op1": "10", "op2": "20", "op3": "3"} {
+		if v := e.get(t, e.key(k)); string(v) != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+	after := e.svc.PrewriteStats()
+	if after.OnePC-before.OnePC != 3 || after.Fallback != before.Fallback {
+		t.Errorf("prewrites %+v, then %+v: want 3 committed in one phase, none falling back", before, after)
+	}
+	if locks := e.locksLeft(t); len(locks) > 0 {
+		t.Errorf("1PC left locks: %v", locks)
+	}
+}
+
+// prewriteAsync prewrites keys (the first the primary) as an async-commit
+// transaction whose secondaries are the rest and missing, whose client
+// then died; its locks live 20ms. It returns the min commit ts the store
+// chose.
+func (e *e2e) prewriteAsync(t *testing.T, startTS uint64, keys [][]byte, missing ...[]byte) uint64 {
+	t.Helper()
+	req := &kvrpcpb.PrewriteRequest{Context: regionCtx(), PrimaryLock: keys[0], StartVersion: startTS,
+		LockTtl: 20, MinCommitTs: startTS + 1, TxnSize: uint64(len(keys) + len(missing)),
+		UseAsyncCommit: true, Secondaries: append(slices.Clone(keys[1:]), missing...)}
+	for _, k := range keys {
+		req.Mutations = append(req.Mutations, &kvrpcpb.Mutation{Op: kvrpcpb.Op_Put, Key: k, Value: []byte("v")})
+	}
+	resp, err := e.raw.KvPrewrite(context.Background(), req)
+	ok(t, failed(resp, err))
+	if resp.MinCommitTs <= startTS {
+		t.Fatalf("async-commit prewrite answered min commit ts %d, start ts %d", resp.MinCommitTs, startTS)
+	}
+	return resp.MinCommitTs
+}
+
+func (e *e2e) asyncCommitCrashed(t *testing.T) {
+	// Every lock written: the transaction committed, and a reader that
+	// finds its expired locks commits them, at their min commit ts.
+	p, s1, s2 := e.key("acp"), e.key("acs1"), e.key("acs2")
+	start := e.ts(t)
+	minCommit := e.prewriteAsync(t, start, [][]byte{p, s1, s2})
+	time.Sleep(50 * time.Millisecond) // the locks expire (client-go checks against its last ts from PD)
+	for _, k := range [][]byte{s2, p, s1} {
+		if v := e.get(t, k); string(v) != "v" {
+			t.Errorf("%s = %q, want the committed v", k, v)
+		}
+	}
+	resp, err := e.raw.KvCheckSecondaryLocks(context.Background(), &kvrpcpb.CheckSecondaryLocksRequest{Context: regionCtx(),
+		Keys: [][]byte{s1}, StartVersion: start})
+	if err := failed(resp, err); err != nil || resp.CommitTs != minCommit {
+		t.Errorf("the transaction committed at %d (%v), want its min commit ts %d", resp.GetCommitTs(), err, minCommit)
+	}
+
+	// A secondary never written: the reader's check of it rolls the
+	// transaction back for good.
+	p, s1, s2 = e.key("acp2"), e.key("acs3"), e.key("acs4")
+	start = e.ts(t)
+	e.prewriteAsync(t, start, [][]byte{p, s1}, s2)
+	time.Sleep(50 * time.Millisecond)
+	for _, k := range [][]byte{s1, p} {
+		if v := e.get(t, k); v != nil {
+			t.Errorf("%s = %q, want nothing: the transaction never wrote %s", k, v, s2)
+		}
+	}
+	late, err := e.raw.KvPrewrite(context.Background(), &kvrpcpb.PrewriteRequest{Context: regionCtx(), PrimaryLock: p,
+		StartVersion: start, LockTtl: 3000, MinCommitTs: start + 1, UseAsyncCommit: true,
+		Mutations: []*kvrpcpb.Mutation{{Op: kvrpcpb.Op_Put, Key: s2, Value: []byte("v")}}})
+	if err != nil || len(late.Errors) != 1 || late.Errors[0].GetConflict().GetReason() != kvrpcpb.WriteConflict_SelfRolledBack {
+		t.Errorf("the late prewrite of %s: %v %v, want its transaction rolled back", s2, late, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(e.locksLeft(t)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("locks left: %v", e.locksLeft(t))
+		}
+	}
+}
+
 // oneRegion is a store's Regions with region 2 covering every key.
 func oneRegion(t *testing.T) *testRegions {
 	st, err := mvcc.NewStore(mvcc.NewMemEngine(), mvcc.RealClock{}, mvcc.Options{})
@@ -419,8 +555,9 @@ func (c *callCounter) snapshot() map[string]int {
 }
 
 // serveStore serves the service over rs as a storage node does, with the
-// keepalive policy and message sizes client-go needs, and gRPC health.
-func serveStore(t *testing.T, rs *testRegions) (string, *callCounter) {
+// keepalive policy and message sizes client-go needs, and gRPC health;
+// setup sets the service up before it serves.
+func serveStore(t *testing.T, rs *testRegions, setup ...func(*Service)) (string, *callCounter, *Service) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -436,13 +573,17 @@ func serveStore(t *testing.T, rs *testRegions) (string, *callCounter) {
 			calls.add(info.FullMethod)
 			return h(srv, ss)
 		}))
-	tikvpb.RegisterTikvServer(srv, NewService(1, rs))
+	svc := NewService(1, rs)
+	for _, f := range setup {
+		f(svc)
+	}
+	tikvpb.RegisterTikvServer(srv, svc)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(srv, hs)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	return lis.Addr().String(), calls
+	return lis.Addr().String(), calls, svc
 }
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {

@@ -86,11 +86,12 @@ func keyErrors(ke *kvrpcpb.KeyError) []*kvrpcpb.KeyError {
 	return []*kvrpcpb.KeyError{ke}
 }
 
-// lockInfo is l as TiKV describes a lock. Basalt's locks are never async
-// commit ones.
+// lockInfo is l as TiKV describes a lock; an async-commit primary's
+// carries the secondaries, which a lock resolver checks.
 func lockInfo(l *mvcc.LockInfo) *kvrpcpb.LockInfo {
 	return &kvrpcpb.LockInfo{PrimaryLock: l.Primary, LockVersion: l.StartTS, Key: l.Key, LockTtl: l.TTL,
-		TxnSize: l.TxnSize, LockType: lockType(l.Kind), LockForUpdateTs: l.ForUpdateTS, MinCommitTs: l.MinCommitTS}
+		TxnSize: l.TxnSize, LockType: lockType(l.Kind), LockForUpdateTs: l.ForUpdateTS, MinCommitTs: l.MinCommitTS,
+		UseAsyncCommit: l.UseAsyncCommit, Secondaries: l.Secondaries}
 }
 
 func lockType(k mvcc.LockKind) kvrpcpb.Op {

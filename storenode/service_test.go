@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,17 +46,17 @@ type testRegion struct {
 	meta    *metapb.Region
 	st      *mvcc.Store
 	readErr error
-	term    uint64 // LeaderTerm's answer; 1 if unset
+	term    atomic.Uint64 // LeaderTerm's answer; 1 if unset
 }
 
 func (r *testRegion) Meta() *metapb.Region            { return r.meta }
 func (r *testRegion) MVCC() *mvcc.Store               { return r.st }
 func (r *testRegion) ReadIndex(context.Context) error { return r.readErr }
 func (r *testRegion) LeaderTerm() uint64 {
-	if r.term == 0 {
-		return 1
+	if t := r.term.Load(); t != 0 {
+		return t
 	}
-	return r.term
+	return 1
 }
 
 type testRegions struct {
@@ -132,8 +133,9 @@ func (rs *testRegions) Split(_ context.Context, r Region, rawKeys [][]byte) ([]*
 	return []*metapb.Region{left, right}, nil
 }
 
-// startService serves a Service over rs on a loopback port.
-func startService(t *testing.T, rs *testRegions, lockWait time.Duration) (tikvpb.TikvClient, *Service) {
+// startService serves a Service over rs on a loopback port, set up by
+// setup before it serves.
+func startService(t *testing.T, rs *testRegions, lockWait time.Duration, setup ...func(*Service)) (tikvpb.TikvClient, *Service) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -141,6 +143,9 @@ func startService(t *testing.T, rs *testRegions, lockWait time.Duration) (tikvpb
 	}
 	svc := NewService(1, rs)
 	svc.WaitForLockTimeout = lockWait
+	for _, f := range setup {
+		f(svc)
+	}
 	srv := grpc.NewServer()
 	tikvpb.RegisterTikvServer(srv, svc)
 	go srv.Serve(lis)
@@ -347,11 +352,11 @@ func TestServiceReadsAndWrites(t *testing.T) {
 			return c.KvPrewrite(ctx, &kvrpcpb.PrewriteRequest{Context: rc(2), Mutations: []*kvrpcpb.Mutation{put("a", "10"), del("b")},
 				PrimaryLock: []byte("a"), StartVersion: 30, LockTtl: 3000, MinCommitTs: 31, TxnSize: 2})
 		}, ``},
-		{"async commit and 1PC fall back to 2PC", func(ctx context.Context) (fmt.Stringer, error) {
+		{"async commit and 1PC need max ts synced with PD (and this store has no TSO)", func(ctx context.Context) (fmt.Stringer, error) {
 			return c.KvPrewrite(ctx, &kvrpcpb.PrewriteRequest{Context: rc(4), Mutations: []*kvrpcpb.Mutation{put("p", "p")},
 				PrimaryLock: []byte("p"), StartVersion: 32, LockTtl: 3000, MinCommitTs: 33, UseAsyncCommit: true,
 				Secondaries: keys("q"), TryOnePc: true, MaxCommitTs: 100})
-		}, ``},
+		}, `region_error:<message:"max ts of region 4 not synced: the store has no timestamp source" max_timestamp_not_synced:<> >`},
 		{"a lock hides a key from a later reader", func(ctx context.Context) (fmt.Stringer, error) {
 			return c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(2), Key: []byte("b"), Version: 40})
 		}, `error:<locked:<primary_lock:"a" lock_version:30 key:"b" lock_ttl:3000 txn_size:2 lock_type:Del min_commit_ts:31 > >`},
@@ -1073,4 +1078,300 @@ func TestServiceGarbage(t *testing.T) {
 			return c.KvPessimisticLock(ctx, &kvrpcpb.PessimisticLockRequest{Context: rc(2), StartVersion: 5, ReturnValues: true})
 		}, ``},
 	})
+}
+
+// fakeTSO is PD's timestamp service as a store's Service.TSO calls it: it
+// answers ts, or fails while fail is set, and counts the calls.
+type fakeTSO struct {
+	ts    atomic.Uint64
+	fail  atomic.Bool
+	calls atomic.Int64
+}
+
+func (f *fakeTSO) get(context.Context) (uint64, error) {
+	f.calls.Add(1)
+	if f.fail.Load() {
+		return 0, errors.New("PD is unreachable")
+	}
+	return f.ts.Load(), nil
+}
+
+func asyncPrewrite(region, start uint64, primary string, secondaries []string, muts ...*kvrpcpb.Mutation) *kvrpcpb.PrewriteRequest {
+	return &kvrpcpb.PrewriteRequest{Context: rc(region), Mutations: muts, PrimaryLock: []byte(primary), StartVersion: start,
+		LockTtl: 3000, MinCommitTs: start + 1, UseAsyncCommit: true, Secondaries: keys(secondaries...)}
+}
+
+func onePCPrewrite(region, start uint64, muts ...*kvrpcpb.Mutation) *kvrpcpb.PrewriteRequest {
+	return &kvrpcpb.PrewriteRequest{Context: rc(region), Mutations: muts, PrimaryLock: muts[0].Key, StartVersion: start,
+		LockTtl: 3000, MinCommitTs: start + 1, TryOnePc: true}
+}
+
+// A region's leader syncs max ts with PD once per term before it serves
+// async commit or 1PC, and refuses them until it has; two phases need
+// nothing of it.
+func TestServiceMaxTSSync(t *testing.T) {
+	rs := newTestRegions(t)
+	tso := &fakeTSO{}
+	tso.fail.Store(true)
+	c, svc := startService(t, rs, time.Second, func(s *Service) { s.TSO = tso.get })
+	prewrite := func(req *kvrpcpb.PrewriteRequest) func(context.Context) (fmt.Stringer, error) {
+		return func(ctx context.Context) (fmt.Stringer, error) { return c.KvPrewrite(ctx, req) }
+	}
+	notSynced := `region_error:<message:"max ts of region 2 not synced: getting a timestamp from PD: PD is unreachable" max_timestamp_not_synced:<> >`
+	run(t, []step{
+		{"async commit, PD unreachable", prewrite(asyncPrewrite(2, 10, "a", nil, put("a", "1"))), notSynced},
+		{"1PC, PD unreachable", prewrite(onePCPrewrite(2, 10, put("a", "1"))), notSynced},
+		{"two phases go ahead", prewrite(&kvrpcpb.PrewriteRequest{Context: rc(2), Mutations: []*kvrpcpb.Mutation{put("k", "1")},
+			PrimaryLock: []byte("k"), StartVersion: 10, LockTtl: 3000}), ``},
+	})
+	if n := tso.calls.Load(); n != 2 {
+		t.Errorf("%d calls to PD, want one per async-commit or 1PC prewrite", n)
+	}
+	tso.fail.Store(false)
+	tso.ts.Store(100)
+	run(t, []step{
+		{"synced: above PD's ts", prewrite(asyncPrewrite(2, 10, "a", nil, put("a", "1"))), `min_commit_ts:101`},
+		{"once per term", prewrite(asyncPrewrite(2, 20, "b", nil, put("b", "1"))), `min_commit_ts:101`},
+		{"and per region", prewrite(onePCPrewrite(4, 20, put("n", "1"))), `one_pc_commit_ts:101`},
+	})
+	if n := tso.calls.Load(); n != 4 {
+		t.Errorf("%d calls to PD, want 4: one per region once PD answers", n)
+	}
+	// The store leads region 2 again, in a new term: others may have
+	// served reads of it since.
+	rs.regions[2].term.Store(2)
+	tso.ts.Store(200)
+	run(t, []step{
+		{"a new term syncs again", prewrite(asyncPrewrite(2, 30, "c", nil, put("c", "1"))), `min_commit_ts:201`},
+	})
+	if st := svc.PrewriteStats(); st != (PrewriteStats{AsyncCommit: 3, OnePC: 1, NotSynced: 2}) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// The responses of async commit and 1PC, and the commands that resolve
+// async-commit locks.
+func TestServiceAsyncCommit(t *testing.T) {
+	rs := newTestRegions(t)
+	tso := &fakeTSO{}
+	tso.ts.Store(100)
+	c, svc := startService(t, rs, time.Second, func(s *Service) { s.TSO = tso.get })
+	prewrite := func(req *kvrpcpb.PrewriteRequest) func(context.Context) (fmt.Stringer, error) {
+		return func(ctx context.Context) (fmt.Stringer, error) { return c.KvPrewrite(ctx, req) }
+	}
+	get := func(key string, ts uint64) func(context.Context) (fmt.Stringer, error) {
+		return func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(2), Key: []byte(key), Version: ts})
+		}
+	}
+	commit := func(start, commitTS uint64, ks ...string) func(context.Context) (fmt.Stringer, error) {
+		return func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvCommit(ctx, &kvrpcpb.CommitRequest{Context: rc(2), StartVersion: start, Keys: keys(ks...), CommitVersion: commitTS})
+		}
+	}
+	checkSecondaries := func(start uint64, ks ...string) func(context.Context) (fmt.Stringer, error) {
+		return func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvCheckSecondaryLocks(ctx, &kvrpcpb.CheckSecondaryLocksRequest{Context: rc(2), StartVersion: start, Keys: keys(ks...)})
+		}
+	}
+	scanLocks := func(ctx context.Context) (fmt.Stringer, error) {
+		return c.KvScanLock(ctx, &kvrpcpb.ScanLockRequest{Context: rc(2), MaxVersion: 1000})
+	}
+	tooLate := asyncPrewrite(2, 30, "d", nil, put("d", "1"))
+	tooLate.MaxCommitTs = 120
+	onePCTooLate := onePCPrewrite(2, 60, put("i", "1"))
+	onePCTooLate.MaxCommitTs = 140
+	both := asyncPrewrite(2, 70, "j", []string{"k"}, put("j", "1"), put("k", "1"))
+	both.TryOnePc = true
+	run(t, []step{
+		// The store's max ts is PD's 100 once synced, then the reads'.
+		{"async commit: above max ts", prewrite(asyncPrewrite(2, 10, "a", []string{"b"}, put("a", "1"), put("b", "2"))), `min_commit_ts:101`},
+		{"a read raises max ts", get("c", 150), `not_found:true`},
+		{"the next commits above the read", prewrite(asyncPrewrite(2, 20, "c", nil, put("c", "3"))), `min_commit_ts:151`},
+		{"a retry answers as the first prewrite did", prewrite(asyncPrewrite(2, 10, "a", []string{"b"}, put("a", "1"), put("b", "2"))), `min_commit_ts:101`},
+		{"above max_commit_ts: ordinary locks, and 0", prewrite(tooLate), ``},
+		{"the locks (GC's lock scan raises max ts, as TiKV's)", scanLocks,
+			`locks:<primary_lock:"a" lock_version:10 key:"a" lock_ttl:3000 txn_size:2 use_async_commit:true min_commit_ts:101 secondaries:"b" > ` +
+				`locks:<primary_lock:"a" lock_version:10 key:"b" lock_ttl:3000 txn_size:2 use_async_commit:true min_commit_ts:101 > ` +
+				`locks:<primary_lock:"c" lock_version:20 key:"c" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:151 > ` +
+				`locks:<primary_lock:"d" lock_version:30 key:"d" lock_ttl:3000 txn_size:1 min_commit_ts:31 >`},
+		{"a reader below the min commit ts passes the lock", get("b", 100), `not_found:true`},
+		{"one above it meets it", get("b", 120),
+			`error:<locked:<primary_lock:"a" lock_version:10 key:"b" lock_ttl:3000 txn_size:2 use_async_commit:true min_commit_ts:101 > >`},
+		{"check-txn-status does not push it", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvCheckTxnStatus(ctx, &kvrpcpb.CheckTxnStatusRequest{Context: rc(2), PrimaryKey: []byte("a"), LockTs: 10,
+				CallerStartTs: 120, CurrentTs: 120, VerifyIsPrimary: true})
+		}, `lock_ttl:3000 lock_info:<primary_lock:"a" lock_version:10 key:"a" lock_ttl:3000 txn_size:2 use_async_commit:true min_commit_ts:101 secondaries:"b" >`},
+		{"check-secondary-locks: all locked", checkSecondaries(10, "b"),
+			`locks:<primary_lock:"a" lock_version:10 key:"b" lock_ttl:3000 txn_size:2 use_async_commit:true min_commit_ts:101 >`},
+		{"a commit below the min commit ts", commit(10, 100, "a", "b"),
+			`error:<commit_ts_expired:<start_ts:10 attempted_commit_ts:100 key:"a" min_commit_ts:101 > >`},
+		{"at it", commit(10, 101, "a", "b"), `commit_version:101`},
+		{"check-secondary-locks: committed", checkSecondaries(10, "b"), `commit_ts:101`},
+		{"a retry after the commit finds it", prewrite(asyncPrewrite(2, 10, "a", []string{"b"}, put("a", "1"), put("b", "2"))), `min_commit_ts:101`},
+		// A transaction whose client died before prewriting its secondary:
+		// the check rolls it back for good.
+		{"a crashed transaction's primary", prewrite(asyncPrewrite(2, 40, "e", []string{"f"}, put("e", "1"))), `min_commit_ts:1001`},
+		{"check-secondary-locks: one missing", checkSecondaries(40, "f"), ``},
+		{"its late prewrite fails", prewrite(asyncPrewrite(2, 40, "e", []string{"f"}, put("f", "1"))),
+			`errors:<retryable:"mvcc: txn 40 was rolled back on key \"f\"" conflict:<start_ts:40 conflict_ts:40 key:"f" primary:"e" conflict_commit_ts:40 reason:SelfRolledBack > >`},
+		{"1PC: committed at once", prewrite(onePCPrewrite(2, 50, put("g", "5"), put("h", "5"))), `one_pc_commit_ts:1001`},
+		{"a 1PC retry answers the commit", prewrite(onePCPrewrite(2, 50, put("g", "5"), put("h", "5"))), `one_pc_commit_ts:1001`},
+		{"read at the commit ts", get("h", 1001), `value:"5"`},
+		{"1PC above max_commit_ts: ordinary locks, and 0/0", prewrite(onePCTooLate), ``},
+		{"1PC with async commit: one phase", prewrite(both), `one_pc_commit_ts:1002`},
+		{"the locks left", scanLocks,
+			`locks:<primary_lock:"c" lock_version:20 key:"c" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:151 > ` +
+				`locks:<primary_lock:"d" lock_version:30 key:"d" lock_ttl:3000 txn_size:1 min_commit_ts:31 > ` +
+				`locks:<primary_lock:"e" lock_version:40 key:"e" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:1001 secondaries:"f" > ` +
+				`locks:<primary_lock:"i" lock_version:60 key:"i" lock_ttl:3000 txn_size:1 min_commit_ts:61 >`},
+		// Expired, an async-commit primary is still only reported: its
+		// resolver checks the secondaries.
+		{"check-txn-status of an expired one", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvCheckTxnStatus(ctx, &kvrpcpb.CheckTxnStatusRequest{Context: rc(2), PrimaryKey: []byte("e"), LockTs: 40,
+				CurrentTs: ms(10000), RollbackIfNotExist: true, VerifyIsPrimary: true})
+		}, `lock_ttl:3000 lock_info:<primary_lock:"e" lock_version:40 key:"e" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:1001 secondaries:"f" >`},
+		{"unless the resolver forces two phases", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvCheckTxnStatus(ctx, &kvrpcpb.CheckTxnStatusRequest{Context: rc(2), PrimaryKey: []byte("e"), LockTs: 40,
+				CurrentTs: ms(10000), RollbackIfNotExist: true, VerifyIsPrimary: true, ForceSyncCommit: true})
+		}, `action:TTLExpireRollback`},
+	})
+	if st := svc.PrewriteStats(); st != (PrewriteStats{AsyncCommit: 5, OnePC: 3, Fallback: 2}) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// gatedEngine holds every write while its gate is closed, and says when
+// one arrives: a write being replicated.
+type gatedEngine struct {
+	mvcc.Engine
+	arrived chan struct{}
+
+	mu   sync.Mutex
+	gate chan struct{} // nil: open
+}
+
+func (e *gatedEngine) Write(b *mvcc.Batch, sync bool) error {
+	e.mu.Lock()
+	gate := e.gate
+	e.mu.Unlock()
+	if gate != nil {
+		e.arrived <- struct{}{}
+		<-gate
+	}
+	return e.Engine.Write(b, sync)
+}
+
+func (e *gatedEngine) hold() {
+	e.mu.Lock()
+	e.gate = make(chan struct{})
+	e.mu.Unlock()
+}
+
+func (e *gatedEngine) release() {
+	e.mu.Lock()
+	close(e.gate)
+	e.gate = nil
+	e.mu.Unlock()
+}
+
+// A reader must not miss an async-commit or 1PC transaction in flight
+// that may commit at or below its ts: the prewrite marks its keys before
+// it reads max ts, the reader raises max ts before it looks, so the
+// reader either made the commit ts go above its own or waits for the
+// prewrite to be applied.
+func TestServiceReadsWaitForCommitsInFlight(t *testing.T) {
+	eng := &gatedEngine{Engine: mvcc.NewMemEngine(), arrived: make(chan struct{})}
+	st, err := mvcc.NewStore(eng, mvcc.RealClock{}, mvcc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &testRegions{waits: st.Waits(), regions: map[uint64]*testRegion{2: {meta: &metapb.Region{Id: 2, RegionEpoch: epoch,
+		Peers: []*metapb.Peer{{Id: 3, StoreId: 1}}}, st: st}}}
+	c, _ := startService(t, rs, time.Second, func(s *Service) {
+		s.TSO = func(context.Context) (uint64, error) { return 1, nil }
+	})
+	ctx := context.Background()
+	type answer struct {
+		resp fmt.Stringer
+		err  error
+	}
+	inFlight := func(req *kvrpcpb.PrewriteRequest) chan answer {
+		eng.hold()
+		done := make(chan answer, 1)
+		go func() {
+			resp, err := c.KvPrewrite(ctx, req)
+			done <- answer{resp, err}
+		}()
+		<-eng.arrived
+		return done
+	}
+	read := func(key string, ts uint64) chan answer {
+		done := make(chan answer, 1)
+		go func() {
+			resp, err := c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(2), Key: []byte(key), Version: ts})
+			done <- answer{resp, err}
+		}()
+		return done
+	}
+	expect := func(what string, ch chan answer, want string) {
+		t.Helper()
+		select {
+		case a := <-ch:
+			if a.err != nil {
+				t.Fatalf("%s: %v", what, a.err)
+			}
+			if got := strings.TrimSpace(a.resp.String()); got != want {
+				t.Errorf("%s:\n got: %s\nwant: %s", what, got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no answer", what)
+		}
+	}
+	waits := func(what string, ch chan answer) {
+		t.Helper()
+		select {
+		case a := <-ch:
+			t.Fatalf("%s answered while the prewrite was in flight: %v %v", what, a.resp, a.err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	// Max ts is 1: the prewrite chooses 11. A reader at 20 arrives while
+	// it is replicated; without waiting it would read nothing, though the
+	// transaction commits at 11.
+	pw := inFlight(asyncPrewrite(2, 10, "a", nil, put("a", "1")))
+	reader := read("a", 20)
+	waits("the reader at 20", reader)
+	eng.release()
+	expect("the prewrite", pw, `min_commit_ts:11`)
+	expect("the reader at 20", reader,
+		`error:<locked:<primary_lock:"a" lock_version:10 key:"a" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:11 > >`)
+
+	// Max ts is 20 now: the next chooses 31 (above its start), and a
+	// reader at 30 need not wait, nor one at 25 below the start.
+	pw = inFlight(asyncPrewrite(2, 30, "b", nil, put("b", "2")))
+	expect("the reader at 30", read("b", 30), `not_found:true`)
+	reader = read("b", 31)
+	waits("the reader at 31", reader)
+	eng.release()
+	expect("the prewrite", pw, `min_commit_ts:31`)
+	expect("the reader at 31", reader,
+		`error:<locked:<primary_lock:"b" lock_version:30 key:"b" lock_ttl:3000 txn_size:1 use_async_commit:true min_commit_ts:31 > >`)
+
+	// A one-phase commit in flight: the reader waits and reads its value.
+	pw = inFlight(onePCPrewrite(2, 40, put("c", "3")))
+	reader = read("c", 45)
+	waits("the reader at 45", reader)
+	eng.release()
+	expect("the 1PC", pw, `one_pc_commit_ts:41`)
+	expect("the reader at 45", reader, `value:"3"`)
+
+	// Two phases mark nothing: a reader goes ahead (the commit ts will
+	// come from PD after the locks are written, above its ts).
+	pw = inFlight(&kvrpcpb.PrewriteRequest{Context: rc(2), Mutations: []*kvrpcpb.Mutation{put("d", "4")},
+		PrimaryLock: []byte("d"), StartVersion: 50, LockTtl: 3000})
+	expect("the reader at 55", read("d", 55), `not_found:true`)
+	eng.release()
+	expect("the prewrite", pw, ``)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/kv"
@@ -18,10 +19,14 @@ import (
 // mvcc.Store, which holds the logic.
 
 // KvPrewrite locks the transaction's mutations on this region's keys.
-// Optimistic and pessimistic (pessimistic_actions) prewrites are served;
-// async commit and 1PC requests are answered with min_commit_ts =
-// one_pc_commit_ts = 0, so the client commits them in two phases. Assertions
-// are not checked.
+// Optimistic and pessimistic (pessimistic_actions) prewrites are served,
+// and so are async commit and 1PC: the store chooses the commit ts above
+// its max ts (concurrency.go) and answers it as min_commit_ts (async
+// commit) or one_pc_commit_ts (committed at once), or falls back to
+// ordinary locks and answers 0 when it would exceed max_commit_ts. Before
+// the first of those in its term, the region's leader syncs max ts with
+// PD; until it has, they are refused with max_timestamp_not_synced, and
+// the client backs off and retries. Assertions are not checked.
 func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) (*kvrpcpb.PrewriteResponse, error) {
 	resp := &kvrpcpb.PrewriteResponse{}
 	mreq, keys, err := prewriteRequest(req)
@@ -34,7 +39,19 @@ func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) 
 		resp.RegionError = rerr
 		return resp, nil
 	}
-	err = r.MVCC().Prewrite(ctx, mreq)
+	if mreq.AsyncCommit || mreq.TryOnePC {
+		if rerr := s.cm.syncRegion(ctx, r.Meta().GetId(), r.LeaderTerm(), s.TSO); rerr != nil {
+			s.stats.notSynced.Add(1)
+			resp.RegionError = rerr
+			return resp, nil
+		}
+	}
+	if len(mreq.NotExist) > 0 || slices.ContainsFunc(mreq.Mutations, func(m kv.Mutation) bool { return m.Op == kv.OpInsert }) {
+		// As TiKV: a key found absent stays absent for readers up to the
+		// start ts.
+		s.cm.observe(mreq.StartTS)
+	}
+	res, err := r.MVCC().Prewrite(ctx, mreq, s.cm.MaxTS)
 	re, ke := failure(err)
 	var rb *mvcc.RolledBackError
 	if errors.As(err, &rb) {
@@ -53,14 +70,61 @@ func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) 
 		ke.Conflict.Primary = req.GetPrimaryLock()
 	}
 	resp.RegionError, resp.Errors = re, keyErrors(ke)
+	if err != nil {
+		return resp, nil
+	}
+	// With try_one_pc only one_pc_commit_ts may be set: client-go fails a
+	// 1PC prewrite answered with a min_commit_ts but no one_pc_commit_ts.
+	switch {
+	case req.GetTryOnePc():
+		resp.OnePcCommitTs = res.OnePCCommitTS
+	case req.GetUseAsyncCommit():
+		resp.MinCommitTs = res.MinCommitTS
+	}
+	s.stats.count(mreq, res)
 	return resp, nil
+}
+
+// prewriteStats counts how prewrites that could choose their commit ts
+// were answered.
+type prewriteStats struct {
+	asyncCommit, onePC, fallback, notSynced atomic.Uint64
+}
+
+func (st *prewriteStats) count(req *mvcc.PrewriteRequest, res mvcc.PrewriteResult) {
+	switch {
+	case !req.AsyncCommit && !req.TryOnePC:
+	case res.OnePCCommitTS != 0:
+		st.onePC.Add(1)
+	case res.MinCommitTS != 0:
+		st.asyncCommit.Add(1)
+	default:
+		st.fallback.Add(1)
+	}
+}
+
+// PrewriteStats counts the async-commit and 1PC prewrites the service
+// answered since it started.
+type PrewriteStats struct {
+	// AsyncCommit: answered with a min_commit_ts; OnePC: with a
+	// one_pc_commit_ts; Fallback: with neither (ordinary locks).
+	AsyncCommit, OnePC, Fallback uint64
+	// NotSynced: refused with max_timestamp_not_synced.
+	NotSynced uint64
+}
+
+// PrewriteStats returns the counts so far.
+func (s *Service) PrewriteStats() PrewriteStats {
+	return PrewriteStats{AsyncCommit: s.stats.asyncCommit.Load(), OnePC: s.stats.onePC.Load(),
+		Fallback: s.stats.fallback.Load(), NotSynced: s.stats.notSynced.Load()}
 }
 
 // prewriteRequest translates req for mvcc, with the keys it touches.
 func prewriteRequest(req *kvrpcpb.PrewriteRequest) (*mvcc.PrewriteRequest, [][]byte, error) {
 	mreq := &mvcc.PrewriteRequest{Primary: req.GetPrimaryLock(), StartTS: req.GetStartVersion(),
 		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), MinCommitTS: req.GetMinCommitTs(),
-		TxnSize: req.GetTxnSize()}
+		TxnSize: req.GetTxnSize(), AsyncCommit: req.GetUseAsyncCommit(), Secondaries: req.GetSecondaries(),
+		TryOnePC: req.GetTryOnePc(), MaxCommitTS: req.GetMaxCommitTs()}
 	pessimistic := req.GetForUpdateTs() != 0
 	actions := req.GetPessimisticActions()
 	keys := make([][]byte, 0, len(req.GetMutations()))
@@ -233,6 +297,14 @@ func (s *Service) KVPessimisticRollback(ctx context.Context, req *kvrpcpb.Pessim
 	return resp, nil
 }
 
+// protectRollback raises max ts to startTS before a command that may
+// write transaction startTS's rollback record, as TiKV does for its
+// protected rollbacks (and Basalt's rollback records are all protected):
+// no async-commit or 1PC transaction that chooses its commit ts after
+// that can commit at the record's version. (One that chose it before
+// keeps the rollback in its commit record: mvcc.Write.OverlappedRollback.)
+func (s *Service) protectRollback(startTS uint64) { s.cm.observe(startTS) }
+
 // KvBatchRollback rolls the transaction back on keys.
 func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbackRequest) (*kvrpcpb.BatchRollbackResponse, error) {
 	resp := &kvrpcpb.BatchRollbackResponse{}
@@ -241,6 +313,7 @@ func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbac
 		resp.RegionError = rerr
 		return resp, nil
 	}
+	s.protectRollback(req.GetStartVersion())
 	resp.RegionError, resp.Error = failure(r.MVCC().Rollback(ctx, req.GetKeys(), req.GetStartVersion()))
 	return resp, nil
 }
@@ -255,6 +328,7 @@ func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*
 		resp.RegionError = rerr
 		return resp, nil
 	}
+	s.protectRollback(req.GetStartVersion())
 	err := r.MVCC().Cleanup(ctx, req.GetKey(), req.GetStartVersion(), req.GetCurrentTs())
 	var ce *mvcc.CommittedError
 	if errors.As(err, &ce) {
@@ -268,7 +342,13 @@ func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*
 // KvCheckTxnStatus decides a transaction's fate from its primary key,
 // rolling back an expired one and pushing a live one's min commit ts
 // past a reader's start ts (see mvcc.CheckTxnStatus). lock_ttl != 0 means
-// alive, else commit_version != 0 committed, else rolled back.
+// alive, else commit_version != 0 committed, else rolled back. An
+// async-commit primary is only reported, with its secondaries, unless
+// force_sync_commit: the client then checks the secondaries.
+//
+// Max ts is raised to the caller's start ts, at which it reads, to the
+// current ts and to the lock's start ts (see protectRollback), as TiKV
+// does.
 func (s *Service) KvCheckTxnStatus(ctx context.Context, req *kvrpcpb.CheckTxnStatusRequest) (*kvrpcpb.CheckTxnStatusResponse, error) {
 	resp := &kvrpcpb.CheckTxnStatusResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetPrimaryKey())
@@ -276,10 +356,13 @@ func (s *Service) KvCheckTxnStatus(ctx context.Context, req *kvrpcpb.CheckTxnSta
 		resp.RegionError = rerr
 		return resp, nil
 	}
+	s.protectRollback(req.GetLockTs())
+	s.cm.observe(req.GetCallerStartTs())
+	s.cm.observe(req.GetCurrentTs())
 	st, err := r.MVCC().CheckTxnStatus(ctx, &mvcc.CheckTxnStatusRequest{Primary: req.GetPrimaryKey(),
 		LockTS: req.GetLockTs(), CallerStartTS: req.GetCallerStartTs(), CurrentTS: req.GetCurrentTs(),
 		RollbackIfNotExist: req.GetRollbackIfNotExist(), ResolvingPessimisticLock: req.GetResolvingPessimisticLock(),
-		VerifyIsPrimary: req.GetVerifyIsPrimary()})
+		VerifyIsPrimary: req.GetVerifyIsPrimary(), ForceSyncCommit: req.GetForceSyncCommit()})
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		if resp.Error != nil && resp.Error.TxnNotFound != nil {
@@ -315,8 +398,8 @@ func txnAction(a mvcc.TxnAction) kvrpcpb.Action {
 
 // KvCheckSecondaryLocks decides an async-commit transaction's fate from
 // its secondaries: their locks, if all are locked; its commit ts, if one
-// committed; neither if it rolled back (made final). Basalt never writes
-// async-commit locks, so client-go only sends this to other stores.
+// committed; neither if it rolled back (made final: a key the transaction
+// never reached gets a rollback record, see protectRollback).
 func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
 	resp := &kvrpcpb.CheckSecondaryLocksResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
@@ -324,6 +407,7 @@ func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckS
 		resp.RegionError = rerr
 		return resp, nil
 	}
+	s.protectRollback(req.GetStartVersion())
 	res, err := r.MVCC().CheckSecondaryLocks(ctx, req.GetKeys(), req.GetStartVersion())
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)

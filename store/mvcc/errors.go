@@ -17,6 +17,9 @@ type LockInfo struct {
 	ForUpdateTS uint64
 	TxnSize     uint64
 	MinCommitTS uint64
+	// UseAsyncCommit and Secondaries: see Lock.
+	UseAsyncCommit bool
+	Secondaries    [][]byte
 }
 
 // LockedError: Key is locked by another transaction. A reader must wait for

@@ -21,6 +21,14 @@ import (
 // may get a commit ts below ts yet not be applied when the reader looks. A
 // commit that is not yet marked when the reader checks will take its commit
 // ts after the reader's ts was issued, so the reader may ignore it.
+//
+// On a storage node the same holds for async-commit and 1PC prewrites,
+// whose commit ts the store chooses above its max ts: the prewrite marks
+// its latches committing and then reads max ts; a reader raises max ts to
+// its ts and then waits. Either the prewrite's ts is above the reader's,
+// or the reader finds the latch marked and waits for the lock or commit
+// to be applied. Once the writer knows its commit ts it says so
+// (SetCommitFloor), and readers below it stop waiting.
 type Latches struct {
 	mu   sync.Mutex
 	held map[string]*Guard
@@ -33,7 +41,15 @@ type Guard struct {
 	keys       []string // sorted, distinct
 	startTS    uint64
 	committing bool
-	released   chan struct{}
+	// floor: the commit will land at or above it (0: unknown yet).
+	floor    uint64
+	released chan struct{}
+}
+
+// mayLandBelow reports whether g's commit may become visible to a read at
+// ts. Call with the latches' mu held.
+func (g *Guard) mayLandBelow(ts uint64) bool {
+	return g.committing && g.startTS <= ts && g.floor <= ts
 }
 
 // NewLatches returns an empty latch table.
@@ -85,6 +101,14 @@ func (l *Latches) MarkCommitting(g *Guard) {
 	l.mu.Unlock()
 }
 
+// SetCommitFloor says that g's commit, once marked committing, will land
+// at or above ts: readers below ts need not wait for it.
+func (l *Latches) SetCommitFloor(g *Guard, ts uint64) {
+	l.mu.Lock()
+	g.floor = ts
+	l.mu.Unlock()
+}
+
 // Release releases g's latches and wakes whoever waits for them.
 func (l *Latches) Release(g *Guard) {
 	l.mu.Lock()
@@ -104,7 +128,7 @@ func (l *Latches) WaitRead(ctx context.Context, key []byte, ts uint64) error {
 	for {
 		l.mu.Lock()
 		g, ok := l.held[string(key)]
-		wait := ok && g.committing && g.startTS <= ts // committing is written under mu
+		wait := ok && g.mayLandBelow(ts) // its fields are written under mu
 		l.mu.Unlock()
 		if !wait {
 			return nil
@@ -124,7 +148,7 @@ func (l *Latches) WaitReadRange(ctx context.Context, start, end []byte, ts uint6
 		var wait *Guard
 		l.mu.Lock()
 		for g := range l.committing {
-			if g.startTS <= ts && g.overlaps(start, end) {
+			if g.mayLandBelow(ts) && g.overlaps(start, end) {
 				wait = g
 				break
 			}

@@ -24,9 +24,12 @@ import (
 //
 //	1pc start=T commit=T            one-phase commit of the mutations below
 //	prewrite start=T primary=K [ttl=MS] [for-update=T] [min-commit=T]
+//	  [async-commit [secondaries=(K,...)]] [try-1pc] [max-commit=T] [max-ts=T]
 //	  (mutation lines: put K V | delete K | insert K V | lock K, with a
 //	  trailing "pessimistic" when the key holds the txn's pessimistic lock;
-//	  check-not-exists K)
+//	  check-not-exists K). async-commit and try-1pc let the store choose the
+//	  commit ts from max-ts, the store's max ts (default 0); the result
+//	  tells what it chose: min-commit=T, 1pc commit=T, or fallback.
 //	commit start=T commit=T keys=(K,...)
 //	rollback start=T keys=(K,...)
 //	get k=K ts=T [resolved=(T,...)] [committed=(T,...)]
@@ -38,7 +41,7 @@ import (
 //	waiting txn=T                   whom txn T waits for
 //	advance DUR                     move the manual clock
 //	check-txn-status primary=K lock=T current=T [caller=T] [rollback-if-not-exist]
-//	  [resolving-pessimistic] [verify-primary]
+//	  [resolving-pessimistic] [verify-primary] [force-sync-commit]
 //	heartbeat primary=K start=T ttl=MS
 //	cleanup k=K start=T current=T
 //	check-secondary-locks start=T keys=(K,...)
@@ -213,7 +216,35 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			req.Pessimistic = nil
 		}
 		if td.Cmd == "prewrite" {
-			return result(h.s.Prewrite(ctx, req))
+			req.AsyncCommit, req.TryOnePC = td.HasArg("async-commit"), td.HasArg("try-1pc")
+			if td.HasArg("secondaries") {
+				arg, _ := td.Arg("secondaries")
+				for _, v := range arg.Vals {
+					req.Secondaries = append(req.Secondaries, kvtest.Parse(t, v))
+				}
+			}
+			if td.HasArg("max-commit") {
+				req.MaxCommitTS = ts("max-commit")
+			}
+			var maxTS uint64
+			if td.HasArg("max-ts") {
+				maxTS = ts("max-ts")
+			}
+			res, err := h.s.Prewrite(ctx, req, func() uint64 { return maxTS })
+			if err != nil || !req.AsyncCommit && !req.TryOnePC {
+				return result(err)
+			}
+			out := "ok fallback"
+			switch {
+			case res.OnePCCommitTS != 0:
+				out = "ok 1pc commit=" + fmtTS(res.OnePCCommitTS)
+			case res.MinCommitTS != 0:
+				out = "ok min-commit=" + fmtTS(res.MinCommitTS)
+			}
+			if res.Committed {
+				out += " (committed before)"
+			}
+			return out
 		}
 		commitTS := ts("commit")
 		next := func() (uint64, error) { return commitTS, nil }
@@ -327,7 +358,8 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		req := &CheckTxnStatusRequest{Primary: str("primary"), LockTS: ts("lock"), CurrentTS: ts("current"),
 			RollbackIfNotExist:       td.HasArg("rollback-if-not-exist"),
 			ResolvingPessimisticLock: td.HasArg("resolving-pessimistic"),
-			VerifyIsPrimary:          td.HasArg("verify-primary")}
+			VerifyIsPrimary:          td.HasArg("verify-primary"),
+			ForceSyncCommit:          td.HasArg("force-sync-commit")}
 		if td.HasArg("caller") {
 			req.CallerStartTS = ts("caller")
 		}
@@ -344,6 +376,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			if st.Lock.MinCommitTS != 0 {
 				out += " min-commit=" + fmtTS(st.Lock.MinCommitTS)
 			}
+			out += fmtAsync(st.Lock.UseAsyncCommit, st.Lock.Secondaries)
 		}
 		if st.Action != ActionNone {
 			out += " action=" + st.Action.String()
@@ -523,6 +556,7 @@ func (h *harness) dump(t *testing.T) string {
 		if l.MinCommitTS != 0 {
 			fmt.Fprintf(&b, " min-commit=%s", fmtTS(l.MinCommitTS))
 		}
+		b.WriteString(fmtAsync(l.UseAsyncCommit, l.Secondaries))
 		if l.HasShortValue {
 			fmt.Fprintf(&b, " value=%s", kvtest.Format(l.ShortValue))
 		}
@@ -543,6 +577,9 @@ func (h *harness) dump(t *testing.T) string {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "write %s@%s: %s start=%s", kvtest.Format(uk), fmtTS(ts), w.Kind, fmtTS(w.StartTS))
+		if w.OverlappedRollback {
+			b.WriteString(" +rollback")
+		}
 		if w.HasShortValue {
 			fmt.Fprintf(&b, " value=%s", kvtest.Format(w.ShortValue))
 		}
@@ -613,7 +650,23 @@ func fmtLock(l LockInfo) string {
 	if l.MinCommitTS != 0 {
 		s += " min-commit=" + fmtTS(l.MinCommitTS)
 	}
-	return s
+	return s + fmtAsync(l.UseAsyncCommit, l.Secondaries)
+}
+
+// fmtAsync prints an async-commit lock's mark: " async", with its
+// secondaries if it has any.
+func fmtAsync(async bool, secondaries [][]byte) string {
+	if !async {
+		return ""
+	}
+	if len(secondaries) == 0 {
+		return " async"
+	}
+	ks := make([]string, len(secondaries))
+	for i, k := range secondaries {
+		ks[i] = kvtest.Format(k)
+	}
+	return " async secondaries=(" + strings.Join(ks, ",") + ")"
 }
 
 func parseTS(t *testing.T, s string) uint64 {

@@ -207,7 +207,7 @@ func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bo
 			return c, err
 		}
 		if ts >= startTS {
-			if rec.StartTS == startTS && rec.Kind == WriteRollback {
+			if rec.StartTS == startTS && rec.Kind == WriteRollback || ts == startTS && rec.OverlappedRollback {
 				return writeCheck{rolledBack: true}, nil
 			}
 			if ts > afterTS && rec.Kind != WriteRollback {
@@ -244,8 +244,10 @@ func keyExists(r Reader, encKey []byte) (bool, error) {
 }
 
 // txnRecord finds the record that transaction startTS left on encKey: its
-// commit (with the commit ts) or its rollback. Records are searched only
-// down to startTS, since no transaction commits below its start.
+// commit (with the commit ts) or its rollback, which may be kept by
+// another transaction's commit at startTS (see Write.OverlappedRollback).
+// Records are searched only down to startTS, since no transaction commits
+// below its start.
 func txnRecord(r Reader, encKey []byte, startTS uint64) (w Write, commitTS uint64, found bool, err error) {
 	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
 	if err != nil {
@@ -267,8 +269,29 @@ func txnRecord(r Reader, encKey []byte, startTS uint64) (w Write, commitTS uint6
 		if rec.StartTS == startTS {
 			return rec, ts, true, nil
 		}
+		if ts == startTS && rec.OverlappedRollback {
+			return Write{Kind: WriteRollback, StartTS: startTS}, ts, true, nil
+		}
 	}
 	return w, 0, false, nil
+}
+
+// overlapsRollback reports whether a commit at commitTS on encKey must
+// keep a rollback: the version already holds another transaction's
+// rollback record, or a commit that keeps one.
+func overlapsRollback(r Reader, encKey []byte, commitTS uint64) (bool, error) {
+	v, err := r.Get(CFWrite, versionKey(encKey, commitTS))
+	if errors.Is(err, ErrEngineNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	w, err := decodeWrite(v)
+	if err != nil {
+		return false, err
+	}
+	return w.Kind == WriteRollback || w.OverlappedRollback, nil
 }
 
 // Scanner walks the keys visible at a timestamp in [start, end), forward

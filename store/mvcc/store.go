@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -289,18 +290,60 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 	}
 }
 
-// Prewrite runs the Prewrite command.
-func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest) error {
+// Prewrite runs the Prewrite command. A request that lets the store
+// choose its commit ts (AsyncCommit, TryOnePC) marks its keys committing
+// before it calls maxTS for the highest ts the store's readers have read
+// at, so that a reader of those keys either raised it first or waits for
+// the prewrite (see Latches). A one-phase commit wakes the keys' waiters.
+func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest, maxTS func() uint64) (PrewriteResult, error) {
 	if s.onePhaseOnly {
-		return errors.New("mvcc: prewrite on a one-phase-only store")
+		return PrewriteResult{}, errors.New("mvcc: prewrite on a one-phase-only store")
+	}
+	choose := req.AsyncCommit || req.TryOnePC
+	if choose && maxTS == nil {
+		return PrewriteResult{}, errors.New("mvcc: an async-commit or 1PC prewrite needs the store's max ts")
 	}
 	keys := make([][]byte, len(req.Mutations))
 	for i := range req.Mutations {
 		keys[i] = req.Mutations[i].Key
 	}
-	return s.run(ctx, req.StartTS, keys, s.Sync, func(b *Batch) error {
-		return Prewrite(s.eng, b, req)
-	})
+	res, err := func() (PrewriteResult, error) {
+		g, err := s.latches.Acquire(ctx, req.StartTS, keys)
+		if err != nil {
+			return PrewriteResult{}, err
+		}
+		defer s.latches.Release(g)
+		var mts uint64
+		if choose {
+			s.latches.MarkCommitting(g)
+			mts = maxTS()
+		}
+		var b Batch
+		res, err := Prewrite(s.eng, &b, req, mts)
+		if err != nil {
+			return PrewriteResult{}, err
+		}
+		if choose {
+			// Ordinary locks (a fallback) commit at a ts the client takes
+			// once they are written, above any reader's that could miss them.
+			floor := uint64(math.MaxUint64)
+			if ts := max(res.MinCommitTS, res.OnePCCommitTS); ts != 0 {
+				floor = ts
+			}
+			s.latches.SetCommitFloor(g, floor)
+		}
+		if b.Len() == 0 {
+			return res, nil
+		}
+		return res, s.write(&b, s.Sync)
+	}()
+	if err != nil {
+		return PrewriteResult{}, err
+	}
+	if res.OnePCCommitTS != 0 && !res.Committed {
+		s.waits.WakeUp(keys)
+	}
+	return res, nil
 }
 
 // Commit runs the Commit command and wakes the keys' waiters.

@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 
@@ -36,6 +37,42 @@ type PrewriteRequest struct {
 	// NotExist are keys that must not exist: checked as an insert's key
 	// is, but not locked (TiKV's CheckNotExists mutations).
 	NotExist [][]byte
+
+	// AsyncCommit and TryOnePC let the store choose the commit ts (see
+	// commitTS): AsyncCommit writes async-commit locks that keep it as
+	// their MinCommitTS, and Secondaries on the primary's; TryOnePC
+	// commits at it at once, leaving no locks. Either falls back to
+	// ordinary locks if the ts would exceed MaxCommitTS (zero: no bound).
+	AsyncCommit bool
+	Secondaries [][]byte
+	TryOnePC    bool
+	MaxCommitTS uint64
+}
+
+// PrewriteResult is how a prewrite that let the store choose the commit
+// ts ended. All zero: it wrote ordinary locks (it fell back, or was asked
+// for two phases), and the client commits them at a ts of its own.
+type PrewriteResult struct {
+	// MinCommitTS: the async-commit locks hold it; the transaction is
+	// committed, at the largest MinCommitTS of its locks.
+	MinCommitTS uint64
+	// OnePCCommitTS: the transaction committed at it.
+	OnePCCommitTS uint64
+	// Committed: the prewrite was a retry, and found the transaction
+	// committed (at MinCommitTS or OnePCCommitTS, whichever the request
+	// asked for).
+	Committed bool
+}
+
+// commitTS is the commit ts that a store whose readers have read at up to
+// maxTS chooses for req, as TiKV does: above every read of the keys the
+// store has served (so that none of them missed the commit), above the
+// transaction's start and for-update ts, and at or above the client's
+// bound. The caller must take maxTS after marking req's keys committing
+// (Latches.MarkCommitting): a reader either raised max ts before, or waits
+// for the prewrite.
+func commitTS(req *PrewriteRequest, maxTS uint64) uint64 {
+	return max(req.MinCommitTS, req.StartTS+1, req.ForUpdateTS+1, maxTS+1)
 }
 
 func (req *PrewriteRequest) isPessimistic(i int) bool {
@@ -120,27 +157,94 @@ func lockKindOf(op kv.Op) LockKind {
 // transaction started (*kv.WriteConflictError), already exists for an
 // insert or a NotExist key (*kv.KeyExistsError), or saw this transaction
 // rolled back (*RolledBackError).
-func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
+//
+// With AsyncCommit or TryOnePC it chooses the commit ts from maxTS (see
+// commitTS) and writes async-commit locks, or the commit records at once,
+// unless the ts exceeds MaxCommitTS: then it falls back to ordinary locks.
+//
+// A retry is answered as the first attempt was: a key that holds the
+// transaction's prewrite lock is left alone (the result carries the
+// lock's min commit ts if it is an async-commit one), and a key where the
+// transaction has committed makes the whole prewrite a success
+// (PrewriteResult.Committed). A one-phase commit cannot join locks written
+// before, so meeting one it falls back.
+func Prewrite(r Reader, b *Batch, req *PrewriteRequest, maxTS uint64) (PrewriteResult, error) {
 	br, err := newBatchReader(r)
 	if err != nil {
-		return err
+		return PrewriteResult{}, err
 	}
 	defer br.close()
 	r = br
+	// The keys to write, with the transaction's pessimistic lock on each
+	// (nil: none), and what the retried ones hold.
+	var (
+		todo                  []int
+		encKeys               = make([][]byte, len(req.Mutations))
+		owns                  = make([]*Lock, len(req.Mutations))
+		retried, retriedPlain bool
+		retriedMin            uint64
+	)
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
-		encKey := encodeKey(m.Key)
-		done, _, err := checkMutation(r, req, i, encKey, false)
+		encKeys[i] = encodeKey(m.Key)
+		done, own, err := checkMutation(r, req, i, encKeys[i], false)
 		if err != nil {
-			return err
+			return committedBefore(r, req, m.Key, err)
 		}
 		if done {
+			retried = true
+			if own.UseAsyncCommit {
+				retriedMin = max(retriedMin, own.MinCommitTS)
+			} else {
+				retriedPlain = true
+			}
+			continue
+		}
+		todo, owns[i] = append(todo, i), own
+	}
+	for _, key := range req.NotExist {
+		if err := checkNotExist(r, req, key); err != nil {
+			return PrewriteResult{}, err
+		}
+	}
+
+	var res PrewriteResult
+	ts, async, onePC := uint64(0), false, false
+	switch {
+	case !req.AsyncCommit && !req.TryOnePC:
+	case len(todo) == 0:
+		// A retry of a prewrite that wrote every lock: answer as it did.
+		if req.AsyncCommit && !req.TryOnePC && !retriedPlain {
+			res.MinCommitTS = retriedMin
+		}
+		return res, nil
+	case retriedPlain, req.TryOnePC && retried:
+	default:
+		ts = max(commitTS(req, maxTS), retriedMin)
+		if req.MaxCommitTS != 0 && ts > req.MaxCommitTS {
+			break
+		}
+		onePC, async = req.TryOnePC, !req.TryOnePC
+	}
+
+	for _, i := range todo {
+		m, encKey := &req.Mutations[i], encKeys[i]
+		if onePC {
+			if err := onePhaseRecord(r, b, req, m, encKey, owns[i], ts); err != nil {
+				return PrewriteResult{}, err
+			}
 			continue
 		}
 		l := Lock{Kind: lockKindOf(m.Op), Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
 			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS, TxnSize: req.TxnSize}
 		if l.TxnSize == 0 {
 			l.TxnSize = uint64(len(req.Mutations))
+		}
+		if async {
+			l.MinCommitTS, l.UseAsyncCommit = ts, true
+			if bytes.Equal(m.Key, req.Primary) {
+				l.Secondaries = req.Secondaries
+			}
 		}
 		if l.Kind == LockPut {
 			if len(m.Value) <= shortValueMaxLen {
@@ -151,11 +255,63 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest) error {
 		}
 		b.Put(CFLock, encKey, l.encode())
 	}
-	for _, key := range req.NotExist {
-		if err := checkNotExist(r, req, key); err != nil {
-			return err
+	switch {
+	case onePC:
+		res.OnePCCommitTS = ts
+	case async:
+		res.MinCommitTS = ts
+	}
+	return res, nil
+}
+
+// committedBefore answers a prewrite that failed with err on key: a
+// retry of a transaction that has committed since meets its own commit
+// record there, as a write conflict or as its pessimistic lock gone, and
+// succeeds (as TiKV answers it). Any other failure stands.
+func committedBefore(r Reader, req *PrewriteRequest, key []byte, err error) (PrewriteResult, error) {
+	var wc *kv.WriteConflictError
+	if !errors.As(err, &wc) && !errors.Is(err, ErrPessimisticLockNotFound) {
+		return PrewriteResult{}, err
+	}
+	w, commitTS, found, rerr := txnRecord(r, encodeKey(key), req.StartTS)
+	if rerr != nil {
+		return PrewriteResult{}, rerr
+	}
+	if !found || w.Kind == WriteRollback {
+		return PrewriteResult{}, err
+	}
+	res := PrewriteResult{Committed: true}
+	switch {
+	case req.TryOnePC:
+		res.OnePCCommitTS = commitTS
+	case req.AsyncCommit:
+		res.MinCommitTS = commitTS
+	}
+	return res, nil
+}
+
+// onePhaseRecord writes mutation m's commit record at commitTS, releasing
+// own, the transaction's pessimistic lock on the key (nil: none). A
+// lock-only mutation leaves a lock record, which tells a retried prewrite
+// that the transaction committed.
+func onePhaseRecord(r Reader, b *Batch, req *PrewriteRequest, m *kv.Mutation, encKey []byte, own *Lock, commitTS uint64) error {
+	if own != nil {
+		b.Del(CFLock, encKey)
+	}
+	w := Write{Kind: lockKindOf(m.Op).writeKind(), StartTS: req.StartTS}
+	overlap, err := overlapsRollback(r, encKey, commitTS)
+	if err != nil {
+		return err
+	}
+	w.OverlappedRollback = overlap
+	if w.Kind == WritePut {
+		if len(m.Value) <= shortValueMaxLen {
+			w.HasShortValue, w.ShortValue = true, m.Value
+		} else {
+			b.Put(CFDefault, versionKey(encKey, req.StartTS), m.Value)
 		}
 	}
+	b.Put(CFWrite, versionKey(encKey, commitTS), w.encode())
 	return nil
 }
 
@@ -247,7 +403,9 @@ func Commit(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) error {
 			if commitTS < l.MinCommitTS {
 				return &CommitTSExpiredError{Key: key, StartTS: startTS, CommitTS: commitTS, MinCommitTS: l.MinCommitTS}
 			}
-			commitKey(b, encKey, l, commitTS)
+			if err := commitKey(r, b, encKey, l, commitTS); err != nil {
+				return err
+			}
 			continue
 		}
 		w, _, found, err := txnRecord(r, encKey, startTS)
@@ -262,10 +420,23 @@ func Commit(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) error {
 	return nil
 }
 
-func commitKey(b *Batch, encKey []byte, l *Lock, commitTS uint64) {
+// commitKey turns l, the lock on encKey, into its commit record at
+// commitTS. An async-commit transaction's commit ts was chosen by a store,
+// not issued by PD, and may be another transaction's start ts: a rollback
+// record of that transaction at the same version is kept (see
+// Write.OverlappedRollback).
+func commitKey(r Reader, b *Batch, encKey []byte, l *Lock, commitTS uint64) error {
 	w := Write{Kind: l.Kind.writeKind(), StartTS: l.StartTS, HasShortValue: l.HasShortValue, ShortValue: l.ShortValue}
+	if l.UseAsyncCommit {
+		overlap, err := overlapsRollback(r, encKey, commitTS)
+		if err != nil {
+			return err
+		}
+		w.OverlappedRollback = overlap
+	}
 	b.Put(CFWrite, versionKey(encKey, commitTS), w.encode())
 	b.Del(CFLock, encKey)
+	return nil
 }
 
 // Rollback rolls the transaction back on keys: it removes its locks and
@@ -303,7 +474,25 @@ func rollbackKey(r Reader, b *Batch, encKey, key []byte, startTS uint64) error {
 			return &CommittedError{Key: key, CommitTS: commitTS}
 		}
 	}
-	b.Put(CFWrite, versionKey(encKey, startTS), (&Write{Kind: WriteRollback, StartTS: startTS}).encode())
+	// Another transaction may have committed at our start ts (a commit ts
+	// chosen by a store): its record keeps our rollback.
+	vk := versionKey(encKey, startTS)
+	v, err := r.Get(CFWrite, vk)
+	switch {
+	case errors.Is(err, ErrEngineNotFound):
+		b.Put(CFWrite, vk, (&Write{Kind: WriteRollback, StartTS: startTS}).encode())
+	case err != nil:
+		return err
+	default:
+		w, err := decodeWrite(v)
+		if err != nil {
+			return err
+		}
+		if w.StartTS != startTS && !w.OverlappedRollback {
+			w.OverlappedRollback = true
+			b.Put(CFWrite, vk, w.encode())
+		}
+	}
 	return nil
 }
 
@@ -469,6 +658,9 @@ type CheckTxnStatusRequest struct {
 	// VerifyIsPrimary: fail with a *PrimaryMismatchError if the lock found
 	// names another primary.
 	VerifyIsPrimary bool
+	// ForceSyncCommit: treat an async-commit primary as an ordinary one
+	// (a resolver found one of its locks that fell back to two phases).
+	ForceSyncCommit bool
 }
 
 // lockExpired reports whether l's TTL has run out at currentTS.
@@ -484,6 +676,8 @@ func lockExpired(l *Lock, currentTS uint64) bool {
 // fails with a *CommitTSExpiredError). With no trace of the transaction,
 // RollbackIfNotExist leaves a protective rollback record (so the
 // transaction can never commit); otherwise that case is ErrTxnNotFound.
+// An async-commit primary lock is only reported, expired or not, unless
+// ForceSyncCommit: its transaction's fate is in its secondaries.
 func CheckTxnStatus(r Reader, b *Batch, req *CheckTxnStatusRequest) (TxnStatus, error) {
 	encKey := encodeKey(req.Primary)
 	l, err := loadLock(r, encKey)
@@ -493,6 +687,13 @@ func CheckTxnStatus(r Reader, b *Batch, req *CheckTxnStatusRequest) (TxnStatus, 
 	if l != nil && l.StartTS == req.LockTS {
 		if req.VerifyIsPrimary && !bytes.Equal(l.Primary, req.Primary) {
 			return TxnStatus{}, &PrimaryMismatchError{Lock: l.Info(req.Primary)}
+		}
+		if l.UseAsyncCommit && !req.ForceSyncCommit {
+			// The transaction may be committed already, at a ts its client
+			// took from its locks' min commit ts: neither rolled back nor
+			// pushed here. Its resolver decides from its secondaries.
+			info := l.Info(req.Primary)
+			return TxnStatus{State: TxnLocked, TTL: l.TTL, Lock: &info}, nil
 		}
 		if lockExpired(l, req.CurrentTS) {
 			if req.ResolvingPessimisticLock && l.Kind == LockPessimistic {
@@ -636,7 +837,9 @@ func ResolveLock(r Reader, b *Batch, keys [][]byte, startTS, commitTS uint64) er
 			}
 			continue
 		}
-		commitKey(b, encKey, l, commitTS)
+		if err := commitKey(r, b, encKey, l, commitTS); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -46,10 +46,20 @@ var shortValueMaxLen = MaxShortValue
 
 // Write is a record in CFWrite. Its key carries the commit timestamp.
 //
-//	kind (1) | startTS (uvarint) | [ 'v' | short value (rest) ]
+//	kind (1) | startTS (uvarint) | [ 'r' ] | [ 'v' | short value (rest) ]
+//
+// The optional parts are tagged and in this order; a record written before
+// one existed simply lacks it ('r' came with async commit).
 type Write struct {
 	Kind    WriteKind
 	StartTS uint64
+	// OverlappedRollback says that the transaction whose start ts is this
+	// record's commit ts was rolled back on the key: its rollback record
+	// would have the same version as this commit, so the commit keeps it
+	// instead. Only commit timestamps chosen by the store (async commit,
+	// 1PC) can equal another transaction's start ts; PD never issues one
+	// timestamp twice.
+	OverlappedRollback bool
 	// HasShortValue says the value is inline in ShortValue (which may be
 	// empty); otherwise a Put's value is in CFDefault at startTS.
 	HasShortValue bool
@@ -57,9 +67,12 @@ type Write struct {
 }
 
 func (w *Write) encode() []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+1+len(w.ShortValue))
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+2+len(w.ShortValue))
 	b = append(b, byte(w.Kind))
 	b = binary.AppendUvarint(b, w.StartTS)
+	if w.OverlappedRollback {
+		b = append(b, 'r')
+	}
 	if w.HasShortValue {
 		b = append(b, 'v')
 		b = append(b, w.ShortValue...)
@@ -84,6 +97,9 @@ func decodeWrite(b []byte) (Write, error) {
 	}
 	w.StartTS = ts
 	rest := b[1+n:]
+	if len(rest) > 0 && rest[0] == 'r' {
+		w.OverlappedRollback, rest = true, rest[1:]
+	}
 	if len(rest) > 0 {
 		if rest[0] != 'v' {
 			return w, fmt.Errorf("mvcc: bad write record tail: %w", codec.ErrCorrupt)
