@@ -20,9 +20,12 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pingcap/kvproto/pkg/eraftpb"
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/pdpb"
 	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 	"google.golang.org/grpc"
 )
@@ -389,4 +392,74 @@ func (c *raftCluster) data(s *testStore, r *metapb.Region) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestBadRequests: requests for a region this store does not have, with
+// another store's peer, to a follower, or with a stale epoch get TiKV's
+// region errors; garbage Raft messages are dropped. Nothing panics.
+func TestBadRequests(t *testing.T) {
+	c := &raftCluster{t: t, dir: t.TempDir(), ids: 100, stores: map[uint64]*testStore{}, addrs: map[uint64]string{}}
+	defer c.stopAll()
+	c.start(1)
+	c.start(2)
+	td := &datadriven.TestData{Cmd: "bootstrap", CmdArgs: []datadriven.CmdArg{{Key: "store", Vals: []string{"1"}}}}
+	c.run(t, td)
+	leader := c.leader(101)
+	ch := &raft_cmdpb.ChangePeerRequest{ChangeType: eraftpb.ConfChangeType_AddLearnerNode,
+		Peer: &metapb.Peer{Id: c.newID(), StoreId: 2, Role: metapb.PeerRole_Learner}}
+	if err := leader.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.waitReplicated(); err != nil {
+		t.Fatal(err)
+	}
+	region := leader.Meta()
+	s1, s2 := c.stores[1].rs, c.stores[2].rs
+	good := &kvrpcpb.Context{RegionId: region.Id, RegionEpoch: region.RegionEpoch, Peer: leader.self}
+	if _, err := s1.Leader(good); err != nil {
+		t.Fatalf("a good request: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		s    *Store
+		ctx  *kvrpcpb.Context
+		want func(*errorpb.Error) bool
+	}{
+		{"no context", s1, nil, func(e *errorpb.Error) bool { return e.RegionNotFound != nil }},
+		{"unknown region", s1, &kvrpcpb.Context{RegionId: 999}, func(e *errorpb.Error) bool { return e.RegionNotFound != nil }},
+		{"another store's peer", s1, &kvrpcpb.Context{RegionId: region.Id, RegionEpoch: region.RegionEpoch,
+			Peer: &metapb.Peer{Id: 1, StoreId: 7}}, func(e *errorpb.Error) bool { return e.StoreNotMatch != nil }},
+		{"to a learner", s2, &kvrpcpb.Context{RegionId: region.Id, RegionEpoch: region.RegionEpoch},
+			func(e *errorpb.Error) bool {
+				return e.NotLeader != nil && e.NotLeader.Leader.GetId() == leader.self.Id
+			}},
+		{"stale epoch", s1, &kvrpcpb.Context{RegionId: region.Id, RegionEpoch: &metapb.RegionEpoch{Version: 0}},
+			func(e *errorpb.Error) bool {
+				return e.EpochNotMatch != nil && len(e.EpochNotMatch.CurrentRegions) == 1 &&
+					e.EpochNotMatch.CurrentRegions[0].Id == region.Id
+			}},
+	} {
+		if _, err := tc.s.Leader(tc.ctx); err == nil || !tc.want(err) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	// Garbage Raft messages: no panic, and the region goes on.
+	for _, m := range []*raft_serverpb.RaftMessage{
+		{},
+		{RegionId: region.Id},
+		{RegionId: region.Id, ToPeer: &metapb.Peer{StoreId: 1}},
+		{RegionId: region.Id, ToPeer: &metapb.Peer{Id: leader.self.Id, StoreId: 1}, FromPeer: &metapb.Peer{Id: 5}},
+		{RegionId: 555, ToPeer: &metapb.Peer{Id: 556, StoreId: 1}, FromPeer: &metapb.Peer{Id: 557, StoreId: 2},
+			Message: &eraftpb.Message{MsgType: eraftpb.MessageType_MsgSnapshot, Snapshot: &eraftpb.Snapshot{Data: []byte("garbage")}}},
+		{RegionId: region.Id, ToPeer: &metapb.Peer{Id: leader.self.Id, StoreId: 1}, FromPeer: &metapb.Peer{Id: 5, StoreId: 2},
+			Message: &eraftpb.Message{MsgType: eraftpb.MessageType_MsgAppend, Entries: []*eraftpb.Entry{nil}}},
+		{RegionId: region.Id, ToPeer: &metapb.Peer{Id: leader.self.Id, StoreId: 1}, FromPeer: &metapb.Peer{Id: 5, StoreId: 2},
+			IsTombstone: true},
+	} {
+		s1.Step(m)
+	}
+	td = &datadriven.TestData{Cmd: "put", CmdArgs: []datadriven.CmdArg{{Key: "region", Vals: []string{"101"}}, {Key: "x", Vals: []string{"1"}}}}
+	if out := c.run(t, td); out != "" {
+		t.Fatalf("a write after the garbage: %s", out)
+	}
 }

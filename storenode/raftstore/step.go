@@ -25,7 +25,10 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 		s.destroyRemoved(msg)
 		return
 	}
-	m := fromEraft(msg.Message)
+	m, ok := fromEraft(msg.Message)
+	if !ok {
+		return
+	}
 	s.notePeer(from)
 	p := s.Peer(msg.RegionId)
 	if p == nil {

@@ -219,14 +219,18 @@ func toEraft(m *raftpb.Message) *eraftpb.Message {
 	return em
 }
 
-// fromEraft is toEraft's inverse.
-func fromEraft(em *eraftpb.Message) raftpb.Message {
+// fromEraft is toEraft's inverse. It refuses a message with a missing
+// entry (garbage from the wire).
+func fromEraft(em *eraftpb.Message) (raftpb.Message, bool) {
 	m := raftpb.Message{Type: raftpb.MessageType(em.MsgType), To: em.To, From: em.From, Term: em.Term,
 		LogTerm: em.LogTerm, Index: em.Index, Commit: em.Commit, Reject: em.Reject, RejectHint: em.RejectHint,
 		Context: em.Context}
 	if len(em.Entries) > 0 {
 		m.Entries = make([]raftpb.Entry, len(em.Entries))
 		for i, e := range em.Entries {
+			if e == nil {
+				return m, false
+			}
 			m.Entries[i] = raftpb.Entry{Type: raftpb.EntryType(e.EntryType), Term: e.Term, Index: e.Index, Data: e.Data}
 		}
 	}
@@ -238,7 +242,7 @@ func fromEraft(em *eraftpb.Message) raftpb.Message {
 				Learners: cs.GetLearners(), VotersOutgoing: cs.GetVotersOutgoing(), LearnersNext: cs.GetLearnersNext(),
 				AutoLeave: cs.GetAutoLeave()}}}
 	}
-	return m
+	return m, true
 }
 
 // ServeBatchRaft receives another store's stream of Raft message batches
