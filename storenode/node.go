@@ -114,6 +114,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))
 	svc := NewService(n.storeID, regionsOf{n})
 	svc.WaitForLockTimeout = cfg.Txn.WaitForLockTimeout.Duration
+	svc.TSO = n.pd.tso // a new leader syncs max_ts before async commit or 1PC
 	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs})
 	graph := newWaitGraph()
 	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})

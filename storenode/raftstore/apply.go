@@ -13,6 +13,7 @@ import (
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // result is a proposal's outcome, delivered once the apply batch is
@@ -293,17 +294,39 @@ func (p *Peer) destroy() error {
 	return nil
 }
 
-// maybeCompactLog drops applied entries once there are more than the
-// limit, keeping the newer half for followers that lag: from memory now,
-// and from Pebble in wb, which also records the new truncated state. Call
-// with mu held.
+// raftLogGCThreshold is how many applied entries a peer keeps before
+// it compacts its log (TiKV's raft-log-gc-threshold). The entries a log
+// holds live in memory, so this, not the count limit, bounds a store's
+// memory in the usual case.
+const raftLogGCThreshold = 50
+
+// maybeCompactLog drops applied entries from memory now, and from Pebble
+// in wb, which also records the new truncated state. A leader keeps what
+// its slowest follower still needs, up to raftstore.raft-log-gc-count-limit
+// entries; past that, that follower will get a snapshot. A follower keeps
+// only the last raftLogGCThreshold (should it lead, a lagging peer gets a
+// snapshot). Call with mu held.
 func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 	first, _ := p.storage.FirstIndex()
 	limit := p.s.cfg.LogGCCountLimit
-	if p.applied < first || p.applied-first < limit {
+	threshold := min(uint64(raftLogGCThreshold), limit)
+	if p.applied < first || p.applied-first < threshold {
 		return nil
 	}
-	to := p.applied - limit/2
+	to := p.applied - threshold/2
+	if p.isLeader.Load() {
+		p.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+			if id != p.self.Id && pr.Match < to {
+				to = pr.Match
+			}
+		})
+		if p.applied-first >= limit {
+			to = max(to, p.applied-limit/2)
+		}
+	}
+	if to < first {
+		return nil
+	}
 	if err := p.storage.Compact(to); err != nil {
 		return err
 	}
