@@ -73,7 +73,7 @@ func (n *Node) heartbeatStream(ctx context.Context) error {
 	}
 	stream, err := pd.RegionHeartbeat(sctx)
 	if err != nil {
-		n.pd.connect(ctx) //nolint:errcheck // the next attempt reports
+		_ = n.pd.connect(ctx) // to find the leader again; the next attempt reports a failure
 		return err
 	}
 	errc := make(chan error, 1)

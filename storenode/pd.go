@@ -233,7 +233,7 @@ func (c *pdClient) tso(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer st.CloseSend() //nolint:errcheck // the stream ends with ctx
+		defer func() { _ = st.CloseSend() }() // the stream ends with ctx anyway
 		if err := st.Send(&pdpb.TsoRequest{Header: h, Count: 1}); err != nil {
 			return nil, err
 		}

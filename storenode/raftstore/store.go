@@ -210,7 +210,7 @@ func (s *Store) Stop() {
 	s.trans.close()
 	for _, p := range s.Peers() {
 		p.mu.Lock()
-		p.failPending(&RegionError{Err: &errorpb.Error{Message: "store is stopping", StoreNotMatch: nil,
+		p.failPending(&RegionError{Err: &errorpb.Error{Message: "store is stopping",
 			ServerIsBusy: &errorpb.ServerIsBusy{Reason: "store is stopping"}}})
 		p.mu.Unlock()
 	}
