@@ -66,10 +66,7 @@ func (n *Node) heartbeatStream(ctx context.Context) error {
 	defer cancel()
 	pd := n.pd.pd()
 	if pd == nil {
-		if err := n.pd.connect(ctx); err != nil {
-			return err
-		}
-		pd = n.pd.pd()
+		return n.pd.connect(ctx) // the caller comes back
 	}
 	stream, err := pd.RegionHeartbeat(sctx)
 	if err != nil {

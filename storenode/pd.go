@@ -105,17 +105,18 @@ func (c *pdClient) ClusterID() uint64 {
 // the call fails on the transport or PD answers "not leader".
 func (c *pdClient) do(ctx context.Context, f func(ctx context.Context, pd pdpb.PDClient, h *pdpb.RequestHeader) (*pdpb.ResponseHeader, error)) error {
 	for attempt := 0; ; attempt++ {
-		if c.pd() == nil {
+		cl := c.pd()
+		if cl == nil {
 			if err := c.connect(ctx); err != nil {
 				if ctx.Err() != nil || attempt > 50 {
 					return err
 				}
 				time.Sleep(200 * time.Millisecond)
-				continue
 			}
+			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		h, err := f(cctx, c.pd(), c.header())
+		h, err := f(cctx, cl, c.header())
 		cancel()
 		if err == nil && h.GetError() != nil {
 			return errPD{h.Error}

@@ -37,6 +37,10 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	}
 	wb := p.s.db.NewBatch()
 	defer wb.Close()
+	// Until the batch is committed, p.applied runs ahead of Pebble: raft
+	// (on a configuration change) may ask for a snapshot meanwhile.
+	p.applying = true
+	defer func() { p.applying = false }()
 	var results []result
 	var removed, changed bool
 	for i := range rd.CommittedEntries {
@@ -255,7 +259,12 @@ func (p *Peer) destroy() error {
 	id := p.region.Id
 	wb := p.s.db.NewBatch()
 	defer wb.Close()
+	// A peer still waiting for its first snapshot holds no data, and its
+	// region has no range yet (an empty range would be every key).
 	for _, cf := range dataCFs {
+		if !p.initialized {
+			break
+		}
 		lo, hi := dataBounds(cf, p.region.StartKey, p.region.EndKey)
 		if err := wb.DeleteRange(lo, hi, nil); err != nil {
 			return err
@@ -336,6 +345,9 @@ func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 // generateSnapshot is peerStorage.Snapshot: the region's data at the
 // applied index. Called by raft with mu held.
 func (p *Peer) generateSnapshot() (raftpb.Snapshot, error) {
+	if p.applying {
+		return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
+	}
 	term, err := p.storage.Term(p.applied)
 	if err != nil {
 		return raftpb.Snapshot{}, err

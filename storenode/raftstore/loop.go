@@ -111,6 +111,9 @@ func (s *Store) handleReady() error {
 func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.destroyed {
+		return nil // removed since its Ready was taken: write nothing back
+	}
 	id := p.region.Id
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := p.persistSnapshot(wb, rd.Snapshot); err != nil {
@@ -173,6 +176,9 @@ func (p *Peer) persistSnapshot(wb *pebble.Batch, snap raftpb.Snapshot) error {
 func (p *Peer) afterPersist(rd *raft.Ready) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.destroyed {
+		return nil
+	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		var data raft_serverpb.RaftSnapshotData
 		if err := data.Unmarshal(rd.Snapshot.Data); err != nil {

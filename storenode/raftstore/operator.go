@@ -38,9 +38,16 @@ func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
 const confChangeTimeout = 5 * time.Second
 
 func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan error, error) {
+	if len(changes) > 1 {
+		// Several changes at once enter a joint configuration, which the
+		// region's metadata cannot record yet: a restart in the middle
+		// would leave raft unable to leave it. PD then changes one peer at
+		// a time.
+		return nil, errors.New("raftstore: joint configuration changes are not supported yet")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.isLeader.Load() || p.destroyed {
+	if !p.leadsLocked() {
 		return nil, p.notLeaderLocked()
 	}
 	id := p.nextID
@@ -86,6 +93,9 @@ func (p *Peer) TransferLeader(to *metapb.Peer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.isLeader.Load() && !p.destroyed {
+		// The transferee campaigns without waiting out this leader's
+		// lease: stop serving reads from it now.
+		p.leaseReady.Store(false)
 		p.rn.TransferLeader(to.Id)
 	}
 	p.s.wake()

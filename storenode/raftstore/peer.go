@@ -51,6 +51,8 @@ type Peer struct {
 	// to be told so (a removed peer may never get the entry that removes
 	// it: the leader stops replicating to it).
 	removedPeers []*metapb.Peer
+	// applying: an apply batch is being built, not yet committed.
+	applying bool
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
 
@@ -106,7 +108,10 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 		CheckQuorum:     true,
 		PreVote:         true,
 		ReadOnlyOption:  raft.ReadOnlyLeaseBased,
-		Logger:          raftLogger{s.log.With("region", region.Id)},
+		// A command is decided on this peer's applied state; raft must not
+		// forward it to a new leader that has more.
+		DisableProposalForwarding: true,
+		Logger:                    raftLogger{s.log.With("region", region.Id)},
 	})
 	if err != nil {
 		return nil, err
@@ -249,7 +254,7 @@ const readIndexTimeout = 2 * time.Second
 func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest) error {
 	ch := make(chan error, 1)
 	p.mu.Lock()
-	if !p.isLeader.Load() || p.destroyed {
+	if !p.leadsLocked() {
 		p.mu.Unlock()
 		return p.notLeader()
 	}
@@ -267,6 +272,12 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest) error {
 	p.mu.Unlock()
 	p.s.wake()
 	return <-ch
+}
+
+// leadsLocked says whether raft itself, not just the last Ready, has this
+// peer as the leader. Call with mu held.
+func (p *Peer) leadsLocked() bool {
+	return !p.destroyed && p.isLeader.Load() && p.rn.BasicStatus().RaftState == raft.StateLeader
 }
 
 // failPending ends every proposal and read waiting on this peer with

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
+	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
 )
 
@@ -55,6 +56,9 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	}
 	if err := p.rn.Step(m); err != nil {
 		return
+	}
+	if p.leaseReady.Load() && p.rn.BasicStatus().RaftState != raft.StateLeader {
+		p.leaseReady.Store(false) // the Ready loop will tell the rest
 	}
 	s.wake()
 }
