@@ -4,10 +4,19 @@
 // (kvproto's tikvpb over kvrpcpb) so that the real tikv/client-go runs
 // transactions on it unchanged, and reports to the placement driver.
 //
-//	service.go   tikvpb: the transaction commands and BatchCommands, each
-//	             run by store/mvcc on the region leader, under latches
-//	regions.go   the seam between the service and the raftstore
-//	node.go      the node: Pebble, the raftstore, PD registration and
-//	             heartbeats, the gRPC server, shutdown
-//	config.go    TiKV's flag and config names
+//	service.go         tikvpb: region and key checks, the reads
+//	service_txn.go     the transaction commands, each run by store/mvcc on
+//	                   the region leader, under latches
+//	service_batch.go   the BatchCommands stream client-go sends them on
+//	service_errors.go  mvcc's errors as TiKV's key and region errors
+//	concurrency.go     max_ts, for async commit and 1PC
+//	deadlock.go        the cluster's deadlock detector, TiKV's way
+//	regions.go         the seam between the service and the raftstore
+//	raft_service.go    Raft messages in, and Regions over the raftstore
+//	node.go            the node: Pebble, the raftstore, bootstrap, the
+//	                   gRPC and status servers, shutdown
+//	heartbeat.go       store and region heartbeats, PD's operators, the
+//	                   split checker
+//	pd.go              the store's side of pdpb
+//	config.go          TiKV's flag and config names
 package storenode
