@@ -28,7 +28,8 @@ func (s *Store) loop() {
 			return
 		case now := <-ticker.C:
 			ticks++
-			for _, p := range s.Peers() {
+			s.loopPeers = s.appendPeers(s.loopPeers[:0])
+			for _, p := range s.loopPeers {
 				p.mu.Lock()
 				if !p.destroyed {
 					p.rn.Tick()
@@ -51,7 +52,8 @@ func (s *Store) loop() {
 // handleReady runs one iteration over every peer that has work.
 func (s *Store) handleReady() error {
 	var rps []readyPeer
-	for _, p := range s.Peers() {
+	s.loopPeers = s.appendPeers(s.loopPeers[:0])
+	for _, p := range s.loopPeers {
 		p.mu.Lock()
 		if !p.destroyed && p.rn.HasReady() {
 			rps = append(rps, readyPeer{p: p, rd: p.rn.Ready()})

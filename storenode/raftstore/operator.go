@@ -3,6 +3,7 @@ package raftstore
 import (
 	"encoding/binary"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/eraftpb"
@@ -139,7 +140,7 @@ func (p *Peer) Stats() (RegionStats, bool) {
 			st.Pending = append(st.Pending, peer)
 		}
 		if v, ok := p.lastActive.Load(id); ok {
-			if d := now.Sub(time.Unix(0, v.(int64))); d > peerDownDuration {
+			if d := now.Sub(time.Unix(0, v.(*atomic.Int64).Load())); d > peerDownDuration {
 				st.Down = append(st.Down, &pdpb.PeerStats{Peer: peer, DownSeconds: uint64(d.Seconds())})
 			}
 		}

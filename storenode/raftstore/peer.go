@@ -72,7 +72,7 @@ type Peer struct {
 	// last measured.
 	written atomic.Uint64
 	// lastActive: when each other peer was last heard from (peer ID →
-	// unix nanos), for the down peers of region heartbeats.
+	// *atomic.Int64 of unix nanos), for the down peers of region heartbeats.
 	lastActive sync.Map
 }
 

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bytes"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 	"time"
@@ -45,7 +46,11 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 		s.trans.sendTombstones(r, p.self, []*metapb.Peer{from})
 		return
 	}
-	p.lastActive.Store(from.Id, time.Now().UnixNano())
+	at, ok := p.lastActive.Load(from.Id)
+	if !ok {
+		at, _ = p.lastActive.LoadOrStore(from.Id, new(atomic.Int64))
+	}
+	at.(*atomic.Int64).Store(time.Now().UnixNano()) // no allocation per message
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.destroyed || p.self.Id != to.Id {

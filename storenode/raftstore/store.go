@@ -78,6 +78,9 @@ type Store struct {
 	// SnapshotsApplied counts the snapshots this store's peers installed.
 	SnapshotsApplied atomic.Int64
 
+	// loopPeers is the Ready loop's list of peers, reused each iteration.
+	loopPeers []*Peer
+
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
 	stopped chan struct{}
@@ -218,13 +221,19 @@ func (s *Store) Stop() {
 
 // Peers returns the store's peers, in region ID order.
 func (s *Store) Peers() []*Peer {
+	ps := s.appendPeers(nil)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Meta().Id < ps[j].Meta().Id })
+	return ps
+}
+
+// appendPeers appends the store's peers to ps, in no order: for the Ready
+// loop, which visits them all on every tick and wake-up.
+func (s *Store) appendPeers(ps []*Peer) []*Peer {
 	s.mu.RLock()
-	ps := make([]*Peer, 0, len(s.peers))
+	defer s.mu.RUnlock()
 	for _, p := range s.peers {
 		ps = append(ps, p)
 	}
-	s.mu.RUnlock()
-	sort.Slice(ps, func(i, j int) bool { return ps[i].Meta().Id < ps[j].Meta().Id })
 	return ps
 }
 
