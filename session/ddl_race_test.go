@@ -34,9 +34,16 @@ func TestIndexDDLUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// The DDL runs on one connection: USE holds for a connection, and the
+	// pool may open another at any time.
+	ddl, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ddl.Close()
 	for _, q := range []string{"CREATE DATABASE ddlrace", "USE ddlrace",
 		"CREATE TABLE w (id INT PRIMARY KEY, a INT, c INT, UNIQUE KEY ua (a))"} {
-		if _, err := db.Exec(q); err != nil {
+		if _, err := ddl.ExecContext(context.Background(), q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +93,7 @@ func TestIndexDDLUnderWrites(t *testing.T) {
 	for ctx.Err() == nil {
 		for _, q := range []string{"CREATE INDEX kc ON w (c)", "ADMIN CHECK TABLE w", "CREATE UNIQUE INDEX uc ON w (c)",
 			"ADMIN CHECK TABLE w", "DROP INDEX kc ON w", "DROP INDEX uc ON w", "ADMIN CHECK TABLE w"} {
-			_, err := db.Exec(q)
+			_, err := ddl.ExecContext(context.Background(), q)
 			var me *mysql.MySQLError
 			switch {
 			case err == nil:
