@@ -341,33 +341,3 @@ func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 	}
 	return wb.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to+1), nil)
 }
-
-// generateSnapshot is peerStorage.Snapshot: the region's data at the
-// applied index. Called by raft with mu held.
-func (p *Peer) generateSnapshot() (raftpb.Snapshot, error) {
-	if p.applying {
-		return raftpb.Snapshot{}, raft.ErrSnapshotTemporarilyUnavailable
-	}
-	term, err := p.storage.Term(p.applied)
-	if err != nil {
-		return raftpb.Snapshot{}, err
-	}
-	data := raft_serverpb.RaftSnapshotData{Region: p.region}
-	for _, cf := range dataCFs {
-		lo, hi := dataBounds(cf, p.region.StartKey, p.region.EndKey)
-		it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-		if err != nil {
-			return raftpb.Snapshot{}, err
-		}
-		for it.First(); it.Valid(); it.Next() {
-			data.Data = append(data.Data, &raft_serverpb.KeyValue{Key: slices.Clone(it.Key()), Value: slices.Clone(it.Value())})
-			data.FileSize += uint64(len(it.Key()) + len(it.Value()))
-		}
-		if err := it.Close(); err != nil {
-			return raftpb.Snapshot{}, err
-		}
-	}
-	p.s.log.Info("generated snapshot", "region", p.region.Id, "index", p.applied, "keys", len(data.Data))
-	return raftpb.Snapshot{Data: mustMarshal(&data), Metadata: raftpb.SnapshotMetadata{
-		Index: p.applied, Term: term, ConfState: confStateOf(p.region)}}, nil
-}

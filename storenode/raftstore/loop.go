@@ -7,7 +7,6 @@ import (
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"go.etcd.io/raft/v3"
-	"go.etcd.io/raft/v3/raftpb"
 )
 
 // readyPeer is one peer's share of a loop iteration.
@@ -141,37 +140,6 @@ func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready) error {
 		}
 	}
 	return nil
-}
-
-// persistSnapshot replaces the region's data and log with a snapshot's.
-func (p *Peer) persistSnapshot(wb *pebble.Batch, snap raftpb.Snapshot) error {
-	var data raft_serverpb.RaftSnapshotData
-	if err := data.Unmarshal(snap.Data); err != nil {
-		return err
-	}
-	region := data.Region
-	for _, cf := range dataCFs {
-		lo, hi := dataBounds(cf, region.StartKey, region.EndKey)
-		if err := wb.DeleteRange(lo, hi, nil); err != nil {
-			return err
-		}
-	}
-	for _, kv := range data.Data {
-		if err := wb.Set(kv.Key, kv.Value, nil); err != nil {
-			return err
-		}
-	}
-	id := region.Id
-	if err := wb.DeleteRange(logKey(id, 0), logKey(id, snap.Metadata.Index+1), nil); err != nil {
-		return err
-	}
-	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Normal, Region: region}
-	apply := raft_serverpb.RaftApplyState{AppliedIndex: snap.Metadata.Index,
-		TruncatedState: &raft_serverpb.RaftTruncatedState{Index: snap.Metadata.Index, Term: snap.Metadata.Term}}
-	if err := wb.Set(regionStateKey(id), mustMarshal(&state), nil); err != nil {
-		return err
-	}
-	return wb.Set(applyStateKey(id), mustMarshal(&apply), nil)
 }
 
 // afterPersist updates the peer's memory once its Ready is durable.
