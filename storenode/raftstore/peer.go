@@ -250,8 +250,10 @@ const readIndexTimeout = 2 * time.Second
 // propose proposes cmd and waits for it to be applied. It does not give up
 // while this peer leads: a command holds latches on its keys until its
 // write is applied, and releasing them early, while the write could still
-// apply, would let another command read around it.
-func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest) error {
+// apply, would let another command read around it. onProposed, if not nil,
+// is called once raft has accepted the proposal into the leader's log,
+// before it is replicated.
+func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error {
 	ch := make(chan error, 1)
 	p.mu.Lock()
 	if !p.leadsLocked() {
@@ -270,6 +272,9 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest) error {
 	}
 	p.props[id] = ch
 	p.mu.Unlock()
+	if onProposed != nil {
+		onProposed()
+	}
 	p.s.wake()
 	return <-ch
 }
@@ -291,66 +296,4 @@ func (p *Peer) failPending(err error) {
 		close(ch)
 		delete(p.reads, id)
 	}
-}
-
-// regionEngine is the mvcc.Engine of one region at one epoch: reads see
-// the store's applied data; a write is proposed to the region's Raft group
-// and returns once applied here, or fails with a *RegionError.
-type regionEngine struct {
-	p     *Peer
-	epoch *metapb.RegionEpoch
-}
-
-func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
-	return e.p.s.eng.Get(cf, key)
-}
-
-func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
-	return e.p.s.eng.NewIter(cf, lower, upper)
-}
-
-// Write replicates b. sync is ignored: a write is durable once its Raft
-// log entry is, which the store syncs when raftstore.sync-log is on.
-func (e *regionEngine) Write(b *mvcc.Batch, _ bool) error {
-	if b.Len() == 0 {
-		return nil
-	}
-	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: e.epoch},
-		Requests: make([]*raft_cmdpb.Request, 0, b.Len())}
-	for _, ent := range b.Entries {
-		cf := cfName(ent.CF)
-		switch {
-		case ent.End != nil:
-			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_DeleteRange,
-				DeleteRange: &raft_cmdpb.DeleteRangeRequest{Cf: cf, StartKey: ent.Key, EndKey: ent.End}})
-		case ent.Delete:
-			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Delete,
-				Delete: &raft_cmdpb.DeleteRequest{Cf: cf, Key: ent.Key}})
-		default:
-			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Put,
-				Put: &raft_cmdpb.PutRequest{Cf: cf, Key: ent.Key, Value: ent.Value}})
-		}
-	}
-	return e.p.propose(cmd)
-}
-
-// TiKV's names of the column families, as they travel in raft_cmdpb.
-func cfName(cf mvcc.CF) string {
-	switch cf {
-	case mvcc.CFLock:
-		return "lock"
-	case mvcc.CFWrite:
-		return "write"
-	}
-	return "default"
-}
-
-func cfByte(name string) byte {
-	switch name {
-	case "lock":
-		return byte(mvcc.CFLock)
-	case "write":
-		return byte(mvcc.CFWrite)
-	}
-	return byte(mvcc.CFDefault)
 }

@@ -56,7 +56,7 @@ func (p *Peer) Split(ctx context.Context, splitKeys [][]byte, ask SplitIDs) ([]*
 	}
 	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: region.RegionEpoch},
 		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_BatchSplit, Splits: req}}
-	if err := p.propose(cmd); err != nil {
+	if err := p.propose(cmd, nil); err != nil {
 		return nil, err
 	}
 	out := make([]*metapb.Region, 0, len(keys)+1)

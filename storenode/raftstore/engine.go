@@ -1,0 +1,69 @@
+package raftstore
+
+import (
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/pingcap/kvproto/pkg/metapb"
+	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
+)
+
+// regionEngine is the mvcc.Engine of one region at one epoch: reads see
+// the store's applied data; a write is proposed to the region's Raft group
+// and returns once applied here, or fails with a *RegionError.
+type regionEngine struct {
+	p     *Peer
+	epoch *metapb.RegionEpoch
+}
+
+func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
+	return e.p.s.eng.Get(cf, key)
+}
+
+func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
+	return e.p.s.eng.NewIter(cf, lower, upper)
+}
+
+// Write replicates b. sync is ignored: a write is durable once its Raft
+// log entry is, which the store syncs when raftstore.sync-log is on.
+func (e *regionEngine) Write(b *mvcc.Batch, _ bool) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: e.epoch},
+		Requests: make([]*raft_cmdpb.Request, 0, b.Len())}
+	for _, ent := range b.Entries {
+		cf := cfName(ent.CF)
+		switch {
+		case ent.End != nil:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_DeleteRange,
+				DeleteRange: &raft_cmdpb.DeleteRangeRequest{Cf: cf, StartKey: ent.Key, EndKey: ent.End}})
+		case ent.Delete:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Delete,
+				Delete: &raft_cmdpb.DeleteRequest{Cf: cf, Key: ent.Key}})
+		default:
+			cmd.Requests = append(cmd.Requests, &raft_cmdpb.Request{CmdType: raft_cmdpb.CmdType_Put,
+				Put: &raft_cmdpb.PutRequest{Cf: cf, Key: ent.Key, Value: ent.Value}})
+		}
+	}
+	return e.p.propose(cmd, nil)
+}
+
+// TiKV's names of the column families, as they travel in raft_cmdpb.
+func cfName(cf mvcc.CF) string {
+	switch cf {
+	case mvcc.CFLock:
+		return "lock"
+	case mvcc.CFWrite:
+		return "write"
+	}
+	return "default"
+}
+
+func cfByte(name string) byte {
+	switch name {
+	case "lock":
+		return byte(mvcc.CFLock)
+	case "write":
+		return byte(mvcc.CFWrite)
+	}
+	return byte(mvcc.CFDefault)
+}
