@@ -5,7 +5,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/pingcap/kvproto/pkg/errorpb"
-	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"go.etcd.io/raft/v3"
 )
 
@@ -150,21 +149,9 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		return nil
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		var data raft_serverpb.RaftSnapshotData
-		if err := data.Unmarshal(rd.Snapshot.Data); err != nil {
+		if err := p.afterSnapshot(rd.Snapshot); err != nil {
 			return err
 		}
-		if err := p.storage.ApplySnapshot(rd.Snapshot); err != nil {
-			return err
-		}
-		p.region = data.Region
-		p.initialized = true
-		p.applied = rd.Snapshot.Metadata.Index
-		p.lastIndex = rd.Snapshot.Metadata.Index
-		p.publish()
-		p.advanceApplied()
-		p.s.SnapshotsApplied.Add(1)
-		p.s.log.Info("applied snapshot", "region", p.region.Id, "index", rd.Snapshot.Metadata.Index, "keys", len(data.Data))
 	}
 	if err := p.storage.Append(rd.Entries); err != nil {
 		return err

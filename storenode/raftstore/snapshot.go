@@ -69,3 +69,43 @@ func (p *Peer) persistSnapshot(wb *pebble.Batch, snap raftpb.Snapshot) error {
 	}
 	return wb.Set(applyStateKey(id), mustMarshal(&apply), nil)
 }
+
+// afterSnapshot makes a persisted snapshot the peer's state in memory.
+// Call with mu held.
+func (p *Peer) afterSnapshot(snap raftpb.Snapshot) error {
+	var data raft_serverpb.RaftSnapshotData
+	if err := data.Unmarshal(snap.Data); err != nil {
+		return err
+	}
+	if err := p.storage.ApplySnapshot(snap); err != nil {
+		return err
+	}
+	p.region = data.Region
+	p.initialized = true
+	p.applied = snap.Metadata.Index
+	p.lastIndex = snap.Metadata.Index
+	p.publish()
+	p.advanceApplied()
+	p.s.SnapshotsApplied.Add(1)
+	p.s.log.Info("applied snapshot", "region", p.region.Id, "index", snap.Metadata.Index, "keys", len(data.Data))
+	return nil
+}
+
+// snapshotFits says whether a snapshot's region may be installed on p:
+// its range must not overlap another initialized region here.
+func (s *Store) snapshotFits(p *Peer, snap *raftpb.Snapshot) bool {
+	var data raft_serverpb.RaftSnapshotData
+	if snap == nil || data.Unmarshal(snap.Data) != nil || data.Region == nil {
+		return false
+	}
+	for _, q := range s.Peers() {
+		if q == p {
+			continue
+		}
+		r := q.Meta()
+		if q.isInitialized() && overlaps(r.StartKey, r.EndKey, data.Region.StartKey, data.Region.EndKey) {
+			return false
+		}
+	}
+	return true
+}

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
@@ -105,25 +106,6 @@ func (s *Store) maybeCreatePeer(msg *raft_serverpb.RaftMessage, m raftpb.Message
 	s.peers[msg.RegionId] = p
 	s.log.Info("created peer by message", "region", msg.RegionId, "peer", msg.ToPeer.Id)
 	return p, true
-}
-
-// snapshotFits says whether a snapshot's region may be installed on p:
-// its range must not overlap another initialized region here.
-func (s *Store) snapshotFits(p *Peer, snap *raftpb.Snapshot) bool {
-	var data raft_serverpb.RaftSnapshotData
-	if snap == nil || data.Unmarshal(snap.Data) != nil || data.Region == nil {
-		return false
-	}
-	for _, q := range s.Peers() {
-		if q == p {
-			continue
-		}
-		r := q.Meta()
-		if q.isInitialized() && overlaps(r.StartKey, r.EndKey, data.Region.StartKey, data.Region.EndKey) {
-			return false
-		}
-	}
-	return true
 }
 
 // overlaps says whether [s1, e1) and [s2, e2) share a key; an empty end
