@@ -118,12 +118,16 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 		}
 	}
 	for _, r := range results {
-		if ch, ok := p.props[r.id]; ok {
-			ch <- r.err
+		if pr, ok := p.props[r.id]; ok {
+			p.renewLease(pr.at)
+			pr.done <- r.err
 			delete(p.props, r.id)
 		}
 	}
 	if p.isLeader.Load() && p.applied >= p.termStart {
+		if !p.leaseReady.Load() {
+			p.renewLease(p.termStartAt)
+		}
 		p.leaseReady.Store(true)
 	}
 	p.advanceApplied()
@@ -290,6 +294,7 @@ func (p *Peer) destroy() error {
 	p.serving.Store(false)
 	p.isLeader.Store(false)
 	p.leaseReady.Store(false)
+	p.endLease()
 	p.failPending(&RegionError{Err: &errorpb.Error{Message: "region removed from this store",
 		RegionNotFound: &errorpb.RegionNotFound{RegionId: id}}})
 	p.advanceApplied()

@@ -39,6 +39,13 @@ func (s *Store) loop() {
 			}
 		case <-s.wakeCh:
 		}
+		if ch := s.paused.Load(); ch != nil {
+			select { // a test stalls the loop, as a stuck disk would
+			case <-*ch:
+			case <-s.stopCh:
+				return
+			}
+		}
 		if err := s.handleReady(); err != nil {
 			// Pebble treats a failed write as fatal and panics; any other
 			// error here is a bug that must not pass silently either.
@@ -172,20 +179,26 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		if isLeader && !wasLeader {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
+			p.termStartAt = monoNow()
 			p.leaderTerm.Store(p.rn.BasicStatus().Term)
 			p.leaseReady.Store(false) // until termStart applies
+			p.leaseUntil.Store(0)
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {
 			p.leaseReady.Store(false)
+			p.endLease()
 			p.failPending(p.notLeaderLocked())
 		}
 	}
 	for _, rs := range rd.ReadStates {
 		if len(rs.RequestCtx) == 8 {
 			id := beUint64(rs.RequestCtx)
-			if ch, ok := p.reads[id]; ok {
-				ch <- rs.Index
+			if r, ok := p.reads[id]; ok {
+				p.renewLease(r.at)
+				if r.ch != nil {
+					r.ch <- rs.Index
+				}
 				delete(p.reads, id)
 			}
 		}

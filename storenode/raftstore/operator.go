@@ -84,7 +84,7 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan 
 		return nil, err
 	}
 	done := make(chan error, 1)
-	p.props[id] = done
+	p.props[id] = proposal{done: done, at: monoNow()}
 	p.s.wake()
 	return done, nil
 }
@@ -95,8 +95,10 @@ func (p *Peer) TransferLeader(to *metapb.Peer) {
 	defer p.mu.Unlock()
 	if p.isLeader.Load() && !p.destroyed {
 		// The transferee campaigns without waiting out this leader's
-		// lease: stop serving reads from it now.
+		// lease: stop serving reads from it now, and commands until
+		// the transfer fails (raft then accepts proposals again).
 		p.leaseReady.Store(false)
+		p.endLease()
 		p.rn.TransferLeader(to.Id)
 	}
 	p.s.wake()

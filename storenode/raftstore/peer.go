@@ -35,14 +35,19 @@ type Peer struct {
 	lastIndex   uint64 // the last log index persisted
 	// termStart is the index of the first entry of the current term, when
 	// this peer leads: commands must wait until it is applied, so that they
-	// read every write committed by earlier leaders.
-	termStart uint64
-	leaderID  uint64
+	// read every write committed by earlier leaders. termStartAt is when
+	// the Ready loop saw this peer become leader, before the entry went out.
+	termStart   uint64
+	termStartAt int64
+	// leaseFence: round trips begun at or before it do not renew the
+	// lease (see lease.go).
+	leaseFence int64
+	leaderID   uint64
 	// appliedCh is closed, and replaced, whenever applied advances.
 	appliedCh chan struct{}
 	nextID    uint64
-	props     map[uint64]chan error
-	reads     map[uint64]chan uint64
+	props     map[uint64]proposal
+	reads     map[uint64]pendingRead
 	destroyed bool
 	// campaignUntil: a peer created by a split on its parent leader's
 	// store campaigns on ticks until then, while its region has no leader.
@@ -62,8 +67,12 @@ type Peer struct {
 	leaderTerm atomic.Uint64
 	// leaseReady: this peer leads and has applied its term's first entry,
 	// so it has applied everything committed before its term and may
-	// serve reads under its lease (see ReadIndex).
+	// serve commands, and reads while its lease lasts (see lease.go).
 	leaseReady atomic.Bool
+	// leaseUntil: the monotonic time (monoNow) at which the lease ends.
+	leaseUntil atomic.Int64
+	// renewStarted: when the last ReadIndex only to renew the lease began.
+	renewStarted atomic.Int64
 	// serving: initialized and not destroyed, readable without mu (the
 	// store's lock is taken before peers' locks are, never after).
 	serving atomic.Bool
@@ -79,7 +88,7 @@ type Peer struct {
 func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bool, hs raftpb.HardState,
 	truncIndex, truncTerm uint64, ents []raftpb.Entry, applied uint64) (*Peer, error) {
 	p := &Peer{s: s, region: region, self: self, initialized: initialized,
-		appliedCh: make(chan struct{}), props: map[uint64]chan error{}, reads: map[uint64]chan uint64{},
+		appliedCh: make(chan struct{}), props: map[uint64]proposal{}, reads: map[uint64]pendingRead{},
 		nextID: uint64(time.Now().UnixNano())}
 	ms := raft.NewMemoryStorage()
 	if truncIndex > 0 {
@@ -107,7 +116,8 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
 		PreVote:         true,
-		ReadOnlyOption:  raft.ReadOnlyLeaseBased,
+		// ReadIndex asks a quorum: it is what renews a lease that lapsed.
+		ReadOnlyOption: raft.ReadOnlySafe,
 		// A command is decided on this peer's applied state; raft must not
 		// forward it to a new leader that has more.
 		DisableProposalForwarding: true,
@@ -197,16 +207,16 @@ func (p *Peer) waitApplied(ctx context.Context, index uint64) error {
 // ReadIndex waits until a read on this peer sees every write committed
 // before the call.
 //
-// A leader that has applied its term's first entry answers at once, from
-// its lease: raft (CheckQuorum on) makes a leader that lost its quorum step
-// down within an election timeout, before another can be elected, which is
-// the guarantee raft's own ReadOnlyLeaseBased read index gives, without the
-// trip through the Ready loop. Every write acknowledged to a client was
-// applied here first, and one committed but not yet applied still has its
-// locks in place for readers to find. Until the first entry applies, the
-// read goes through raft's ReadIndex and waits for that index to apply.
+// A leader whose lease holds (see lease.go) answers at once: it has
+// applied everything committed before its term, every write acknowledged
+// to a client was applied here first, and one committed but not yet
+// applied still has its locks in place for readers to find. Otherwise the
+// read goes through raft's ReadIndex, which asks a quorum, waits for that
+// index to apply, and renews the lease.
 func (p *Peer) ReadIndex(ctx context.Context) error {
-	if p.leaseReady.Load() {
+	now := monoNow()
+	if p.inLease(now) {
+		p.maybeRenewLease(now)
 		return nil
 	}
 	ch := make(chan uint64, 1)
@@ -217,7 +227,7 @@ func (p *Peer) ReadIndex(ctx context.Context) error {
 	}
 	id := p.nextID
 	p.nextID++
-	p.reads[id] = ch
+	p.reads[id] = pendingRead{ch: ch, at: now}
 	p.rn.ReadIndex(binary.BigEndian.AppendUint64(nil, id))
 	p.mu.Unlock()
 	p.s.wake()
@@ -262,6 +272,7 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error 
 	}
 	id := p.nextID
 	p.nextID++
+	at := monoNow()
 	cmd.Header.Uuid = binary.BigEndian.AppendUint64(nil, id)
 	cmd.Header.RegionId = p.region.Id
 	cmd.Header.Peer = p.self
@@ -270,7 +281,7 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error 
 		p.mu.Unlock()
 		return p.notLeader()
 	}
-	p.props[id] = ch
+	p.props[id] = proposal{done: ch, at: at}
 	p.mu.Unlock()
 	if onProposed != nil {
 		onProposed()
@@ -288,12 +299,14 @@ func (p *Peer) leadsLocked() bool {
 // failPending ends every proposal and read waiting on this peer with
 // err, when it stops leading. Call with mu held.
 func (p *Peer) failPending(err error) {
-	for id, ch := range p.props {
-		ch <- err
+	for id, pr := range p.props {
+		pr.done <- err
 		delete(p.props, id)
 	}
-	for id, ch := range p.reads {
-		close(ch)
+	for id, r := range p.reads {
+		if r.ch != nil {
+			close(r.ch)
+		}
 		delete(p.reads, id)
 	}
 }

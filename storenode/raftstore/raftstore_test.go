@@ -45,6 +45,8 @@ import (
 //	leader region=R            the store that leads the region
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
+//
+// and those of lease_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -268,6 +270,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return c.show()
 	case "snapshots-applied":
 		return strconv.FormatInt(c.stores[arg("store")].rs.SnapshotsApplied.Load(), 10)
+	}
+	if out, ok := c.runLease(t, td); ok {
+		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""

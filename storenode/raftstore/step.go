@@ -21,7 +21,7 @@ import (
 // split this store has yet to apply will create it).
 func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	to, from := msg.GetToPeer(), msg.GetFromPeer()
-	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil {
+	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil || s.isolated.Load() {
 		return
 	}
 	if msg.IsTombstone {
@@ -60,11 +60,15 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	if m.Type == raftpb.MsgSnap && !s.snapshotFits(p, m.Snapshot) {
 		return
 	}
+	if s.voteRefused(&m) {
+		return
+	}
 	if err := p.rn.Step(m); err != nil {
 		return
 	}
 	if p.leaseReady.Load() && p.rn.BasicStatus().RaftState != raft.StateLeader {
 		p.leaseReady.Store(false) // the Ready loop will tell the rest
+		p.endLease()
 	}
 	s.wake()
 }

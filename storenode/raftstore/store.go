@@ -48,6 +48,11 @@ type Config struct {
 	Tick           time.Duration
 	HeartbeatTicks int
 	ElectionTicks  int
+	// MaxLeaderLease is how long after a quorum's answer a leader serves
+	// reads without asking again (TiKV's raft-store-max-leader-lease);
+	// zero means, and more than it is refused, 90% of (ElectionTicks-2)
+	// ticks (see lease.go).
+	MaxLeaderLease time.Duration
 	// LogGCCountLimit: a peer compacts its log once it holds more applied
 	// entries than this, keeping the newer half for slow followers.
 	LogGCCountLimit uint64
@@ -81,6 +86,15 @@ type Store struct {
 	// loopPeers is the Ready loop's list of peers, reused each iteration.
 	loopPeers []*Peer
 
+	maxLease time.Duration
+	// startedAt: when Start was called (monoNow).
+	startedAt atomic.Int64
+	// paused, when set, stalls the Ready loop until the channel closes
+	// (tests only).
+	paused atomic.Pointer[chan struct{}]
+	// isolated drops every Raft message that arrives (tests only).
+	isolated atomic.Bool
+
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
 	stopped chan struct{}
@@ -98,6 +112,19 @@ func NewStore(cfg Config) (*Store, error) {
 		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}),
 		peers: map[uint64]*Peer{}, tombstones: map[uint64]uint64{},
 		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{})}
+	if cfg.ElectionTicks <= cfg.HeartbeatTicks || cfg.ElectionTicks < 3 || cfg.Tick <= 0 {
+		return nil, fmt.Errorf("raftstore: election timeout of %d ticks of %v is too short (heartbeat: %d ticks)",
+			cfg.ElectionTicks, cfg.Tick, cfg.HeartbeatTicks)
+	}
+	s.maxLease = defaultMaxLease(cfg)
+	if cfg.MaxLeaderLease > s.maxLease {
+		return nil, fmt.Errorf("raftstore: a leader lease of %v is longer than the election timeout allows (at most %v)",
+			cfg.MaxLeaderLease, s.maxLease)
+	}
+	if cfg.MaxLeaderLease > 0 {
+		s.maxLease = cfg.MaxLeaderLease
+	}
+	s.startedAt.Store(monoNow())
 	s.trans = newTransport(s)
 	pps, err := loadPeers(s.db)
 	if err != nil {
@@ -189,6 +216,7 @@ func (s *Store) Bootstrap(region *metapb.Region) error {
 
 // Start runs the Ready loop and the ticker.
 func (s *Store) Start() {
+	s.startedAt.Store(monoNow())
 	// A region with a single voter elects itself at once rather than
 	// after an election timeout.
 	for _, p := range s.Peers() {
