@@ -177,20 +177,34 @@ func (n *Node) loadIdent(ctx context.Context) (uint64, error) {
 }
 
 // bootstrap creates the cluster's first region when the cluster is new:
-// the region is written here first, then offered to PD, as TiKV does, so
-// that a crash in between leaves the region to offer again. If another
-// store bootstrapped first, the region written here is dropped.
+// the region is written here first, marked as prepared, then offered to
+// PD, as TiKV does, so that a crash in between leaves the region to offer
+// again. If another store bootstrapped first, whether this store learns
+// it at once or after a restart, the region written here is dropped.
 func (n *Node) bootstrap(ctx context.Context) error {
-	done, err := n.pd.isBootstrapped(ctx)
-	if err != nil || done && n.rs.IsEmpty() {
+	prepared, isPrepared, err := n.rs.PreparedBootstrap()
+	if err != nil {
 		return err
 	}
+	done, err := n.pd.isBootstrapped(ctx)
+	if err != nil {
+		return err
+	}
+	if done {
+		if !isPrepared {
+			return nil
+		}
+		return n.settleBootstrap(ctx, prepared)
+	}
 	var region *metapb.Region
-	if ps := n.rs.Peers(); len(ps) == 1 && !done {
-		region = ps[0].Meta() // an earlier attempt's
-	} else if len(ps) > 0 {
-		return nil
-	} else {
+	switch ps := n.rs.Peers(); {
+	case isPrepared && n.rs.Peer(prepared) != nil:
+		region = n.rs.Peer(prepared).Meta() // an earlier attempt's
+	case len(ps) == 1 && !isPrepared:
+		region = ps[0].Meta() // an earlier attempt's, by a version that kept no mark
+	case len(ps) > 0:
+		return fmt.Errorf("the store holds %d regions, but the cluster is not bootstrapped", len(ps))
+	default:
 		regionID, err := n.pd.allocID(ctx)
 		if err != nil {
 			return err
@@ -209,16 +223,29 @@ func (n *Node) bootstrap(ctx context.Context) error {
 	err = n.pd.bootstrap(ctx, store, region)
 	var pe errPD
 	if errors.As(err, &pe) && pe.e.Type.String() == "ALREADY_BOOTSTRAPPED" {
-		if r, _ := n.pd.getRegionByID(ctx, region.Id); r == nil {
-			n.log.Info("another store bootstrapped the cluster", "dropped_region", region.Id)
-			return n.rs.DropBootstrap(region.Id)
-		}
-		return nil
+		return n.settleBootstrap(ctx, region.Id)
 	}
-	if err == nil {
-		n.log.Info("bootstrapped the cluster", "region", region.Id)
+	if err != nil {
+		return err
 	}
-	return err
+	n.log.Info("bootstrapped the cluster", "region", region.Id)
+	return n.rs.ClearPrepareBootstrap()
+}
+
+// settleBootstrap decides the fate of a region this store wrote for
+// bootstrapping, once the cluster is bootstrapped: PD knows it (this
+// store's offer was taken, and it stopped before it learned so), or it is
+// dropped.
+func (n *Node) settleBootstrap(ctx context.Context, regionID uint64) error {
+	r, err := n.pd.getRegionByID(ctx, regionID)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		n.log.Info("another store bootstrapped the cluster", "dropped_region", regionID)
+		return n.rs.DropBootstrap(regionID)
+	}
+	return n.rs.ClearPrepareBootstrap()
 }
 
 // resolve is the raftstore's address book: PD's.

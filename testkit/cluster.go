@@ -73,6 +73,9 @@ func (c *Cluster) AddStore() string {
 	return name
 }
 
+// DataDir is the data directory a store has, or will have once started.
+func (c *Cluster) DataDir(name string) string { return filepath.Join(c.dir, name) }
+
 // StoreAddr is a store's gRPC address.
 func (c *Cluster) StoreAddr(name string) string {
 	c.mu.Lock()
@@ -87,11 +90,22 @@ func (c *Cluster) StatusAddr(name string) string {
 	return fmt.Sprintf("127.0.0.1:%d", c.ports[name][1])
 }
 
+// PID is a running process's ID ("pd", "store1"...), 0 if it is not
+// running: for a test that reads its memory from /proc.
+func (c *Cluster) PID(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.procs[name]; p != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // StartStore (re)starts a store on its ports and data directory, and
 // waits until it serves its status page.
 func (c *Cluster) StartStore(name string) {
 	c.t.Helper()
-	dir := filepath.Join(c.dir, name)
+	dir := c.DataDir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 // which sort apart from those:
 //
 //	'm' "ident"                          → raft_serverpb.StoreIdent
+//	'm' "prepare_bootstrap"              → the ID of a region written for
+//	                                       bootstrapping, not yet known to PD
 //	'r' regionID(8) 0x01 index(8)        → raftpb.Entry (the region's log)
 //	'r' regionID(8) 0x02                 → raftpb.HardState
 //	'r' regionID(8) 0x03                 → raft_serverpb.RaftApplyState
@@ -24,7 +26,10 @@ const (
 	regionSuffix = 0x04
 )
 
-var identKey = []byte("mident")
+var (
+	identKey            = []byte("mident")
+	prepareBootstrapKey = []byte("mprepare_bootstrap")
+)
 
 // dataCFs are the column-family prefixes of region data.
 var dataCFs = []byte{'d', 'l', 'w'}

@@ -18,6 +18,7 @@ package raftstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -192,11 +193,15 @@ func (s *Store) IsEmpty() bool {
 }
 
 // Bootstrap creates the cluster's first region on this store, with one
-// peer here. Call it before Start, on an empty store.
+// peer here, marked as prepared for bootstrapping (see
+// PreparedBootstrap). Call it before Start, on an empty store.
 func (s *Store) Bootstrap(region *metapb.Region) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := writeInitialState(b, region); err != nil {
+		return err
+	}
+	if err := b.Set(prepareBootstrapKey, binary.BigEndian.AppendUint64(nil, region.Id), nil); err != nil {
 		return err
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
@@ -343,6 +348,30 @@ func (s *Store) ledRegionsAround(region *metapb.Region) []*metapb.Region {
 
 func (p *Peer) isInitialized() bool { return p.serving.Load() }
 
+// PreparedBootstrap returns the region Bootstrap wrote, if PD has not yet
+// been told about it (ClearPrepareBootstrap): a store that stopped in
+// between must offer it again, or drop it if another store bootstrapped
+// the cluster meanwhile.
+func (s *Store) PreparedBootstrap() (regionID uint64, ok bool, err error) {
+	v, closer, err := s.db.Get(prepareBootstrapKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("raftstore: bad prepared bootstrap record %x", v)
+	}
+	return binary.BigEndian.Uint64(v), true, nil
+}
+
+// ClearPrepareBootstrap records that PD knows the region Bootstrap wrote.
+func (s *Store) ClearPrepareBootstrap() error {
+	return s.db.Delete(prepareBootstrapKey, pebble.Sync)
+}
+
 // DropBootstrap removes a region this store wrote for bootstrapping, when
 // another store bootstrapped the cluster first. Call it before Start.
 func (s *Store) DropBootstrap(regionID uint64) error {
@@ -352,6 +381,9 @@ func (s *Store) DropBootstrap(regionID uint64) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := b.DeleteRange(regionPrefix(regionID), regionPrefix(regionID+1), nil); err != nil {
+		return err
+	}
+	if err := b.Delete(prepareBootstrapKey, nil); err != nil {
 		return err
 	}
 	return b.Commit(pebble.Sync)
