@@ -3,6 +3,7 @@ package storenode_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,8 +17,11 @@ import (
 // committed transaction; b.N are spread over the callers.
 //
 //	go test -run '^$' -bench Cluster -benchtime 20000x ./storenode/
+//
+// BASALT_BENCH_STORE_CONFIG adds TOML to the stores' configuration, to
+// compare settings.
 func BenchmarkCluster(b *testing.B) {
-	_, cli := startCluster(b, "", "error")
+	_, cli := startCluster(b, os.Getenv("BASALT_BENCH_STORE_CONFIG"), "error")
 	ctx := context.Background()
 	const keys = 10000
 	for start := 0; start < keys; start += 1000 {

@@ -95,7 +95,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	}
 	n.rs, err = raftstore.NewStore(raftstore.Config{StoreID: n.storeID, Engine: n.eng, SyncLog: cfg.Raft.SyncLog,
 		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
-		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, Resolve: n.resolve, Logger: log})
+		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, StorePoolSize: cfg.Raft.StorePoolSize,
+		ApplyPoolSize: cfg.Raft.ApplyPoolSize, Resolve: n.resolve, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package raftstore
 
 import (
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -68,38 +70,51 @@ func (s *Store) handleReady() error {
 	if len(rps) == 0 {
 		return nil
 	}
-	// 1. Persist every peer's snapshot, entries and hard state: one batch.
-	wb := s.db.NewBatch()
-	defer wb.Close()
-	sync := false
-	for _, rp := range rps {
-		if err := rp.p.persist(wb, &rp.rd); err != nil {
-			return err
+	// 1. Persist every peer's snapshot, entries and hard state: one batch
+	// per goroutine of the store pool, committed together (Pebble syncs
+	// concurrent commits' WAL writes once).
+	err := inGroups(rps, s.cfg.StorePoolSize, func(group []readyPeer) error {
+		wb := s.db.NewBatch()
+		defer wb.Close()
+		sync := false
+		for i := range group {
+			rp := &group[i]
+			if err := rp.p.persist(wb, &rp.rd); err != nil {
+				return err
+			}
+			sync = sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
 		}
-		sync = sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
-	}
-	opts := pebble.NoSync
-	if sync && s.cfg.SyncLog {
-		opts = pebble.Sync
-	}
-	if !wb.Empty() {
-		if err := wb.Commit(opts); err != nil {
-			return err
+		opts := pebble.NoSync
+		if sync && s.cfg.SyncLog {
+			opts = pebble.Sync
 		}
+		if wb.Empty() {
+			return nil
+		}
+		return wb.Commit(opts)
+	})
+	if err != nil {
+		return err
 	}
 	for _, rp := range rps {
 		if err := rp.p.afterPersist(&rp.rd); err != nil {
 			return err
 		}
 	}
-	// 2. Send messages; 3. apply; 4. advance.
+	// 2. Send messages; 3. apply, on the apply pool; 4. advance.
 	for _, rp := range rps {
 		s.trans.send(rp.p, rp.rd.Messages)
 	}
-	for _, rp := range rps {
-		if err := rp.p.handleCommitted(&rp.rd); err != nil {
-			return err
+	err = inGroups(rps, s.cfg.ApplyPoolSize, func(group []readyPeer) error {
+		for i := range group {
+			if err := group[i].p.handleCommitted(&group[i].rd); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, rp := range rps {
 		rp.p.mu.Lock()
@@ -112,6 +127,28 @@ func (s *Store) handleReady() error {
 		rp.p.mu.Unlock()
 	}
 	return nil
+}
+
+// inGroups splits rps into at most n groups of consecutive peers and runs
+// f on each group on a goroutine of its own (the first on this one),
+// returning the first error.
+func inGroups(rps []readyPeer, n int, f func([]readyPeer) error) error {
+	n = min(n, len(rps))
+	if n <= 1 {
+		return f(rps)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for g := 1; g < n; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[g] = f(rps[g*len(rps)/n : (g+1)*len(rps)/n])
+		}()
+	}
+	errs[0] = f(rps[:len(rps)/n])
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // persist adds a Ready's snapshot, entries and hard state to wb.

@@ -57,6 +57,12 @@ type Config struct {
 	// LogGCCountLimit: a peer compacts its log once it holds more applied
 	// entries than this, keeping the newer half for slow followers.
 	LogGCCountLimit uint64
+	// StorePoolSize goroutines build and write a Ready's raft logs, and
+	// ApplyPoolSize apply committed entries, each taking a share of the
+	// regions with work (TiKV's raftstore.store-pool-size and
+	// apply-pool-size); zero means one.
+	StorePoolSize int
+	ApplyPoolSize int
 	// Resolve returns the gRPC address of a store.
 	Resolve func(ctx context.Context, storeID uint64) (string, error)
 	Logger  *slog.Logger
