@@ -76,6 +76,16 @@ type RaftConfig struct {
 	SplitCheckInterval       Duration `toml:"split-region-check-tick-interval"`
 	PDHeartbeatInterval      Duration `toml:"pd-heartbeat-tick-interval"`
 	PDStoreHeartbeatInterval Duration `toml:"pd-store-heartbeat-tick-interval"`
+	// MaxLeaderLease: how long a leader serves reads after a quorum last
+	// answered it without asking again; zero (the default) means the
+	// longest the election timeout allows, 90% of (election ticks - 2)
+	// ticks, which is also the most it may be.
+	MaxLeaderLease Duration `toml:"raft-store-max-leader-lease"`
+	// A peer that has not heard from a leader for
+	// AbnormalLeaderMissingDuration asks PD, every
+	// PeerStaleStateCheckInterval, whether its region still has it.
+	PeerStaleStateCheckInterval   Duration `toml:"peer-stale-state-check-interval"`
+	AbnormalLeaderMissingDuration Duration `toml:"abnormal-leader-missing-duration"`
 }
 
 // ReadPoolConfig is [readpool]; only [readpool.unified] is read.
@@ -134,6 +144,8 @@ func DefaultConfig() Config {
 	c.Raft.BaseTick = Duration{100 * time.Millisecond}
 	c.Raft.HeartbeatTicks = 2
 	c.Raft.ElectionTicks = 10
+	c.Raft.PeerStaleStateCheckInterval = Duration{5 * time.Minute}
+	c.Raft.AbnormalLeaderMissingDuration = Duration{10 * time.Minute}
 	c.Raft.RaftLogGCCountLimit = 10000
 	c.Raft.SplitCheckInterval = Duration{10 * time.Second}
 	c.Raft.PDHeartbeatInterval = Duration{10 * time.Second}
@@ -241,6 +253,13 @@ func (c *Config) Validate() error {
 		bad("raftstore.raft-log-gc-count-limit", "0: must be at least 1")
 	}
 	positive("raftstore.split-region-check-tick-interval", c.Raft.SplitCheckInterval)
+	positive("raftstore.peer-stale-state-check-interval", c.Raft.PeerStaleStateCheckInterval)
+	positive("raftstore.abnormal-leader-missing-duration", c.Raft.AbnormalLeaderMissingDuration)
+	if limit := c.Raft.BaseTick.Duration * time.Duration(c.Raft.ElectionTicks-2) * 9 / 10; c.Raft.MaxLeaderLease.Duration < 0 ||
+		c.Raft.MaxLeaderLease.Duration > limit {
+		bad("raftstore.raft-store-max-leader-lease", "%v: must be between 0 and %v (90%% of the election timeout less two ticks)",
+			c.Raft.MaxLeaderLease.Duration, limit)
+	}
 	positive("raftstore.pd-heartbeat-tick-interval", c.Raft.PDHeartbeatInterval)
 	positive("raftstore.pd-store-heartbeat-tick-interval", c.Raft.PDStoreHeartbeatInterval)
 

@@ -37,7 +37,8 @@ func TestConfigLoadFull(t *testing.T) {
 	want.Raft = storenode.RaftConfig{SyncLog: false, StorePoolSize: 3, ApplyPoolSize: 4,
 		BaseTick: dur(time.Second), HeartbeatTicks: 3, ElectionTicks: 15, RaftLogGCCountLimit: 20000,
 		SplitCheckInterval: dur(5 * time.Second), PDHeartbeatInterval: dur(time.Minute),
-		PDStoreHeartbeatInterval: dur(500 * time.Millisecond)}
+		PDStoreHeartbeatInterval: dur(500 * time.Millisecond), MaxLeaderLease: dur(9 * time.Second),
+		PeerStaleStateCheckInterval: dur(2 * time.Minute), AbnormalLeaderMissingDuration: dur(3 * time.Minute)}
 	want.ReadPool.Unified.MaxThreadCount = 12
 	want.RocksDB.MaxBackgroundJobs = 6
 	want.RocksDB.DefaultCF.BlockCacheSize = 512 << 10
@@ -118,6 +119,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"[raftstore]\npd-heartbeat-tick-interval = \"0s\"", "raftstore.pd-heartbeat-tick-interval"},
 		{"[raftstore]\npd-store-heartbeat-tick-interval = \"-1s\"", "raftstore.pd-store-heartbeat-tick-interval"},
 		{"[raftstore]\nsplit-region-check-tick-interval = \"0s\"", "raftstore.split-region-check-tick-interval"},
+		{"[raftstore]\nraft-store-max-leader-lease = \"1s\"", "raftstore.raft-store-max-leader-lease"},
+		{"[raftstore]\nabnormal-leader-missing-duration = \"0s\"", "raftstore.abnormal-leader-missing-duration"},
 		{"[readpool.unified]\nmax-thread-count = 0", "readpool.unified.max-thread-count"},
 		{"[rocksdb]\nmax-background-jobs = 0", "rocksdb.max-background-jobs"},
 		{"[pessimistic-txn]\nwait-for-lock-timeout = \"-1s\"", "pessimistic-txn.wait-for-lock-timeout"},

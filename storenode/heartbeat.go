@@ -168,6 +168,34 @@ func (n *Node) runOperator(ctx context.Context, resp *pdpb.RegionHeartbeatRespon
 // splitChecks splits the regions this store leads that grew past
 // coprocessor.region-max-size into parts of about region-split-size,
 // every raftstore.split-region-check-tick-interval, with IDs from PD.
+// staleChecks asks PD about each peer that has not heard from a leader
+// for abnormal-leader-missing-duration, every
+// peer-stale-state-check-interval (TiKV's names), and destroys it if its
+// region removed it: a learner removed while its store was down is never
+// told otherwise.
+func (n *Node) staleChecks(ctx context.Context) {
+	defer n.wg.Done()
+	t := time.NewTicker(n.cfg.Raft.PeerStaleStateCheckInterval.Duration)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range n.rs.Peers() {
+			if p.LeaderSilence() < n.cfg.Raft.AbnormalLeaderMissingDuration.Duration {
+				continue
+			}
+			r, err := n.pd.getRegionByID(ctx, p.Meta().Id)
+			if err != nil || r == nil {
+				continue
+			}
+			p.DestroyIfRemoved(r)
+		}
+	}
+}
+
 func (n *Node) splitChecks(ctx context.Context) {
 	defer n.wg.Done()
 	t := time.NewTicker(n.cfg.Raft.SplitCheckInterval.Duration)

@@ -96,7 +96,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	n.rs, err = raftstore.NewStore(raftstore.Config{StoreID: n.storeID, Engine: n.eng, SyncLog: cfg.Raft.SyncLog,
 		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
 		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, StorePoolSize: cfg.Raft.StorePoolSize,
-		ApplyPoolSize: cfg.Raft.ApplyPoolSize, Resolve: n.resolve, Logger: log})
+		ApplyPoolSize: cfg.Raft.ApplyPoolSize, MaxLeaderLease: cfg.Raft.MaxLeaderLease.Duration,
+		Resolve: n.resolve, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -135,11 +136,12 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if err := n.pd.putStore(sctx, store); err != nil {
 		return nil, fmt.Errorf("registering store %d with PD: %w", n.storeID, err)
 	}
-	n.wg.Add(4)
+	n.wg.Add(5)
 	go detector.run(ctx, graph)
 	go n.storeHeartbeats(ctx)
 	go n.regionHeartbeats(ctx)
 	go n.splitChecks(ctx)
+	go n.staleChecks(ctx)
 	log.Info("store started", "store", n.storeID, "addr", cfg.AdvertiseAddr(), "cluster", n.pd.ClusterID(),
 		"regions", len(n.rs.Peers()))
 	return n, nil

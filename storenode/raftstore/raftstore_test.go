@@ -46,7 +46,7 @@ import (
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go.
+// and those of lease_test.go and stale_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -272,6 +272,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return strconv.FormatInt(c.stores[arg("store")].rs.SnapshotsApplied.Load(), 10)
 	}
 	if out, ok := c.runLease(t, td); ok {
+		return out
+	}
+	if out, ok := c.runStale(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)

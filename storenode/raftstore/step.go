@@ -34,6 +34,11 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	}
 	s.notePeer(from)
 	p := s.Peer(msg.RegionId)
+	if p != nil && to.Id > p.self.Id {
+		// The region removed this store's peer and has since added
+		// the store again, as a new peer: the old one is stale.
+		p = s.destroyStale(p, to.Id)
+	}
 	if p == nil {
 		var ok bool
 		if p, ok = s.maybeCreatePeer(msg, m); !ok {
@@ -131,6 +136,66 @@ func (s *Store) knownPeer(id uint64) *metapb.Peer {
 		return v.(*metapb.Peer)
 	}
 	return nil
+}
+
+// destroyStale destroys p, which a message to a newer peer of its region
+// on this store (peer ID newer) shows to be stale, and returns nil; or
+// returns p if it has meanwhile been replaced or destroyed otherwise.
+func (s *Store) destroyStale(p *Peer, newer uint64) *Peer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed {
+		return nil
+	}
+	s.log.Info("destroying stale peer", "region", p.region.Id, "peer", p.self.Id, "newer_peer", newer)
+	if err := p.destroy(); err != nil {
+		s.log.Warn("cannot destroy stale peer", "region", p.region.Id, "err", err)
+		return p
+	}
+	return nil
+}
+
+// LeaderSilence is how long this peer, which does not lead its region,
+// has not heard from a leader (since the store started, if it never has);
+// zero for a leader.
+func (p *Peer) LeaderSilence() time.Duration {
+	if p.IsLeader() {
+		return 0
+	}
+	p.mu.Lock()
+	lead := p.leaderID
+	p.mu.Unlock()
+	last := p.s.startedAtWall
+	if v, ok := p.lastActive.Load(lead); ok && lead != 0 {
+		if at := time.Unix(0, v.(*atomic.Int64).Load()); at.After(last) {
+			last = at
+		}
+	}
+	return time.Since(last)
+}
+
+// DestroyIfRemoved destroys p if current, the region as PD knows it, has
+// a newer configuration without p: the region removed p while this store
+// could not hear of it (a learner is never told), and nothing will ever
+// talk to p again. It says whether it did.
+func (p *Peer) DestroyIfRemoved(current *metapb.Region) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.destroyed || current.GetId() != p.region.Id ||
+		current.GetRegionEpoch().GetConfVer() <= p.region.GetRegionEpoch().GetConfVer() {
+		return false
+	}
+	for _, q := range current.Peers {
+		if q.StoreId == p.self.StoreId && q.Id <= p.self.Id {
+			return false // still a member (or PD has yet to learn better)
+		}
+	}
+	p.s.log.Info("destroying peer its region removed", "region", p.region.Id, "peer", p.self.Id)
+	if err := p.destroy(); err != nil {
+		p.s.log.Warn("cannot destroy removed peer", "region", p.region.Id, "err", err)
+		return false
+	}
+	return true
 }
 
 // destroyRemoved destroys the peer a tombstone message names, if the

@@ -95,7 +95,8 @@ type Store struct {
 
 	maxLease time.Duration
 	// startedAt: when Start was called (monoNow).
-	startedAt atomic.Int64
+	startedAt     atomic.Int64
+	startedAtWall time.Time
 	// paused, when set, stalls the Ready loop until the channel closes
 	// (tests only).
 	paused atomic.Pointer[chan struct{}]
@@ -228,6 +229,7 @@ func (s *Store) Bootstrap(region *metapb.Region) error {
 // Start runs the Ready loop and the ticker.
 func (s *Store) Start() {
 	s.startedAt.Store(monoNow())
+	s.startedAtWall = time.Now()
 	// A region with a single voter elects itself at once rather than
 	// after an election timeout.
 	for _, p := range s.Peers() {
