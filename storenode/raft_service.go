@@ -14,7 +14,7 @@ import (
 )
 
 // tikvServer is the store's tikvpb server: the transaction service, and
-// the Raft message streams between stores.
+// the Raft message and snapshot streams between stores.
 type tikvServer struct {
 	*Service
 	rs *raftstore.Store
@@ -38,6 +38,12 @@ func (t *tikvServer) Raft(stream tikvpb.Tikv_RaftServer) error {
 // sends them.
 func (t *tikvServer) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
 	return t.rs.ServeBatchRaft(stream)
+}
+
+// Snapshot receives a Raft snapshot, its data in chunks after the MsgSnap
+// that carries its metadata.
+func (t *tikvServer) Snapshot(stream tikvpb.Tikv_SnapshotServer) error {
+	return t.rs.ServeSnapshot(stream)
 }
 
 // regionsOf is Regions over a node's raftstore.

@@ -18,12 +18,15 @@ import (
 
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Engine is mvcc.Engine over one Pebble database. It is safe for
 // concurrent use; Close must come after every other call has returned.
 type Engine struct {
-	db *pebble.DB
+	db  *pebble.DB
+	dir string
+	fs  vfs.FS
 }
 
 var _ mvcc.Engine = (*Engine)(nil)
@@ -123,6 +126,14 @@ func (e *Engine) Metrics() *Metrics { return e.db.Metrics() }
 // flush or read it raw. Keys there carry their column family's prefix;
 // writes must go through Write.
 func (e *Engine) DB() *pebble.DB { return e.db }
+
+// Dir is the database's directory.
+func (e *Engine) Dir() string { return e.dir }
+
+// FS is the filesystem of the database's files (Options.FS). Files to
+// ingest (pebble.DB.Ingest) are written on it, so that Pebble can link
+// them in rather than copy them.
+func (e *Engine) FS() vfs.FS { return e.fs }
 
 // Close closes the database.
 func (e *Engine) Close() error { return e.db.Close() }

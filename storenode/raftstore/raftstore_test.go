@@ -46,7 +46,7 @@ import (
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go and stale_test.go.
+// and those of lease_test.go, snapshot_test.go and stale_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -71,6 +71,14 @@ type raftOnly struct {
 func (r *raftOnly) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
 	return r.rs.ServeBatchRaft(stream)
 }
+
+func (r *raftOnly) Snapshot(stream tikvpb.Tikv_SnapshotServer) error {
+	return r.rs.ServeSnapshot(stream)
+}
+
+// testSnapChunkSize: snapshots travel in small chunks here, several for
+// all but the smallest regions.
+const testSnapChunkSize = 1 << 10
 
 func TestRaftstore(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -107,6 +115,7 @@ func (c *raftCluster) start(id uint64) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	rs.trans.snaps.chunkSize = testSnapChunkSize
 	addr := c.addrs[id]
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -275,6 +284,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runStale(t, td); ok {
+		return out
+	}
+	if out, ok := c.runSnapshot(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)

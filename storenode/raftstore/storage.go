@@ -42,10 +42,11 @@ func (s *peerStorage) InitialState() (raftpb.HardState, raftpb.ConfState, error)
 	return hs, confStateOf(s.p.region), err
 }
 
-// Snapshot returns a snapshot of the region at its applied index, data
-// included. Raft calls it, under the peer's lock, when a follower needs
-// entries this peer has compacted away; the apply step runs under the same
-// lock, so the data read here is exactly the applied state.
+// Snapshot returns a snapshot of the region at its applied index: its
+// metadata, with the data pinned for the transport to stream (see
+// snapshot.go). Raft calls it, under the peer's lock, when a follower
+// needs entries this peer has compacted away; the apply step commits under
+// the same lock, so the data pinned here is exactly the applied state.
 func (s *peerStorage) Snapshot() (raftpb.Snapshot, error) {
 	return s.p.generateSnapshot()
 }
@@ -117,6 +118,7 @@ func loadPeers(db *pebble.DB) ([]*persistedPeer, error) {
 		if _, err := getProto(db, hardStateKey(id), &pp.hard); err != nil {
 			return nil, err
 		}
+		raiseToSnapshot(&pp.hard, &pp.apply)
 		first := pp.apply.GetTruncatedState().GetIndex() + 1
 		it, err := db.NewIter(&pebble.IterOptions{LowerBound: logKey(id, first), UpperBound: append(regionPrefix(id), logSuffix+1)})
 		if err != nil {
@@ -140,6 +142,22 @@ func loadPeers(db *pebble.DB) ([]*persistedPeer, error) {
 		out = append(out, pp)
 	}
 	return out, nil
+}
+
+// raiseToSnapshot brings a hard state up to the snapshot a crash left it
+// behind: a snapshot is installed by an ingestion (snapshot.go), durable at
+// once, and the hard state of its Ready follows in the Ready loop's batch.
+// Raft refuses a commit index below its log's first index, or below the
+// applied index; what is applied is committed, so the hard state commits
+// it. A term below the snapshot's moves up to it, with no vote: a vote in
+// that term would have been written with that term.
+func raiseToSnapshot(hs *raftpb.HardState, apply *raft_serverpb.RaftApplyState) {
+	if hs.Commit < apply.AppliedIndex {
+		hs.Commit = apply.AppliedIndex
+	}
+	if t := apply.GetTruncatedState().GetTerm(); hs.Term < t {
+		hs.Term, hs.Vote = t, 0
+	}
 }
 
 func beUint64(b []byte) uint64 {

@@ -18,12 +18,14 @@ import (
 
 // transport sends Raft messages to other stores: one BatchRaft stream per
 // store (tikvpb's, carrying raft_serverpb.RaftMessages), fed by a queue
-// that a sender drains in batches.
+// that a sender drains in batches. A MsgSnap goes apart, with its
+// snapshot's data, over a Snapshot stream of its own (snapshot_send.go).
 type transport struct {
 	s     *Store
 	mu    sync.Mutex
 	conns map[uint64]*storeConn
 	done  chan struct{}
+	snaps *snapManager
 }
 
 type storeConn struct {
@@ -37,10 +39,14 @@ type storeConn struct {
 const sendQueueLen = 4096
 
 func newTransport(s *Store) *transport {
-	return &transport{s: s, conns: map[uint64]*storeConn{}, done: make(chan struct{})}
+	return &transport{s: s, conns: map[uint64]*storeConn{}, done: make(chan struct{}), snaps: newSnapManager(s)}
 }
 
-func (t *transport) close() { close(t.done) }
+// close stops the senders, and ends and releases the snapshots in flight.
+func (t *transport) close() {
+	close(t.done)
+	t.snaps.close()
+}
 
 // send queues a Ready's messages from peer p.
 func (t *transport) send(p *Peer, msgs []raftpb.Message) {
@@ -56,12 +62,20 @@ func (t *transport) send(p *Peer, msgs []raftpb.Message) {
 		if to == nil {
 			// A peer that has yet to learn its region knows its leader
 			// only from the messages it got.
-			if to = t.s.knownPeer(m.To); to == nil {
-				continue
+			to = t.s.knownPeer(m.To)
+		}
+		if to == nil {
+			if m.Type == raftpb.MsgSnap {
+				t.snaps.drop(snapKeyOf(region.Id, m.Snapshot.Metadata), false) // unpin its data
 			}
+			continue
 		}
 		rm := &raft_serverpb.RaftMessage{RegionId: region.Id, FromPeer: self, ToPeer: to,
 			RegionEpoch: region.RegionEpoch, StartKey: region.StartKey, EndKey: region.EndKey, Message: toEraft(m)}
+		if m.Type == raftpb.MsgSnap {
+			t.sendSnapshot(rm, snapKeyOf(region.Id, m.Snapshot.Metadata))
+			continue
+		}
 		c := t.conn(to.StoreId)
 		select {
 		case c.ch <- rm:
@@ -113,10 +127,8 @@ func (t *transport) unreachable(rm *raft_serverpb.RaftMessage) {
 	p.mu.Unlock()
 }
 
+// snapshotSent tells the sending peer its snapshot reached the follower.
 func (t *transport) snapshotSent(rm *raft_serverpb.RaftMessage) {
-	if rm.Message.MsgType != eraftpb.MessageType_MsgSnapshot {
-		return
-	}
 	if p := t.s.Peer(rm.RegionId); p != nil {
 		p.mu.Lock()
 		if !p.destroyed {
@@ -190,9 +202,6 @@ func (c *storeConn) stream() error {
 				c.t.unreachable(m)
 			}
 			return err
-		}
-		for _, m := range batch.Msgs {
-			c.t.snapshotSent(m)
 		}
 	}
 }
