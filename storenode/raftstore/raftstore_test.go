@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +54,9 @@ type raftCluster struct {
 	dir    string
 	ids    uint64 // the last ID handed out
 	stores map[uint64]*testStore
-	addrs  map[uint64]string
+	// addrs: each store's address, read by the stores' senders.
+	addrsMu sync.Mutex
+	addrs   map[uint64]string
 }
 
 type testStore struct {
@@ -99,15 +102,21 @@ func testLogger(store uint64) *slog.Logger {
 
 func (c *raftCluster) newID() uint64 { c.ids++; return c.ids }
 
+func (c *raftCluster) addr(id uint64) string {
+	c.addrsMu.Lock()
+	defer c.addrsMu.Unlock()
+	return c.addrs[id]
+}
+
 func (c *raftCluster) start(id uint64) {
 	eng, err := storepebble.Open(filepath.Join(c.dir, strconv.FormatUint(id, 10)), storepebble.Options{})
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
-		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, Logger: testLogger(id),
-		Resolve: func(_ context.Context, sid uint64) (string, error) {
-			if a, ok := c.addrs[sid]; ok {
+		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, SnapChunkSize: testSnapChunkSize,
+		Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
+			if a := c.addr(sid); a != "" {
 				return a, nil
 			}
 			return "", fmt.Errorf("no store %d", sid)
@@ -115,8 +124,7 @@ func (c *raftCluster) start(id uint64) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	rs.trans.snaps.chunkSize = testSnapChunkSize
-	addr := c.addrs[id]
+	addr := c.addr(id)
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -124,7 +132,9 @@ func (c *raftCluster) start(id uint64) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	c.addrsMu.Lock()
 	c.addrs[id] = lis.Addr().String()
+	c.addrsMu.Unlock()
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(1 << 30))
 	tikvpb.RegisterTikvServer(srv, &raftOnly{rs: rs})
 	go func() { _ = srv.Serve(lis) }()

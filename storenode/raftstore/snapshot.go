@@ -120,6 +120,9 @@ func newSnapManager(s *Store) *snapManager {
 		chunkSize: defaultSnapChunkSize, writerOpts: po.MakeWriterOptions(0, s.db.TableFormat()),
 		sendSlots: make(chan struct{}, maxSnapSends),
 		generated: map[snapKey]*genSnap{}, received: map[snapKey]*recvSnap{}}
+	if n := s.cfg.SnapChunkSize; n > 0 {
+		m.chunkSize = n
+	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if err := m.clearDir(); err != nil {
 		s.log.Warn("cannot empty the snapshot directory", "dir", m.dir, "err", err)

@@ -160,7 +160,7 @@ func (c *raftCluster) abortSnapshot(id, sid uint64, how string) string {
 		k := append([]byte{'d'}, codec.EncodeBytes(nil, fmt.Appendf(nil, "k%04d", i))...)
 		records.Write(binaryRecord(k, []byte("v")))
 	}
-	cc, err := grpc.NewClient(c.addrs[sid], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(c.addr(sid), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -11,8 +11,9 @@
 // command's write batch (decided on the leader by store/mvcc, so that
 // followers apply bytes), or an admin command (split). Configuration
 // changes travel as raft's ConfChangeV2 with a ChangePeerV2Request in
-// their context. Snapshots carry the region's data in a
-// raft_serverpb.RaftSnapshotData.
+// their context. A snapshot's raft_serverpb.RaftSnapshotData carries the
+// region; its data travels over tikvpb's Snapshot stream and is ingested
+// as SSTs (snapshot.go).
 package raftstore
 
 import (
@@ -63,6 +64,9 @@ type Config struct {
 	// apply-pool-size); zero means one.
 	StorePoolSize int
 	ApplyPoolSize int
+	// SnapChunkSize bounds the data of one chunk of a snapshot sent; zero
+	// means 1 MiB.
+	SnapChunkSize int
 	// Resolve returns the gRPC address of a store.
 	Resolve func(ctx context.Context, storeID uint64) (string, error)
 	Logger  *slog.Logger
