@@ -97,7 +97,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
 		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, StorePoolSize: cfg.Raft.StorePoolSize,
 		ApplyPoolSize: cfg.Raft.ApplyPoolSize, MaxLeaderLease: cfg.Raft.MaxLeaderLease.Duration,
-		Resolve: n.resolve, Logger: log})
+		RaftConnNum: cfg.Server.GRPCRaftConnNum, Resolve: n.resolve, Logger: log})
 	if err != nil {
 		return nil, err
 	}

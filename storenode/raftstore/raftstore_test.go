@@ -114,7 +114,7 @@ func (c *raftCluster) start(id uint64) {
 		c.t.Fatal(err)
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
-		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, SnapChunkSize: testSnapChunkSize,
+		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
 		Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil

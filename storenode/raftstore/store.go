@@ -64,6 +64,9 @@ type Config struct {
 	// apply-pool-size); zero means one.
 	StorePoolSize int
 	ApplyPoolSize int
+	// RaftConnNum is how many connections carry Raft messages to each
+	// other store (TiKV's server.grpc-raft-conn-num); zero means one.
+	RaftConnNum int
 	// SnapChunkSize bounds the data of one chunk of a snapshot sent; zero
 	// means 1 MiB.
 	SnapChunkSize int

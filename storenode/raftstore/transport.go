@@ -16,14 +16,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// transport sends Raft messages to other stores: one BatchRaft stream per
-// store (tikvpb's, carrying raft_serverpb.RaftMessages), fed by a queue
-// that a sender drains in batches. A MsgSnap goes apart, with its
+// transport sends Raft messages to other stores: BatchRaft streams
+// (tikvpb's, carrying raft_serverpb.RaftMessages), RaftConnNum per store,
+// each on a connection of its own and fed by a queue that a sender drains
+// in batches; a region's messages always take the same one, so they
+// arrive in order. A MsgSnap goes apart, with its
 // snapshot's data, over a Snapshot stream of its own (snapshot_send.go).
 type transport struct {
 	s     *Store
 	mu    sync.Mutex
-	conns map[uint64]*storeConn
+	conns map[uint64][]*storeConn // by store ID
 	done  chan struct{}
 	snaps *snapManager
 }
@@ -39,7 +41,7 @@ type storeConn struct {
 const sendQueueLen = 4096
 
 func newTransport(s *Store) *transport {
-	return &transport{s: s, conns: map[uint64]*storeConn{}, done: make(chan struct{}), snaps: newSnapManager(s)}
+	return &transport{s: s, conns: map[uint64][]*storeConn{}, done: make(chan struct{}), snaps: newSnapManager(s)}
 }
 
 // close stops the senders, and ends and releases the snapshots in flight.
@@ -76,7 +78,7 @@ func (t *transport) send(p *Peer, msgs []raftpb.Message) {
 			t.sendSnapshot(rm, snapKeyOf(region.Id, m.Snapshot.Metadata))
 			continue
 		}
-		c := t.conn(to.StoreId)
+		c := t.conn(to.StoreId, region.Id)
 		select {
 		case c.ch <- rm:
 		default:
@@ -92,22 +94,26 @@ func (t *transport) sendTombstones(region *metapb.Region, from *metapb.Peer, rem
 		rm := &raft_serverpb.RaftMessage{RegionId: region.Id, FromPeer: from, ToPeer: to,
 			RegionEpoch: region.RegionEpoch, IsTombstone: true, Message: &eraftpb.Message{}}
 		select {
-		case t.conn(to.StoreId).ch <- rm:
+		case t.conn(to.StoreId, region.Id).ch <- rm:
 		default:
 		}
 	}
 }
 
-func (t *transport) conn(storeID uint64) *storeConn {
+// conn is the connection that carries region's messages to a store.
+func (t *transport) conn(storeID, region uint64) *storeConn {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.conns[storeID]
-	if c == nil {
-		c = &storeConn{t: t, storeID: storeID, ch: make(chan *raft_serverpb.RaftMessage, sendQueueLen)}
-		t.conns[storeID] = c
-		go c.run()
+	cs := t.conns[storeID]
+	if cs == nil {
+		cs = make([]*storeConn, max(1, t.s.cfg.RaftConnNum))
+		for i := range cs {
+			cs[i] = &storeConn{t: t, storeID: storeID, ch: make(chan *raft_serverpb.RaftMessage, sendQueueLen)}
+			go cs[i].run()
+		}
+		t.conns[storeID] = cs
 	}
-	return c
+	return cs[region%uint64(len(cs))]
 }
 
 // unreachable tells the sending peer a message was lost, so that raft
