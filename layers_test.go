@@ -66,7 +66,9 @@ var layers = []layer{
 	{"pd/...", []string{"config", "metrics", "tso", "pd/..."}},
 	{"storenode/...", []string{"codec", "config", "kv", "metrics", "store/mvcc", "store/pebble", "tso", "storenode/..."}},
 
-	// Tools and tests.
+	// Tools and tests. playground runs the roles as processes of the
+	// binary, so it imports none of them.
+	{"playground", nil},
 	{"bench", nil},
 	{"testkit", []string{"bench"}},
 	{"sqllogictest", nil},

@@ -9,6 +9,8 @@
 //	basalt store [flags]       a storage node (cluster mode; in progress)
 //	basalt ctl store|region|member
 //	                           the cluster as tables, from PD's HTTP API
+//	basalt playground [display]
+//	                           a cluster of processes on this machine
 //
 // The files: main.go picks the command; serve.go is the server command,
 // from flags to exit status; node.go starts and stops the pieces of a
@@ -17,7 +19,8 @@
 // version.go says what was built; bench.go is the bench command (package
 // bench does the work); pd.go is the pd command (package pd does the
 // work); store.go is the store command (package storenode does the
-// work); ctl.go is the ctl command.
+// work); ctl.go is the ctl command; playground.go is the playground
+// command (package playground does the work).
 package main
 
 import (
@@ -39,11 +42,12 @@ type command func(args []string, stdout, stderr io.Writer) int
 
 // commands are the subcommands, by name.
 var commands = map[string]command{
-	"version": versionMain,
-	"bench":   benchMain,
-	"pd":      pdMain,
-	"store":   storeMain,
-	"ctl":     ctlMain,
+	"version":    versionMain,
+	"bench":      benchMain,
+	"pd":         pdMain,
+	"store":      storeMain,
+	"ctl":        ctlMain,
+	"playground": playgroundMain,
 }
 
 // run runs the command args name, or the server if args[0] is a flag or

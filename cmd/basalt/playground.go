@@ -1,0 +1,118 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/basalt-db/basalt/playground"
+)
+
+// playgroundMain is basalt playground: a cluster on this machine (package
+// playground does the work), and basalt playground display. Exit status:
+// 0 after a clean stop, 1 if a node failed, 2 if nothing could start as
+// asked (see package playground).
+func playgroundMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "display" {
+		return playgroundDisplay(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("basalt playground", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o playground.Options
+	fs.IntVar(&o.PD, "pd", 1, "PD members (1, or 3 for a quorum)")
+	fs.IntVar(&o.KV, "kv", 3, "storage nodes")
+	fs.IntVar(&o.DB, "db", 1, "SQL nodes")
+	fs.StringVar(&o.Tag, "tag", "", "the playground's name; its data is kept for the next run with this tag (default: a new name, data removed on exit)")
+	fs.StringVar(&o.Dir, "data-dir", "", "the playground's directory, kept (default ~/.basalt/playground/{tag or a new name})")
+	fs.IntVar(&o.DBPort, "db.port", playground.DefaultDBPort, "MySQL port of the first SQL node (the others get free ports)")
+	fs.IntVar(&o.HAProxyPort, "haproxy.port", playground.DefaultHAProxyPort, "HAProxy's MySQL port")
+	fs.BoolVar(&o.WithoutHAProxy, "without-haproxy", false, "do not start HAProxy in front of the SQL nodes")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "the nodes' log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `Usage: basalt playground [flags]            run a cluster on this machine until Ctrl-C
+       basalt playground display [flags]    show a playground's nodes and their state
+
+PD, stores and SQL nodes run as processes of this binary on 127.0.0.1,
+HAProxy in front of the SQL nodes if it is installed. Each node's data
+and log are under the playground's directory.
+
+`)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "basalt playground: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	switch o.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		fmt.Fprintf(stderr, "basalt playground: --log-level %q: use debug, info, warn or error\n", o.LogLevel)
+		return 2
+	}
+	// A port left at its default may give way to a free one; one given
+	// may not.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["db.port"] {
+		o.DBPort = 0
+	}
+	if !given["haproxy.port"] {
+		o.HAProxyPort = 0
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt playground: finding this binary: %v\n", err)
+		return 1
+	}
+	o.Bin, o.HAProxy, o.Stdout, o.Stderr = bin, playground.FindHAProxy(), stdout, stderr
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	return playground.Run(o, sigs)
+}
+
+// playgroundDisplay is basalt playground display.
+func playgroundDisplay(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("basalt playground display", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var tag, dir string
+	fs.StringVar(&tag, "tag", "", "the playground's tag")
+	fs.StringVar(&dir, "data-dir", "", "the playground's directory (default: every playground in ~/.basalt/playground)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: basalt playground display [--tag NAME | --data-dir DIR]   a playground's nodes and their state\n\n")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "basalt playground display: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	root, err := playground.DefaultRoot()
+	if err != nil && dir == "" {
+		fmt.Fprintf(stderr, "basalt playground display: %v\n", err)
+		return 1
+	}
+	switch {
+	case dir != "":
+		err = playground.Display(stdout, dir)
+	case tag != "":
+		err = playground.Display(stdout, filepath.Join(root, tag))
+	default:
+		err = playground.DisplayAll(stdout, root)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt playground display: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,56 @@
+package playground
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// haproxyConfig is HAProxy's configuration for a playground: one TCP
+// listener on listen that spreads connections over the SQL nodes, the
+// least busy first (the reports' balance leastconn), and takes a node out
+// while it does not greet as a MySQL server does (option mysql-check
+// without a user reads the server's handshake and closes; with a user it
+// would log in, which needs that user to exist). A session may last as
+// long as a benchmark: client and server timeouts are an hour.
+func haproxyConfig(name, listen string, sql []Node) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# HAProxy in front of the SQL nodes of basalt playground %q.
+# Written by basalt playground at every start; edits are lost.
+global
+    log stderr format raw local0 notice
+
+defaults
+    mode tcp
+    log global
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+    timeout check 2s
+
+listen basalt
+    bind %s
+    balance leastconn
+    option mysql-check
+`, name, listen)
+	for _, n := range sql {
+		fmt.Fprintf(&b, "    server %s %s check inter 2s rise 1 fall 2\n", n.Name, n.Addr)
+	}
+	return b.String()
+}
+
+// FindHAProxy returns the path of haproxy on $PATH, or of Debian's
+// /usr/sbin/haproxy (not on a user's PATH), or "" if neither exists.
+func FindHAProxy() string {
+	if p, err := exec.LookPath("haproxy"); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("/usr/sbin/haproxy"); err == nil {
+		return p
+	}
+	return ""
+}
+
+// haproxyMissing tells a user how to get HAProxy.
+const haproxyMissing = `HAProxy is not installed: the SQL nodes serve without it.
+  To put it in front of them: sudo apt-get install haproxy (Debian, Ubuntu), then start the playground again.`

@@ -1,0 +1,222 @@
+package playground
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Role is what a node of a playground is.
+type Role string
+
+// The roles, in the order they start; they stop in the reverse order
+// (HAProxy first, so that no new client reaches a stopping SQL node; PD
+// last, as stores report to it while they stop).
+const (
+	RolePD      Role = "pd"
+	RoleStore   Role = "store"
+	RoleSQL     Role = "sql"
+	RoleHAProxy Role = "haproxy"
+)
+
+// Node is one process of a playground, as the state file records it.
+type Node struct {
+	Name string `json:"name"` // pd1, store1, db1, haproxy
+	Role Role   `json:"role"`
+	// Addr is what clients dial: PD's client address, a store's gRPC
+	// address, a SQL node's or HAProxy's MySQL address; host:port.
+	Addr string `json:"addr"`
+	// PeerAddr is a PD member's peer address (etcd's).
+	PeerAddr string `json:"peer_addr,omitempty"`
+	// StatusAddr serves HTTP: PD's API (its client address), a store's
+	// and a SQL node's status port. Empty for HAProxy.
+	StatusAddr string `json:"status_addr,omitempty"`
+	// DataDir is PD's and a store's data; empty for stateless nodes.
+	DataDir string `json:"data_dir,omitempty"`
+	// Dir is the node's working directory, which holds its log and,
+	// for HAProxy, its configuration.
+	Dir     string   `json:"dir"`
+	LogFile string   `json:"log_file"`
+	Args    []string `json:"args"` // the command line after the program
+	PID     int      `json:"pid,omitempty"`
+	// Status is starting, up, stopped, or "exited: " and how.
+	Status string `json:"status"`
+}
+
+// The default ports of the first SQL node and of HAProxy, as TiUP
+// playground's; a default that is in use gives way to a free port, a port
+// given on the command line does not.
+const (
+	DefaultDBPort      = 4000
+	DefaultHAProxyPort = 3390
+)
+
+// ports hands out the ports of one layout. Its functions are the world
+// outside: inUse says whether a port is taken now, free finds one that is
+// not. A port handed out once is not handed out again, and a free port
+// that the last run's nodes had is not handed to another node (layout
+// fills avoid).
+type ports struct {
+	inUse func(port int) bool
+	free  func() (int, error)
+	taken map[int]bool
+	avoid map[int]bool
+}
+
+// want returns port if it is free. If it is not (or is 0): an error
+// naming why the port matters if must, else a free port.
+func (p *ports) want(port int, must bool, why string) (int, error) {
+	if port != 0 && !p.taken[port] && !p.inUse(port) {
+		p.taken[port] = true
+		return port, nil
+	}
+	if must {
+		return 0, fmt.Errorf("port %d (%s) is in use", port, why)
+	}
+	for range 100 {
+		q, err := p.free()
+		if err != nil {
+			return 0, err
+		}
+		if !p.taken[q] && !p.avoid[q] {
+			p.taken[q] = true
+			return q, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port found")
+}
+
+// layoutOptions are what a layout depends on besides ports.
+type layoutOptions struct {
+	pd, kv, db          int
+	dbPort, haproxyPort int // 0: the default, which may give way
+	haproxy             bool
+	logLevel            string
+}
+
+// layout decides every node of a playground in dir: names, ports,
+// directories and command lines. prev holds the nodes of the last run in
+// dir, by name: PD members and stores keep their ports, which their data
+// records (etcd's member list, PD's store addresses), and refuse to
+// start if one is taken; SQL nodes keep theirs when free.
+func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node, error) {
+	if p.avoid == nil {
+		p.avoid = map[int]bool{}
+	}
+	for _, n := range prev {
+		for _, a := range []string{n.Addr, n.PeerAddr, n.StatusAddr} {
+			if _, port, ok := strings.Cut(a, ":"); ok {
+				v, _ := strconv.Atoi(port)
+				p.avoid[v] = true
+			}
+		}
+	}
+	var nodes []Node
+	node := func(name string, role Role) Node {
+		d := filepath.Join(dir, name)
+		return Node{Name: name, Role: role, Dir: d, LogFile: filepath.Join(d, name+".log"), Status: "starting"}
+	}
+	keep := func(name string, pick func(Node) string) int {
+		if n, ok := prev[name]; ok {
+			_, port, _ := strings.Cut(pick(n), ":")
+			v, _ := strconv.Atoi(port)
+			return v
+		}
+		return 0
+	}
+	// stateful gives a PD member or a store the port it had, or fails; a
+	// new one gets a free port.
+	stateful := func(name string, pick func(Node) string, what string) (string, error) {
+		old := keep(name, pick)
+		port, err := p.want(old, old != 0, fmt.Sprintf("%s's %s, which its data in %s records", name, what, dir))
+		return addr(port), err
+	}
+
+	var pdClients, initial []string
+	for i := 1; i <= o.pd; i++ {
+		n := node(fmt.Sprintf("pd%d", i), RolePD)
+		var err error
+		if n.Addr, err = stateful(n.Name, func(n Node) string { return n.Addr }, "client port"); err != nil {
+			return nil, err
+		}
+		if n.PeerAddr, err = stateful(n.Name, func(n Node) string { return n.PeerAddr }, "peer port"); err != nil {
+			return nil, err
+		}
+		n.StatusAddr = n.Addr
+		n.DataDir = filepath.Join(n.Dir, "data")
+		pdClients = append(pdClients, n.Addr)
+		initial = append(initial, n.Name+"=http://"+n.PeerAddr)
+		nodes = append(nodes, n)
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		n.Args = []string{"pd", "--name", n.Name, "--data-dir", n.DataDir,
+			"--client-urls", "http://" + n.Addr, "--peer-urls", "http://" + n.PeerAddr}
+		if o.pd > 1 {
+			n.Args = append(n.Args, "--initial-cluster", strings.Join(initial, ","))
+		}
+		n.Args = append(n.Args, "--log-level", o.logLevel)
+	}
+	pdList := strings.Join(pdClients, ",")
+
+	for i := 1; i <= o.kv; i++ {
+		n := node(fmt.Sprintf("store%d", i), RoleStore)
+		var err error
+		if n.Addr, err = stateful(n.Name, func(n Node) string { return n.Addr }, "address"); err != nil {
+			return nil, err
+		}
+		if n.StatusAddr, err = stateful(n.Name, func(n Node) string { return n.StatusAddr }, "status address"); err != nil {
+			return nil, err
+		}
+		n.DataDir = filepath.Join(n.Dir, "data")
+		n.Args = []string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
+			"--data-dir", n.DataDir, "--log-level", o.logLevel}
+		nodes = append(nodes, n)
+	}
+
+	var sqlAddrs []string
+	for i := 1; i <= o.db; i++ {
+		n := node(fmt.Sprintf("db%d", i), RoleSQL)
+		var port int
+		var err error
+		if i == 1 {
+			port, err = p.want(cmp.Or(o.dbPort, DefaultDBPort), o.dbPort != 0, "--db.port")
+		} else {
+			port, err = p.want(keep(n.Name, func(n Node) string { return n.Addr }), false, "")
+		}
+		if err != nil {
+			return nil, err
+		}
+		status, err := p.want(keep(n.Name, func(n Node) string { return n.StatusAddr }), false, "")
+		if err != nil {
+			return nil, err
+		}
+		n.Addr, n.StatusAddr = addr(port), addr(status)
+		n.Args = []string{"--store", "tikv", "--path", pdList, "--host", loopback,
+			"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", o.logLevel}
+		sqlAddrs = append(sqlAddrs, n.Addr)
+		nodes = append(nodes, n)
+	}
+
+	if o.haproxy && o.db > 0 {
+		n := node("haproxy", RoleHAProxy)
+		port, err := p.want(cmp.Or(o.haproxyPort, DefaultHAProxyPort), o.haproxyPort != 0, "--haproxy.port")
+		if err != nil {
+			return nil, err
+		}
+		n.Addr = addr(port)
+		n.Args = []string{"-f", haproxyConfigPath(&n), "-db"}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// haproxyConfigPath is where HAProxy's configuration is written.
+func haproxyConfigPath(n *Node) string { return filepath.Join(n.Dir, "haproxy.cfg") }
+
+// loopback is the one address every node listens on.
+const loopback = "127.0.0.1"
+
+func addr(port int) string { return loopback + ":" + strconv.Itoa(port) }

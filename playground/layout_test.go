@@ -1,0 +1,98 @@
+package playground
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestLayout runs testdata/layout: each command lays out a playground in
+// /pg and prints its nodes and their command lines (or the error), with
+// free ports handed out from 30001 up.
+//
+//	layout pd=N kv=N db=N [db.port=P] [haproxy.port=P] [haproxy] [in-use=P,P...] [again]
+//	    again: the last layout's nodes are the previous run's
+//	haproxy-config
+//	    HAProxy's configuration for the last layout
+func TestLayout(t *testing.T) {
+	var last []Node
+	datadriven.RunTest(t, "testdata/layout", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "layout":
+			o := layoutOptions{logLevel: "warn"}
+			inUse := map[int]bool{}
+			prev := map[string]Node{}
+			for _, arg := range d.CmdArgs {
+				v := func() int {
+					n, err := strconv.Atoi(arg.Vals[0])
+					if err != nil {
+						d.Fatalf(t, "%s: %v", arg.Key, err)
+					}
+					return n
+				}
+				switch arg.Key {
+				case "pd":
+					o.pd = v()
+				case "kv":
+					o.kv = v()
+				case "db":
+					o.db = v()
+				case "db.port":
+					o.dbPort = v()
+				case "haproxy.port":
+					o.haproxyPort = v()
+				case "haproxy":
+					o.haproxy = true
+				case "in-use":
+					for _, p := range arg.Vals {
+						n, _ := strconv.Atoi(p)
+						inUse[n] = true
+					}
+				case "again":
+					for _, n := range last {
+						prev[n.Name] = n
+					}
+				default:
+					d.Fatalf(t, "unknown argument %s", arg.Key)
+				}
+			}
+			next := 30000
+			p := &ports{inUse: func(port int) bool { return inUse[port] }, taken: map[int]bool{},
+				free: func() (int, error) { next++; return next, nil }}
+			nodes, err := layout("/pg", o, prev, p)
+			if err != nil {
+				return "error: " + err.Error() + "\n"
+			}
+			last = nodes
+			var b strings.Builder
+			for _, n := range nodes {
+				fmt.Fprintf(&b, "%s %s %s", n.Name, n.Role, n.Addr)
+				if n.PeerAddr != "" {
+					fmt.Fprintf(&b, " peer=%s", n.PeerAddr)
+				}
+				if n.StatusAddr != "" {
+					fmt.Fprintf(&b, " status=%s", n.StatusAddr)
+				}
+				fmt.Fprintf(&b, " log=%s\n  %s\n", n.LogFile, strings.Join(n.Args, " "))
+			}
+			return b.String()
+		case "haproxy-config":
+			var sql []Node
+			var listen string
+			for _, n := range last {
+				switch n.Role {
+				case RoleSQL:
+					sql = append(sql, n)
+				case RoleHAProxy:
+					listen = n.Addr
+				}
+			}
+			return haproxyConfig("test", listen, sql)
+		}
+		d.Fatalf(t, "unknown command %s", d.Cmd)
+		return ""
+	})
+}

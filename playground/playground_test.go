@@ -1,0 +1,383 @@
+package playground
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/basalt-db/basalt/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// TestPlayground runs basalt playground twice on one tagged directory, as
+// a user would: 1 PD, 3 stores, 2 SQL nodes and HAProxy (when installed).
+// The first run writes through one SQL node and through HAProxy, which
+// must reach both SQL nodes; display shows every node up; SIGTERM stops
+// every node and the playground exits 0. The second run reuses the data
+// and PD's and the stores' ports: the other SQL node reads what the first
+// run wrote and writes; a store killed with SIGKILL is reported and not
+// restarted, the cluster goes on with two stores, and SIGTERM stops the
+// rest with exit status 1.
+func TestPlayground(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	bin := testkit.BuildBasalt(t)
+	begin := time.Now()
+	phase := func(what string) { t.Logf("%5.1fs %s", time.Since(begin).Seconds(), what) }
+	dir := t.TempDir()
+	dbPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	haproxyPort, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	haproxy := FindHAProxy() != ""
+	if !haproxy {
+		t.Log("haproxy is not installed (apt-get install haproxy): its part of the test is skipped")
+	}
+	args := []string{"playground", "--kv", "3", "--db", "2", "--tag", "test", "--data-dir", dir,
+		"--db.port", strconv.Itoa(dbPort), "--haproxy.port", strconv.Itoa(haproxyPort), "--log-level", "warn"}
+
+	// The first run.
+	pg := startPlayground(t, bin, args...)
+	phase("the first run is ready")
+	st := pg.state(t, dir)
+	roles := map[Role]int{}
+	for _, n := range st.Nodes {
+		roles[n.Role]++
+		if n.Status != "up" || !alive(n.PID) {
+			t.Errorf("%s: status %q, pid %d alive %v; want up", n.Name, n.Status, n.PID, alive(n.PID))
+		}
+	}
+	want := map[Role]int{RolePD: 1, RoleStore: 3, RoleSQL: 2}
+	if haproxy {
+		want[RoleHAProxy] = 1
+	}
+	if fmt.Sprint(roles) != fmt.Sprint(want) {
+		t.Fatalf("nodes by role: %v, want %v", roles, want)
+	}
+	db1, db2 := node(t, st, "db1"), node(t, st, "db2")
+	if db1.Addr != fmt.Sprintf("127.0.0.1:%d", dbPort) {
+		t.Errorf("db1 at %s, want --db.port %d", db1.Addr, dbPort)
+	}
+	if haproxy {
+		// Two sessions through HAProxy at once: leastconn sends them to
+		// different SQL nodes.
+		hp := openDB(t, node(t, st, "haproxy").Addr)
+		ctx := context.Background()
+		for range 2 {
+			conn, err := hp.Conn(ctx)
+			if err != nil {
+				t.Fatalf("through HAProxy: %v", err)
+			}
+			defer conn.Close()
+			var one int
+			if err := conn.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Fatalf("through HAProxy: %v", err)
+			}
+		}
+		for _, n := range []Node{db1, db2} {
+			if c := connections(t, n); c < 1 {
+				t.Errorf("%s has %d connections with two open through HAProxy; want one each", n.Name, c)
+			}
+		}
+	}
+	exec1 := openDB(t, db1.Addr)
+	mustExec(t, exec1, "CREATE TABLE test.kv (k INT PRIMARY KEY, v VARCHAR(20))")
+	mustExec(t, exec1, "INSERT INTO test.kv VALUES (1, 'one'), (2, 'two')")
+	exec1.Close()
+
+	out, err := exec.Command(bin, "playground", "display", "--data-dir", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("display: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "running (pid ") {
+		t.Errorf("display does not show the playground running:\n%s", out)
+	}
+	for _, n := range st.Nodes {
+		if !regexp.MustCompile(`(?m)^` + n.Name + ` .* up$`).Match(out) {
+			t.Errorf("display does not show %s up:\n%s", n.Name, out)
+		}
+	}
+
+	phase("the first run served")
+	if code := pg.stop(t); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0\n%s", code, pg.output())
+	}
+	for _, n := range st.Nodes {
+		if alive(n.PID) {
+			t.Errorf("%s (pid %d) runs after the playground stopped", n.Name, n.PID)
+		}
+	}
+	if after, err := ReadState(dir); err != nil {
+		t.Error(err)
+	} else {
+		for _, n := range after.Nodes {
+			if n.Status != "stopped" || n.PID != 0 {
+				t.Errorf("state file after the stop: %s status %q pid %d", n.Name, n.Status, n.PID)
+			}
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// The second run, on the same directory, without HAProxy.
+	phase("the first run has stopped")
+	pg = startPlayground(t, bin, append(args, "--without-haproxy")...)
+	phase("the second run is ready")
+	st2 := pg.state(t, dir)
+	for _, n := range st.Nodes {
+		if n.Role != RolePD && n.Role != RoleStore {
+			continue
+		}
+		if m := node(t, st2, n.Name); m.Addr != n.Addr || m.StatusAddr != n.StatusAddr || m.PeerAddr != n.PeerAddr {
+			t.Errorf("%s moved: %s %s %s, then %s %s %s", n.Name, n.Addr, n.StatusAddr, n.PeerAddr, m.Addr, m.StatusAddr, m.PeerAddr)
+		}
+	}
+	for _, n := range st2.Nodes {
+		if n.Role == RoleHAProxy {
+			t.Errorf("HAProxy started with --without-haproxy")
+		}
+	}
+	exec2 := openDB(t, node(t, st2, "db2").Addr)
+	if got := rows(t, exec2); got != "1 one, 2 two" {
+		t.Errorf("db2 reads %q after the restart, want what db1 wrote", got)
+	}
+	mustExec(t, exec2, "INSERT INTO test.kv VALUES (3, 'three')")
+	read1 := openDB(t, node(t, st2, "db1").Addr)
+	if got := rows(t, read1); got != "1 one, 2 two, 3 three" {
+		t.Errorf("db1 reads %q, want db2's write too", got)
+	}
+
+	store3 := node(t, st2, "store3")
+	if err := syscall.Kill(store3.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	report := fmt.Sprintf("store3 (pid %d) exited unexpectedly (signal: killed)", store3.PID)
+	pg.waitFor(t, report, 10*time.Second)
+	phase("store3 killed and reported")
+	out, _ = exec.Command(bin, "playground", "display", "--data-dir", dir).CombinedOutput()
+	if !regexp.MustCompile(`(?m)^store3 .* exited: signal: killed$`).Match(out) {
+		t.Errorf("display does not show store3 exited:\n%s", out)
+	}
+	// The others go on: two stores of three still serve.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := tryRows(read1)
+		if err == nil && got == "1 one, 2 two, 3 three" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("with store3 down db1 reads %q, %v", got, err)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	phase("the cluster serves without store3")
+	read1.Close()
+	exec2.Close()
+	if code := pg.stop(t); code != 1 {
+		t.Errorf("exit status %d after SIGTERM with a store dead, want 1\n%s", code, pg.output())
+	}
+	phase("the second run has stopped")
+	for _, n := range st2.Nodes {
+		if alive(n.PID) {
+			t.Errorf("%s (pid %d) runs after the playground stopped", n.Name, n.PID)
+		}
+	}
+}
+
+// playgroundProc is a basalt playground process run by a test.
+type playgroundProc struct {
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	out, err bytes.Buffer
+	exited   chan struct{}
+	waitErr  error
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// startPlayground starts basalt with args and waits until it says it is
+// ready. The test's cleanup stops it if it still runs.
+func startPlayground(t *testing.T, bin string, args ...string) *playgroundProc {
+	t.Helper()
+	p := &playgroundProc{cmd: exec.Command(bin, args...), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{&p.mu, &p.out}, lockedWriter{&p.mu, &p.err}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.stop(t)
+		}
+		if t.Failed() {
+			t.Logf("basalt %s:\n%s", strings.Join(args, " "), p.output())
+		}
+	})
+	p.waitFor(t, "is ready", 60*time.Second)
+	return p
+}
+
+// output is what the playground wrote.
+func (p *playgroundProc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "--- stdout\n" + p.out.String() + "--- stderr\n" + p.err.String()
+}
+
+// waitFor waits until the playground's stdout or stderr holds s.
+func (p *playgroundProc) waitFor(t *testing.T, s string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(p.output(), s) {
+		select {
+		case <-p.exited:
+			t.Fatalf("the playground exited (%v) before writing %q:\n%s", p.waitErr, s, p.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the playground did not write %q within %v:\n%s", s, timeout, p.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and returns the exit status.
+func (p *playgroundProc) stop(t *testing.T) int {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(90 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("the playground did not stop within 90s of SIGTERM")
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ExitCode()
+	}
+	if p.waitErr != nil {
+		t.Errorf("the playground: %v", p.waitErr)
+		return -1
+	}
+	return 0
+}
+
+func (p *playgroundProc) state(t *testing.T, dir string) *State {
+	t.Helper()
+	st, err := ReadState(dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, p.output())
+	}
+	return st
+}
+
+func node(t *testing.T, st *State, name string) Node {
+	t.Helper()
+	for _, n := range st.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	t.Fatalf("no node %s in the state file", name)
+	return Node{}
+}
+
+func openDB(t *testing.T, addr string) *sql.DB {
+	t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", addr
+	cfg.Timeout = 10 * time.Second
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t *testing.T, db *sql.DB, stmt string) {
+	t.Helper()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+// rows returns test.kv's rows as "k v, k v".
+func rows(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	s, err := tryRows(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func tryRows(db *sql.DB) (string, error) {
+	rs, err := db.Query("SELECT k, v FROM test.kv ORDER BY k")
+	if err != nil {
+		return "", err
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var k int
+		var v string
+		if err := rs.Scan(&k, &v); err != nil {
+			return "", err
+		}
+		out = append(out, fmt.Sprintf("%d %s", k, v))
+	}
+	return strings.Join(out, ", "), rs.Err()
+}
+
+// connections is a SQL node's count of open connections (its /status).
+func connections(t *testing.T, n Node) int {
+	t.Helper()
+	resp, err := http.Get("http://" + n.StatusAddr + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Connections int `json:"connections"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Connections
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package playground
+
+import "syscall"
+
+// sysProcAttr puts a child in a process group of its own.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
