@@ -293,7 +293,8 @@ func (c *cluster) regionHeartbeat(ctx context.Context, req *pdpb.RegionHeartbeat
 	defer c.mu.Unlock()
 	info := &regionInfo{meta: r, leader: req.Leader, downPeers: req.DownPeers, pendingPeers: req.PendingPeers,
 		approximateSize: req.ApproximateSize, approximateKeys: req.ApproximateKeys,
-		bytesWritten: req.BytesWritten, bytesRead: req.BytesRead, term: req.Term}
+		bytesWritten: req.BytesWritten, bytesRead: req.BytesRead, keysWritten: req.KeysWritten,
+		keysRead: req.KeysRead, term: req.Term}
 	if old := c.regions.byID[r.Id]; old != nil {
 		if stale(r.RegionEpoch, old.meta.RegionEpoch) || (req.Term != 0 && req.Term < old.term) {
 			return false, nil, nil // a stale heartbeat is ignored
@@ -344,6 +345,7 @@ type regionInfo struct {
 	pendingPeers                     []*metapb.Peer
 	approximateSize, approximateKeys uint64
 	bytesWritten, bytesRead          uint64
+	keysWritten, keysRead            uint64
 	term                             uint64
 }
 

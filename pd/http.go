@@ -66,6 +66,12 @@ type regionJSON struct {
 	Leader      *metapb.Peer        `json:"leader,omitempty"`
 	Size        uint64              `json:"approximate_size"`
 	Keys        uint64              `json:"approximate_keys"`
+	// What the region's leader last reported written and read over one
+	// heartbeat interval, as PD's API shows it.
+	WrittenBytes uint64 `json:"written_bytes"`
+	WrittenKeys  uint64 `json:"written_keys"`
+	ReadBytes    uint64 `json:"read_bytes"`
+	ReadKeys     uint64 `json:"read_keys"`
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -218,7 +224,8 @@ func (h *httpAPI) region(w http.ResponseWriter, ri *regionInfo) {
 func toRegionJSON(ri *regionInfo) regionJSON {
 	return regionJSON{ID: ri.meta.Id, StartKey: hex.EncodeToString(ri.meta.StartKey), EndKey: hex.EncodeToString(ri.meta.EndKey),
 		RegionEpoch: ri.meta.RegionEpoch, Peers: ri.meta.Peers, Leader: ri.leader,
-		Size: ri.approximateSize, Keys: ri.approximateKeys}
+		Size: ri.approximateSize, Keys: ri.approximateKeys, WrittenBytes: ri.bytesWritten,
+		WrittenKeys: ri.keysWritten, ReadBytes: ri.bytesRead, ReadKeys: ri.keysRead}
 }
 
 // stores lists the stores with their region and leader counts.

@@ -41,6 +41,8 @@ type pdRegion struct {
 	Leader *struct {
 		StoreID uint64 `json:"store_id"`
 	} `json:"leader"`
+	WrittenBytes uint64 `json:"written_bytes"`
+	WrittenKeys  uint64 `json:"written_keys"`
 }
 
 func pdRegions(t testing.TB, pd string) []pdRegion {

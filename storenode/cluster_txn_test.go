@@ -85,6 +85,31 @@ func TestClusterTxnModes(t *testing.T) {
 		}
 	}
 
+	// The leaders report what their regions wrote to PD, which shows it.
+	t.Run("flow", func(t *testing.T) {
+		deadline := time.Now().Add(15 * time.Second)
+		for i := 0; ; i++ {
+			txn, err := cli.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := fmt.Sprintf("m2/flow-%d", i)
+			_ = txn.Set([]byte(k), []byte("0123456789"))
+			if err := txn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range pdRegions(t, c.PD) {
+				if r.WrittenBytes >= uint64(len(k)+10) && r.WrittenKeys >= 1 {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no region reported what it wrote: %+v", pdRegions(t, c.PD))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
 	// A transaction that prewrote its primary in region m1 and a secondary
 	// in region m2, on whatever stores lead them, and then vanished.
 	prewrite := func(t *testing.T, startTS uint64, primary []byte, key []byte, async bool, secondaries [][]byte) {

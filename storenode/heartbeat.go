@@ -23,6 +23,7 @@ func (n *Node) storeHeartbeats(ctx context.Context) {
 			StartTime: uint32(n.started.Unix()),
 			Interval:  &pdpb.TimeInterval{StartTimestamp: uint64(last.Unix()), EndTimestamp: uint64(now.Unix())}}
 		stats.RegionCount = uint32(len(n.rs.Peers()))
+		stats.BytesWritten, stats.KeysWritten = n.rs.Flow()
 		if m := n.eng.Metrics(); m != nil {
 			stats.UsedSize = m.DiskSpaceUsage()
 		}
@@ -105,6 +106,7 @@ func (n *Node) heartbeatStream(ctx context.Context) error {
 			}
 			req := &pdpb.RegionHeartbeatRequest{Header: n.pd.header(), Region: st.Region, Leader: st.Leader,
 				DownPeers: st.Down, PendingPeers: st.Pending, ApproximateSize: st.ApproximateSize,
+				BytesWritten: st.BytesWritten, KeysWritten: st.KeysWritten,
 				Term: st.Term, Interval: &pdpb.TimeInterval{StartTimestamp: uint64(prev.at.Unix()), EndTimestamp: uint64(now.Unix())}}
 			if err := stream.Send(req); err != nil {
 				return err

@@ -156,7 +156,14 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 		switch req.CmdType {
 		case raft_cmdpb.CmdType_Put:
 			err = wb.Set(append([]byte{cfByte(req.Put.Cf)}, req.Put.Key...), req.Put.Value, nil)
-			p.written.Add(uint64(len(req.Put.Key) + len(req.Put.Value)))
+			n := uint64(len(req.Put.Key) + len(req.Put.Value))
+			p.written.Add(n)
+			p.flow.bytesWritten.Add(n)
+			p.s.flow.bytesWritten.Add(n)
+			if req.Put.Cf == "write" { // a committed version: one key written
+				p.flow.keysWritten.Add(1)
+				p.s.flow.keysWritten.Add(1)
+			}
 		case raft_cmdpb.CmdType_Delete:
 			err = wb.Delete(append([]byte{cfByte(req.Delete.Cf)}, req.Delete.Key...), nil)
 		case raft_cmdpb.CmdType_DeleteRange:

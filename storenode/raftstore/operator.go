@@ -119,6 +119,21 @@ type RegionStats struct {
 	// ApproximateSize is the region's data size in bytes, as Pebble
 	// estimates it from its files.
 	ApproximateSize uint64
+	// Bytes (all column families) and keys (committed versions) written
+	// since the last call.
+	BytesWritten, KeysWritten uint64
+}
+
+// flow counts what was written, for PD's heartbeats; readers take the
+// counts and reset them.
+type flow struct {
+	bytesWritten, keysWritten atomic.Uint64
+}
+
+// Flow returns the bytes and keys the store's regions wrote since the
+// last call.
+func (s *Store) Flow() (bytesWritten, keysWritten uint64) {
+	return s.flow.bytesWritten.Swap(0), s.flow.keysWritten.Swap(0)
 }
 
 // Stats returns the region's heartbeat, if this peer leads it.
@@ -149,6 +164,7 @@ func (p *Peer) Stats() (RegionStats, bool) {
 	})
 	region := p.region
 	p.mu.Unlock()
+	st.BytesWritten, st.KeysWritten = p.flow.bytesWritten.Swap(0), p.flow.keysWritten.Swap(0)
 	for _, cf := range dataCFs {
 		lo, hi := dataBounds(cf, region.StartKey, region.EndKey)
 		if n, err := p.s.db.EstimateDiskUsage(lo, hi); err == nil {

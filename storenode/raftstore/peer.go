@@ -80,6 +80,8 @@ type Peer struct {
 	// written counts the bytes applied to the region since its size was
 	// last measured.
 	written atomic.Uint64
+	// flow: what was written since the last region heartbeat.
+	flow flow
 	// lastActive: when each other peer was last heard from (peer ID →
 	// *atomic.Int64 of unix nanos), for the down peers of region heartbeats.
 	lastActive sync.Map

@@ -101,6 +101,8 @@ type Store struct {
 	loopPeers []*Peer
 
 	maxLease time.Duration
+	// flow: what the store's regions wrote since the last store heartbeat.
+	flow flow
 	// startedAt: when Start was called (monoNow).
 	startedAt     atomic.Int64
 	startedAtWall time.Time
