@@ -12,17 +12,15 @@ import (
 // while it does not greet as a MySQL server does (option mysql-check
 // without a user reads the server's handshake and closes; with a user it
 // would log in, which needs that user to exist). A session may last as
-// long as a benchmark: client and server timeouts are an hour.
+// long as a benchmark: client and server timeouts are an hour. HAProxy
+// runs in the foreground, where its warnings (a server down) go to
+// stderr, the node's log.
 func haproxyConfig(name, listen string, sql []Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# HAProxy in front of the SQL nodes of basalt playground %q.
-# Written by basalt playground at every start; edits are lost.
-global
-    log stderr format raw local0 notice
-
+# Written by basalt playground at every start and scale-out; edits are lost.
 defaults
     mode tcp
-    log global
     timeout connect 5s
     timeout client 1h
     timeout server 1h

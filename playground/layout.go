@@ -106,47 +106,37 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		p.avoid = map[int]bool{}
 	}
 	for _, n := range prev {
-		for _, a := range []string{n.Addr, n.PeerAddr, n.StatusAddr} {
-			if _, port, ok := strings.Cut(a, ":"); ok {
-				v, _ := strconv.Atoi(port)
-				p.avoid[v] = true
-			}
+		for _, port := range n.ports() {
+			p.avoid[port] = true
 		}
-	}
-	var nodes []Node
-	node := func(name string, role Role) Node {
-		d := filepath.Join(dir, name)
-		return Node{Name: name, Role: role, Dir: d, LogFile: filepath.Join(d, name+".log"), Status: "starting"}
 	}
 	keep := func(name string, pick func(Node) string) int {
 		if n, ok := prev[name]; ok {
-			_, port, _ := strings.Cut(pick(n), ":")
-			v, _ := strconv.Atoi(port)
-			return v
+			return portOf(pick(n))
 		}
 		return 0
 	}
 	// stateful gives a PD member or a store the port it had, or fails; a
 	// new one gets a free port.
-	stateful := func(name string, pick func(Node) string, what string) (string, error) {
+	stateful := func(name string, pick func(Node) string, what string) (int, error) {
 		old := keep(name, pick)
-		port, err := p.want(old, old != 0, fmt.Sprintf("%s's %s, which its data in %s records", name, what, dir))
-		return addr(port), err
+		return p.want(old, old != 0, fmt.Sprintf("%s's %s, which its data in %s records", name, what, dir))
 	}
+	var nodes []Node
 
-	var pdClients, initial []string
+	var initial []string
 	for i := 1; i <= o.pd; i++ {
-		n := node(fmt.Sprintf("pd%d", i), RolePD)
-		var err error
-		if n.Addr, err = stateful(n.Name, func(n Node) string { return n.Addr }, "client port"); err != nil {
+		n := newNode(dir, fmt.Sprintf("pd%d", i), RolePD)
+		client, err := stateful(n.Name, func(n Node) string { return n.Addr }, "client port")
+		if err != nil {
 			return nil, err
 		}
-		if n.PeerAddr, err = stateful(n.Name, func(n Node) string { return n.PeerAddr }, "peer port"); err != nil {
+		peer, err := stateful(n.Name, func(n Node) string { return n.PeerAddr }, "peer port")
+		if err != nil {
 			return nil, err
 		}
-		n.StatusAddr = n.Addr
+		n.Addr, n.StatusAddr, n.PeerAddr = addr(client), addr(client), addr(peer)
 		n.DataDir = filepath.Join(n.Dir, "data")
-		pdClients = append(pdClients, n.Addr)
 		initial = append(initial, n.Name+"=http://"+n.PeerAddr)
 		nodes = append(nodes, n)
 	}
@@ -159,26 +149,24 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		}
 		n.Args = append(n.Args, "--log-level", o.logLevel)
 	}
-	pdList := strings.Join(pdClients, ",")
+	pds := pdList(nodes)
 
 	for i := 1; i <= o.kv; i++ {
-		n := node(fmt.Sprintf("store%d", i), RoleStore)
-		var err error
-		if n.Addr, err = stateful(n.Name, func(n Node) string { return n.Addr }, "address"); err != nil {
+		n := newNode(dir, fmt.Sprintf("store%d", i), RoleStore)
+		port, err := stateful(n.Name, func(n Node) string { return n.Addr }, "address")
+		if err != nil {
 			return nil, err
 		}
-		if n.StatusAddr, err = stateful(n.Name, func(n Node) string { return n.StatusAddr }, "status address"); err != nil {
+		status, err := stateful(n.Name, func(n Node) string { return n.StatusAddr }, "status address")
+		if err != nil {
 			return nil, err
 		}
-		n.DataDir = filepath.Join(n.Dir, "data")
-		n.Args = []string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
-			"--data-dir", n.DataDir, "--log-level", o.logLevel}
+		n.setStore(pds, port, status, o.logLevel)
 		nodes = append(nodes, n)
 	}
 
-	var sqlAddrs []string
 	for i := 1; i <= o.db; i++ {
-		n := node(fmt.Sprintf("db%d", i), RoleSQL)
+		n := newNode(dir, fmt.Sprintf("db%d", i), RoleSQL)
 		var port int
 		var err error
 		if i == 1 {
@@ -193,24 +181,117 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		if err != nil {
 			return nil, err
 		}
-		n.Addr, n.StatusAddr = addr(port), addr(status)
-		n.Args = []string{"--store", "tikv", "--path", pdList, "--host", loopback,
-			"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", o.logLevel}
-		sqlAddrs = append(sqlAddrs, n.Addr)
+		n.setSQL(pds, port, status, o.logLevel)
 		nodes = append(nodes, n)
 	}
 
 	if o.haproxy && o.db > 0 {
-		n := node("haproxy", RoleHAProxy)
+		n := newNode(dir, "haproxy", RoleHAProxy)
 		port, err := p.want(cmp.Or(o.haproxyPort, DefaultHAProxyPort), o.haproxyPort != 0, "--haproxy.port")
 		if err != nil {
 			return nil, err
 		}
 		n.Addr = addr(port)
-		n.Args = []string{"-f", haproxyConfigPath(&n), "-db"}
+		// Master-worker mode (-W): SIGUSR2 reloads the configuration
+		// (after a scale-out) without closing the port; -db keeps it in
+		// the foreground, its messages on stderr.
+		n.Args = []string{"-W", "-db", "-f", haproxyConfigPath(&n)}
 		nodes = append(nodes, n)
 	}
 	return nodes, nil
+}
+
+// grow lays out count more nodes of role, a store or a SQL node, beside
+// nodes (a scale-out): the next names, on free ports that no node has
+// had.
+func grow(dir string, nodes []Node, role Role, count int, logLevel string, p *ports) ([]Node, error) {
+	prefix := map[Role]string{RoleStore: "store", RoleSQL: "db"}[role]
+	if prefix == "" {
+		return nil, fmt.Errorf("cannot add a %s node", role)
+	}
+	if p.avoid == nil {
+		p.avoid = map[int]bool{}
+	}
+	have := 0
+	for _, n := range nodes {
+		for _, port := range n.ports() {
+			p.avoid[port] = true
+		}
+		if n.Role == role {
+			have++
+		}
+	}
+	var out []Node
+	for i := range count {
+		n := newNode(dir, fmt.Sprintf("%s%d", prefix, have+i+1), role)
+		port, err := p.want(0, false, "")
+		if err != nil {
+			return nil, err
+		}
+		status, err := p.want(0, false, "")
+		if err != nil {
+			return nil, err
+		}
+		if role == RoleStore {
+			n.setStore(pdList(nodes), port, status, logLevel)
+		} else {
+			n.setSQL(pdList(nodes), port, status, logLevel)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// newNode is a node of role named name, with its directory and log under
+// dir.
+func newNode(dir, name string, role Role) Node {
+	d := filepath.Join(dir, name)
+	return Node{Name: name, Role: role, Dir: d, LogFile: filepath.Join(d, name+".log"), Status: "starting"}
+}
+
+// setStore gives a store its addresses, data directory and command line.
+func (n *Node) setStore(pdList string, port, status int, logLevel string) {
+	n.Addr, n.StatusAddr = addr(port), addr(status)
+	n.DataDir = filepath.Join(n.Dir, "data")
+	n.Args = []string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
+		"--data-dir", n.DataDir, "--log-level", logLevel}
+}
+
+// setSQL gives a SQL node its addresses and command line.
+func (n *Node) setSQL(pdList string, port, status int, logLevel string) {
+	n.Addr, n.StatusAddr = addr(port), addr(status)
+	n.Args = []string{"--store", "tikv", "--path", pdList, "--host", loopback,
+		"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", logLevel}
+}
+
+// pdList is PD's client addresses, as stores' --pd and SQL nodes' --path
+// take them.
+func pdList(nodes []Node) string {
+	var list []string
+	for _, n := range nodes {
+		if n.Role == RolePD {
+			list = append(list, n.Addr)
+		}
+	}
+	return strings.Join(list, ",")
+}
+
+// ports are the ports a node has.
+func (n Node) ports() []int {
+	var out []int
+	for _, a := range []string{n.Addr, n.PeerAddr, n.StatusAddr} {
+		if p := portOf(a); p != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// portOf is the port of host:port, 0 if there is none.
+func portOf(hostPort string) int {
+	_, port, _ := strings.Cut(hostPort, ":")
+	v, _ := strconv.Atoi(port)
+	return v
 }
 
 // haproxyConfigPath is where HAProxy's configuration is written.

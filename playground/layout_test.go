@@ -15,6 +15,8 @@ import (
 //
 //	layout pd=N kv=N db=N [db.port=P] [haproxy.port=P] [haproxy] [in-use=P,P...] [again]
 //	    again: the last layout's nodes are the previous run's
+//	grow role=store|sql count=N
+//	    a scale-out of the last layout: the nodes added
 //	haproxy-config
 //	    HAProxy's configuration for the last layout
 func TestLayout(t *testing.T) {
@@ -67,18 +69,21 @@ func TestLayout(t *testing.T) {
 				return "error: " + err.Error() + "\n"
 			}
 			last = nodes
-			var b strings.Builder
-			for _, n := range nodes {
-				fmt.Fprintf(&b, "%s %s %s", n.Name, n.Role, n.Addr)
-				if n.PeerAddr != "" {
-					fmt.Fprintf(&b, " peer=%s", n.PeerAddr)
-				}
-				if n.StatusAddr != "" {
-					fmt.Fprintf(&b, " status=%s", n.StatusAddr)
-				}
-				fmt.Fprintf(&b, " log=%s\n  %s\n", n.LogFile, strings.Join(n.Args, " "))
+			return printNodes(nodes)
+		case "grow":
+			var role string
+			var count int
+			d.ScanArgs(t, "role", &role)
+			d.ScanArgs(t, "count", &count)
+			next := 30000
+			p := &ports{inUse: func(int) bool { return false }, taken: map[int]bool{},
+				free: func() (int, error) { next++; return next, nil }}
+			nodes, err := grow("/pg", last, Role(role), count, "warn", p)
+			if err != nil {
+				return "error: " + err.Error() + "\n"
 			}
-			return b.String()
+			last = append(last, nodes...)
+			return printNodes(nodes)
 		case "haproxy-config":
 			var sql []Node
 			var listen string
@@ -95,4 +100,19 @@ func TestLayout(t *testing.T) {
 		d.Fatalf(t, "unknown command %s", d.Cmd)
 		return ""
 	})
+}
+
+func printNodes(nodes []Node) string {
+	var b strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "%s %s %s", n.Name, n.Role, n.Addr)
+		if n.PeerAddr != "" {
+			fmt.Fprintf(&b, " peer=%s", n.PeerAddr)
+		}
+		if n.StatusAddr != "" {
+			fmt.Fprintf(&b, " status=%s", n.StatusAddr)
+		}
+		fmt.Fprintf(&b, " log=%s\n  %s\n", n.LogFile, strings.Join(n.Args, " "))
+	}
+	return b.String()
 }

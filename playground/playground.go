@@ -16,13 +16,16 @@
 //     a free port, a port given does not. Every other port is free when
 //     chosen. On a kept directory PD members and stores get the ports of
 //     the last run, which their data records, or the playground refuses
-//     to start.
+//     to start; every store the data has starts, whatever --kv says.
 //   - The directory (layout in state.go) is removed on exit only when the
 //     playground named it itself (no --tag, no --data-dir) and everything
 //     ran and stopped cleanly; otherwise it is kept for the next run or
 //     for its logs.
 //   - A node that dies is reported on stderr (its name, how it ended, the
 //     end of its log) and not restarted; the others go on, as TiUP's do.
+//   - While it runs, the playground serves scale-out on a control port of
+//     127.0.0.1 (scale.go), recorded in the state file: more stores or
+//     SQL nodes, started and waited for as at start, HAProxy reloaded.
 //   - SIGINT or SIGTERM stops the nodes in reverse order of roles
 //     (HAProxy, SQL nodes, stores, PD), each role's nodes together, each
 //     with SIGTERM and SIGKILL after a timeout; a second signal kills
@@ -35,7 +38,7 @@
 // decides the nodes, ports and command lines; process.go is a child
 // process; probe.go asks a node whether it serves; haproxy.go is
 // HAProxy's configuration; state.go the directory and its state file;
-// display.go is basalt playground display.
+// display.go is basalt playground display; scale.go is scale-out.
 package playground
 
 import (
@@ -96,11 +99,18 @@ type playground struct {
 	generated bool // Dir was made up here: removed after a clean run
 	lock      *os.File
 
-	mu       sync.Mutex // guards st (and the state file), died
-	st       *State
+	// opMu orders the operations that start or stop nodes: the start,
+	// each scale-out, the stop. stopping is set under it.
+	opMu     sync.Mutex
+	stopping bool
+
+	mu       sync.Mutex // guards st, the nodes' PID and Status, children and the deaths
+	st       *State     // its Nodes are written from nodes by saveState
+	nodes    []*Node
 	children []*child
-	died     int         // nodes that ended unexpectedly
-	deaths   chan *child // nodes that ended unexpectedly, to report
+	died     int           // nodes that ended unexpectedly
+	deaths   []*child      // of those, the ones not yet reported
+	death    chan struct{} // a token when deaths grows
 	watchers sync.WaitGroup
 	force    chan struct{} // closed by a second signal while stopping
 }
@@ -116,7 +126,11 @@ func Run(o Options, sigs <-chan os.Signal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := make(chan error, 1)
-	go func() { started <- p.start(ctx) }()
+	go func() {
+		p.opMu.Lock()
+		defer p.opMu.Unlock()
+		started <- p.start(ctx)
+	}()
 	select {
 	case err = <-started:
 	case sig := <-sigs:
@@ -127,19 +141,25 @@ func Run(o Options, sigs <-chan os.Signal) int {
 	}
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "basalt playground: %v\n", err)
-		p.stopAll(sigs)
+		p.stop(sigs)
 		p.reportDeaths("ended while starting")
 		p.close(false)
 		return 1
 	}
+	stopControl, err := p.serveControl(ctx)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "basalt playground: the control port, for scale-out: %v\n", err)
+	}
 	p.printReady()
 	for {
 		select {
-		case c := <-p.deaths:
-			p.reportDeath(c, "exited unexpectedly")
+		case <-p.death:
+			p.reportDeaths("exited unexpectedly")
 		case sig := <-sigs:
 			fmt.Fprintf(o.Stdout, "\n%v: stopping the playground\n", sig)
-			ok := p.stopAll(sigs)
+			cancel() // a scale-out under way gives up
+			stopControl()
+			ok := p.stop(sigs)
 			p.reportDeaths("exited unexpectedly")
 			p.mu.Lock()
 			ok = ok && p.died == 0
@@ -227,7 +247,11 @@ func open(o Options) (*playground, error) {
 			return fail(fmt.Errorf("%s holds a playground of %d PD members: start it with --pd %d (PD's members stay as they were made)", dir, pds, pds))
 		}
 		if stores > o.KV {
-			return fail(fmt.Errorf("%s holds the data of %d stores: start it with --kv %d or more (a store left out would be down)", dir, stores, stores))
+			// A store left out would be down, and its regions' replicas
+			// lost: start every store the data has.
+			fmt.Fprintf(o.Stderr, "basalt playground: %s holds the data of %d stores: starting %d (--kv %d)\n", dir, stores, stores, o.KV)
+			o.KV = stores
+			p.o.KV = stores
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(err)
@@ -238,20 +262,25 @@ func open(o Options) (*playground, error) {
 	if err != nil {
 		return fail(err)
 	}
-	p.st = &State{Name: name, Tag: o.Tag, Dir: dir, PID: os.Getpid(), Nodes: nodes}
-	p.deaths = make(chan *child, len(nodes)) // never full: a node dies once
-	if err := p.st.write(); err != nil {
+	p.st = &State{Name: name, Tag: o.Tag, Dir: dir, PID: os.Getpid()}
+	for i := range nodes {
+		p.nodes = append(p.nodes, &nodes[i])
+	}
+	p.death = make(chan struct{}, 1)
+	if err := p.writeState(); err != nil {
 		return fail(err)
 	}
 	return p, nil
 }
 
-// nodes returns the nodes of a role.
-func (p *playground) nodes(role Role) []*Node {
+// byRole returns the nodes of a role.
+func (p *playground) byRole(role Role) []*Node {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var out []*Node
-	for i := range p.st.Nodes {
-		if p.st.Nodes[i].Role == role {
-			out = append(out, &p.st.Nodes[i])
+	for _, n := range p.nodes {
+		if n.Role == role {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -259,10 +288,11 @@ func (p *playground) nodes(role Role) []*Node {
 
 // start starts the nodes in order and waits for each to serve.
 func (p *playground) start(ctx context.Context) error {
+	var op op
 	o := p.o
 	var kind []string
 	kind = append(kind, plural(o.PD, "PD member"), plural(o.KV, "store"), plural(o.DB, "SQL node"))
-	haproxy := p.nodes(RoleHAProxy)
+	haproxy := p.byRole(RoleHAProxy)
 	if len(haproxy) > 0 {
 		kind = append(kind, "HAProxy")
 	}
@@ -275,44 +305,30 @@ func (p *playground) start(ctx context.Context) error {
 		fmt.Fprintln(o.Stderr, haproxyMissing)
 	}
 
-	pds := p.nodes(RolePD)
-	if err := p.startRole(ctx, "PD", pds, func(ctx context.Context, n *Node) error { return probePD(ctx, n) }); err != nil {
+	pds := p.byRole(RolePD)
+	if err := p.startRole(ctx, &op, "PD", pds, func(ctx context.Context, n *Node) error { return probePD(ctx, n) }); err != nil {
 		return err
 	}
-	stores := p.nodes(RoleStore)
-	if err := p.startRole(ctx, "stores", stores, func(ctx context.Context, n *Node) error { return probeStore(ctx, n) }); err != nil {
+	stores := p.byRole(RoleStore)
+	if err := p.startStores(ctx, &op, "stores", stores); err != nil {
 		return err
 	}
-	begin := time.Now()
-	fmt.Fprintf(o.Stdout, "Waiting for PD to show every store Up and the cluster bootstrapped ...")
-	if err := p.wait(ctx, nil, readyTimeout[RoleStore], func(ctx context.Context) error {
-		return probeCluster(ctx, pds[0].Addr, stores)
-	}); err != nil {
-		fmt.Fprintln(o.Stdout)
-		return err
-	}
-	fmt.Fprintf(o.Stdout, " done (%.1fs)\n", time.Since(begin).Seconds())
-	sqlProbe := func(ctx context.Context, n *Node) error { return probeSQL(ctx, n.Addr) }
-	if sql := p.nodes(RoleSQL); len(sql) > 0 {
+	if sql := p.byRole(RoleSQL); len(sql) > 0 {
 		// The first SQL node creates the catalog of a new cluster; the
 		// others start once it is there.
-		if err := p.startRole(ctx, "SQL node "+sql[0].Name, sql[:1], sqlProbe); err != nil {
+		if err := p.startRole(ctx, &op, "SQL node "+sql[0].Name, sql[:1], probeSQLNode); err != nil {
 			return err
 		}
 		if len(sql) > 1 {
-			if err := p.startRole(ctx, "SQL nodes", sql[1:], sqlProbe); err != nil {
+			if err := p.startRole(ctx, &op, "SQL nodes", sql[1:], probeSQLNode); err != nil {
 				return err
 			}
 		}
 		if len(haproxy) > 0 {
-			cfg := haproxyConfig(p.st.Name, haproxy[0].Addr, derefs(sql))
-			if err := os.MkdirAll(haproxy[0].Dir, 0o755); err != nil {
+			if err := p.writeHAProxyConfig(); err != nil {
 				return err
 			}
-			if err := os.WriteFile(haproxyConfigPath(haproxy[0]), []byte(cfg), 0o644); err != nil {
-				return err
-			}
-			if err := p.startRole(ctx, "HAProxy", haproxy, sqlProbe); err != nil {
+			if err := p.startRole(ctx, &op, "HAProxy", haproxy, probeSQLNode); err != nil {
 				return err
 			}
 		}
@@ -320,8 +336,74 @@ func (p *playground) start(ctx context.Context) error {
 	return nil
 }
 
-// startRole starts nodes together and waits until probe says each serves.
-func (p *playground) startRole(ctx context.Context, what string, nodes []*Node, probe func(context.Context, *Node) error) error {
+func probeSQLNode(ctx context.Context, n *Node) error { return probeSQL(ctx, n.Addr) }
+
+// startStores starts stores and waits until each serves and PD shows
+// every store of the playground Up and the cluster bootstrapped.
+func (p *playground) startStores(ctx context.Context, op *op, what string, stores []*Node) error {
+	if err := p.startRole(ctx, op, what, stores, func(ctx context.Context, n *Node) error { return probeStore(ctx, n) }); err != nil {
+		return err
+	}
+	pd := p.byRole(RolePD)[0].Addr
+	all := p.byRole(RoleStore)
+	begin := time.Now()
+	fmt.Fprintf(p.o.Stdout, "Waiting for PD to show every store Up and the cluster bootstrapped ...")
+	if err := p.wait(ctx, op, nil, readyTimeout[RoleStore], func(ctx context.Context) error {
+		var up []*Node
+		for _, n := range all {
+			if p.status(n) == "up" {
+				up = append(up, n) // not one that has died meanwhile
+			}
+		}
+		return probeCluster(ctx, pd, up)
+	}); err != nil {
+		fmt.Fprintln(p.o.Stdout)
+		return err
+	}
+	fmt.Fprintf(p.o.Stdout, " done (%.1fs)\n", time.Since(begin).Seconds())
+	return nil
+}
+
+// writeHAProxyConfig writes HAProxy's configuration for the SQL nodes
+// that are up.
+func (p *playground) writeHAProxyConfig() error {
+	h := p.byRole(RoleHAProxy)[0]
+	var sql []Node
+	for _, n := range p.byRole(RoleSQL) {
+		if p.status(n) == "up" {
+			sql = append(sql, *n)
+		}
+	}
+	if err := os.MkdirAll(h.Dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(haproxyConfigPath(h), []byte(haproxyConfig(p.st.Name, h.Addr, sql)), 0o644)
+}
+
+// status is a node's Status.
+func (p *playground) status(n *Node) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return n.Status
+}
+
+// op is one operation's started nodes: the start, or a scale-out. It
+// fails if one of them ends.
+type op struct{ children []*child }
+
+// failed returns a node of op that has ended, or nil.
+func (o *op) failed() *child {
+	for _, c := range o.children {
+		if c.done() {
+			return c
+		}
+	}
+	return nil
+}
+
+// startRole starts nodes together as part of op, and waits until probe
+// says each serves.
+func (p *playground) startRole(ctx context.Context, op *op, what string, nodes []*Node, probe func(context.Context, *Node) error) error {
 	begin := time.Now()
 	fmt.Fprintf(p.o.Stdout, "Starting %s ...", what)
 	var started []*child
@@ -340,11 +422,12 @@ func (p *playground) startRole(ctx context.Context, what string, nodes []*Node, 
 		p.children = append(p.children, c)
 		p.mu.Unlock()
 		started = append(started, c)
+		op.children = append(op.children, c)
 		p.watchers.Go(func() { p.watch(c) })
 	}
 	p.saveState()
 	for _, c := range started {
-		if err := p.wait(ctx, c, readyTimeout[c.node.Role], func(ctx context.Context) error { return probe(ctx, c.node) }); err != nil {
+		if err := p.wait(ctx, op, c, readyTimeout[c.node.Role], func(ctx context.Context) error { return probe(ctx, c.node) }); err != nil {
 			fmt.Fprintln(p.o.Stdout)
 			return err
 		}
@@ -357,9 +440,9 @@ func (p *playground) startRole(ctx context.Context, what string, nodes []*Node, 
 	return nil
 }
 
-// wait calls probe until it succeeds, the node c or any other ends
-// unexpectedly, ctx ends or timeout passes.
-func (p *playground) wait(ctx context.Context, c *child, timeout time.Duration, probe func(context.Context) error) error {
+// wait calls probe until it succeeds, a node of op ends, ctx ends or
+// timeout passes. c, if not nil, is the node waited for.
+func (p *playground) wait(ctx context.Context, op *op, c *child, timeout time.Duration, probe func(context.Context) error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -368,11 +451,8 @@ func (p *playground) wait(ctx context.Context, c *child, timeout time.Duration, 
 		if err == nil {
 			return nil
 		}
-		p.mu.Lock()
-		died := p.died
-		p.mu.Unlock()
-		if c != nil && c.done() || died > 0 {
-			return errors.New("a node ended while starting")
+		if d := op.failed(); d != nil {
+			return fmt.Errorf("%s ended while starting (%s)", d.node.Name, d.exitStatus())
 		}
 		if time.Now().After(deadline) {
 			if c == nil {
@@ -402,11 +482,15 @@ func (p *playground) watch(c *child) {
 		c.node.Status = "exited: " + c.exitStatus()
 		p.died++
 	}
+	if !expected {
+		p.deaths = append(p.deaths, c)
+		select {
+		case p.death <- struct{}{}:
+		default: // a token is there already
+		}
+	}
 	p.mu.Unlock()
 	p.saveState()
-	if !expected {
-		p.deaths <- c
-	}
 }
 
 // reportDeath tells the user that a node ended unexpectedly (what: how
@@ -416,18 +500,22 @@ func (p *playground) reportDeath(c *child, what string) {
 		c.node.Name, c.pid(), what, c.exitStatus(), c.node.LogFile, logTail(c.node.LogFile, 15))
 }
 
-// reportDeaths reports the deaths not yet reported; the watchers have
-// ended.
+// reportDeaths reports the deaths not yet reported.
 func (p *playground) reportDeaths(what string) {
-	for len(p.deaths) > 0 {
-		p.reportDeath(<-p.deaths, what)
+	p.mu.Lock()
+	deaths := p.deaths
+	p.deaths = nil
+	p.mu.Unlock()
+	for _, c := range deaths {
+		p.reportDeath(c, what)
 	}
 }
 
-// stopAll stops the nodes, HAProxy first and PD last, the nodes of a role
-// together. A signal on sigs meanwhile kills what is left. It reports
-// whether every node stopped cleanly.
-func (p *playground) stopAll(sigs <-chan os.Signal) bool {
+// stop stops the nodes, HAProxy first and PD last, the nodes of a role
+// together, once the operation under way has ended. A signal on sigs
+// meanwhile kills what is left. It reports whether every node stopped
+// cleanly.
+func (p *playground) stop(sigs <-chan os.Signal) bool {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -438,6 +526,9 @@ func (p *playground) stopAll(sigs <-chan os.Signal) bool {
 		case <-done:
 		}
 	}()
+	p.opMu.Lock()
+	p.stopping = true
+	p.opMu.Unlock()
 	p.mu.Lock()
 	children := slices.Clone(p.children)
 	p.mu.Unlock()
@@ -472,7 +563,7 @@ func (p *playground) stopAll(sigs <-chan os.Signal) bool {
 			}
 		}
 	}
-	p.watchers.Wait() // the state file is final, every death queued
+	p.watchers.Wait() // the state file is final, every death listed
 	return ok
 }
 
@@ -481,7 +572,7 @@ func (p *playground) stopAll(sigs <-chan os.Signal) bool {
 // well.
 func (p *playground) close(clean bool) {
 	p.mu.Lock()
-	p.st.PID = 0
+	p.st.PID, p.st.ControlAddr = 0, ""
 	p.mu.Unlock()
 	p.saveState()
 	p.lock.Close()
@@ -496,20 +587,38 @@ func (p *playground) close(clean bool) {
 
 // saveState writes the state file; an error is reported, not fatal.
 func (p *playground) saveState() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.st.write(); err != nil {
+	if err := p.writeState(); err != nil {
 		fmt.Fprintf(p.o.Stderr, "basalt playground: writing the state file: %v\n", err)
 	}
+}
+
+// writeState writes the state file.
+func (p *playground) writeState() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st.Nodes = p.st.Nodes[:0]
+	for _, n := range p.nodes {
+		p.st.Nodes = append(p.st.Nodes, *n)
+	}
+	return p.st.write()
+}
+
+// snapshot returns a copy of the state.
+func (p *playground) snapshot() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := *p.st
+	st.Nodes = nil
+	for _, n := range p.nodes {
+		st.Nodes = append(st.Nodes, *n)
+	}
+	return st
 }
 
 // printReady prints the nodes and how to connect.
 func (p *playground) printReady() {
 	w := p.o.Stdout
-	p.mu.Lock()
-	st := *p.st
-	st.Nodes = slices.Clone(p.st.Nodes)
-	p.mu.Unlock()
+	st := p.snapshot()
 	fmt.Fprintf(w, "\nThe nodes (paths under %s):\n", st.Dir)
 	writeTable(w, st.Dir, st.Nodes, nil)
 	fmt.Fprintln(w)
@@ -577,14 +686,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func derefs(ns []*Node) []Node {
-	out := make([]Node, len(ns))
-	for i, n := range ns {
-		out[i] = *n
-	}
-	return out
 }
 
 func plural(n int, what string) string {

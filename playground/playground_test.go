@@ -26,13 +26,15 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestPlayground runs basalt playground twice on one tagged directory, as
 // a user would: 1 PD, 3 stores, 2 SQL nodes and HAProxy (when installed).
-// The first run writes through one SQL node and through HAProxy, which
-// must reach both SQL nodes; display shows every node up; SIGTERM stops
-// every node and the playground exits 0. The second run reuses the data
-// and PD's and the stores' ports: the other SQL node reads what the first
-// run wrote and writes; a store killed with SIGKILL is reported and not
-// restarted, the cluster goes on with two stores, and SIGTERM stops the
-// rest with exit status 1.
+// The first run writes through one SQL node; HAProxy sends two sessions
+// to the two SQL nodes; scale-out adds a store (PD shows it Up) and a SQL
+// node (it reads the table, and HAProxy sends it a third session);
+// display shows every node up; SIGTERM stops every node and the
+// playground exits 0. The second run reuses the data and PD's and the
+// stores' ports, and starts the four stores the data has: the other SQL
+// node reads what the first run wrote and writes; a store killed with
+// SIGKILL is reported and not restarted, the cluster goes on without it,
+// and SIGTERM stops the rest with exit status 1.
 func TestPlayground(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
@@ -105,7 +107,49 @@ func TestPlayground(t *testing.T) {
 	mustExec(t, exec1, "INSERT INTO test.kv VALUES (1, 'one'), (2, 'two')")
 	exec1.Close()
 
-	out, err := exec.Command(bin, "playground", "display", "--data-dir", dir).CombinedOutput()
+	out, err := exec.Command(bin, "playground", "scale-out", "--data-dir", dir, "--kv", "1", "--db", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("scale-out: %v\n%s", err, out)
+	}
+	for _, name := range []string{"store4", "db3"} {
+		if !regexp.MustCompile(`(?m)^` + name + ` `).Match(out) {
+			t.Errorf("scale-out does not list %s:\n%s", name, out)
+		}
+	}
+	phase("scaled out")
+	st = pg.state(t, dir)
+	var stores []*Node
+	for _, n := range st.Nodes {
+		if n.Role == RoleStore {
+			stores = append(stores, &n)
+		}
+	}
+	if err := probeCluster(context.Background(), node(t, st, "pd1").Addr, stores); err != nil || len(stores) != 4 {
+		t.Errorf("after scale-out, %d stores: %v", len(stores), err)
+	}
+	db3 := node(t, st, "db3")
+	if got := rows(t, openDB(t, db3.Addr)); got != "1 one, 2 two" {
+		t.Errorf("db3 reads %q, want what db1 wrote", got)
+	}
+	if haproxy {
+		hp := openDB(t, node(t, st, "haproxy").Addr)
+		ctx := context.Background()
+		for range 3 {
+			conn, err := hp.Conn(ctx)
+			if err != nil {
+				t.Fatalf("through HAProxy: %v", err)
+			}
+			defer conn.Close()
+			if err := conn.PingContext(ctx); err != nil {
+				t.Fatalf("through HAProxy: %v", err)
+			}
+		}
+		if c := connections(t, db3); c < 1 {
+			t.Errorf("db3 has no connection with three open through HAProxy: it was not added")
+		}
+	}
+
+	out, err = exec.Command(bin, "playground", "display", "--data-dir", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("display: %v\n%s", err, out)
 	}
@@ -140,10 +184,14 @@ func TestPlayground(t *testing.T) {
 		t.FailNow()
 	}
 
-	// The second run, on the same directory, without HAProxy.
 	phase("the first run has stopped")
+
+	// The second run, on the same directory, without HAProxy.
 	pg = startPlayground(t, bin, append(args, "--without-haproxy")...)
 	phase("the second run is ready")
+	if !strings.Contains(pg.output(), "holds the data of 4 stores: starting 4 (--kv 3)") {
+		t.Errorf("the second run does not say it starts the 4 stores of the data:\n%s", pg.output())
+	}
 	st2 := pg.state(t, dir)
 	for _, n := range st.Nodes {
 		if n.Role != RolePD && n.Role != RoleStore {

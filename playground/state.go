@@ -36,8 +36,11 @@ type State struct {
 	Tag  string `json:"tag,omitempty"`
 	Dir  string `json:"dir"`
 	// PID is the playground process's; 0 once it has stopped.
-	PID   int    `json:"pid"`
-	Nodes []Node `json:"nodes"`
+	PID int `json:"pid"`
+	// ControlAddr is where the running playground takes scale-out
+	// (scale.go).
+	ControlAddr string `json:"control_addr,omitempty"`
+	Nodes       []Node `json:"nodes"`
 }
 
 // ReadState reads the state file of the playground in dir.

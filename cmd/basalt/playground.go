@@ -17,8 +17,13 @@ import (
 // 0 after a clean stop, 1 if a node failed, 2 if nothing could start as
 // asked (see package playground).
 func playgroundMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "display" {
-		return playgroundDisplay(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "display":
+			return playgroundDisplay(args[1:], stdout, stderr)
+		case "scale-out":
+			return playgroundScaleOut(args[1:], stdout, stderr)
+		}
 	}
 	fs := flag.NewFlagSet("basalt playground", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -33,8 +38,9 @@ func playgroundMain(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.WithoutHAProxy, "without-haproxy", false, "do not start HAProxy in front of the SQL nodes")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the nodes' log level: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: basalt playground [flags]            run a cluster on this machine until Ctrl-C
-       basalt playground display [flags]    show a playground's nodes and their state
+		fmt.Fprintf(fs.Output(), `Usage: basalt playground [flags]              run a cluster on this machine until Ctrl-C
+       basalt playground display [flags]      show a playground's nodes and their state
+       basalt playground scale-out [flags]    add stores or SQL nodes to a running playground
 
 PD, stores and SQL nodes run as processes of this binary on 127.0.0.1,
 HAProxy in front of the SQL nodes if it is installed. Each node's data
@@ -115,4 +121,79 @@ func playgroundDisplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// playgroundScaleOut is basalt playground scale-out.
+func playgroundScaleOut(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("basalt playground scale-out", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var tag, dir string
+	var kv, db int
+	fs.StringVar(&tag, "tag", "", "the playground's tag")
+	fs.StringVar(&dir, "data-dir", "", "the playground's directory (default: the one playground running in ~/.basalt/playground)")
+	fs.IntVar(&kv, "kv", 0, "stores to add")
+	fs.IntVar(&db, "db", 0, "SQL nodes to add (HAProxy takes them in)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: basalt playground scale-out [--tag NAME | --data-dir DIR] [--kv N] [--db N]\n\n")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "basalt playground scale-out: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if kv < 0 || db < 0 || kv+db == 0 {
+		fmt.Fprintf(stderr, "basalt playground scale-out: say what to add: --kv N, --db N or both\n")
+		return 2
+	}
+	dir, err := findPlayground(tag, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt playground scale-out: %v\n", err)
+		return 1
+	}
+	var added []playground.Node
+	for _, step := range []struct {
+		role  playground.Role
+		count int
+	}{{playground.RoleStore, kv}, {playground.RoleSQL, db}} {
+		if step.count == 0 {
+			continue
+		}
+		nodes, err := playground.ScaleOut(dir, step.role, step.count)
+		if err != nil {
+			fmt.Fprintf(stderr, "basalt playground scale-out: %v\n", err)
+			return 1
+		}
+		added = append(added, nodes...)
+	}
+	playground.WriteNodes(stdout, dir, added)
+	return 0
+}
+
+// findPlayground is the directory of the playground named by --tag or
+// --data-dir, or else of the one playground running under the default
+// root.
+func findPlayground(tag, dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	root, err := playground.DefaultRoot()
+	if err != nil {
+		return "", err
+	}
+	if tag != "" {
+		return filepath.Join(root, tag), nil
+	}
+	dirs, err := playground.Running(root)
+	switch {
+	case err != nil:
+		return "", err
+	case len(dirs) == 0:
+		return "", fmt.Errorf("no playground runs in %s (give --data-dir if it runs elsewhere)", root)
+	case len(dirs) > 1:
+		return "", fmt.Errorf("%d playgrounds run in %s: name one with --tag", len(dirs), root)
+	}
+	return dirs[0], nil
 }
