@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,13 +95,17 @@ type layoutOptions struct {
 	dbPort, haproxyPort int // 0: the default, which may give way
 	haproxy             bool
 	logLevel            string
+	// The roles' config files (--config), absolute; "" for none.
+	pdConfig, kvConfig, dbConfig string
 }
 
 // layout decides every node of a playground in dir: names, ports,
 // directories and command lines. prev holds the nodes of the last run in
 // dir, by name: PD members and stores keep their ports, which their data
 // records (etcd's member list, PD's store addresses), and refuse to
-// start if one is taken; SQL nodes keep theirs when free.
+// start if one is taken; SQL nodes keep theirs when free. The stores are
+// the last run's (by name: a scale-in may have left gaps), then new
+// ones, o.kv in all.
 func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node, error) {
 	if p.avoid == nil {
 		p.avoid = map[int]bool{}
@@ -148,11 +153,12 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 			n.Args = append(n.Args, "--initial-cluster", strings.Join(initial, ","))
 		}
 		n.Args = append(n.Args, "--log-level", o.logLevel)
+		n.Args = withConfig(n.Args, o.pdConfig)
 	}
 	pds := pdList(nodes)
 
-	for i := 1; i <= o.kv; i++ {
-		n := newNode(dir, fmt.Sprintf("store%d", i), RoleStore)
+	for _, name := range names(prev, RoleStore, "store", o.kv) {
+		n := newNode(dir, name, RoleStore)
 		port, err := stateful(n.Name, func(n Node) string { return n.Addr }, "address")
 		if err != nil {
 			return nil, err
@@ -161,7 +167,7 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		if err != nil {
 			return nil, err
 		}
-		n.setStore(pds, port, status, o.logLevel)
+		n.setStore(pds, port, status, o)
 		nodes = append(nodes, n)
 	}
 
@@ -181,7 +187,7 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		if err != nil {
 			return nil, err
 		}
-		n.setSQL(pds, port, status, o.logLevel)
+		n.setSQL(pds, port, status, o)
 		nodes = append(nodes, n)
 	}
 
@@ -204,7 +210,7 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 // grow lays out count more nodes of role, a store or a SQL node, beside
 // nodes (a scale-out): the next names, on free ports that no node has
 // had.
-func grow(dir string, nodes []Node, role Role, count int, logLevel string, p *ports) ([]Node, error) {
+func grow(dir string, nodes []Node, role Role, count int, o layoutOptions, p *ports) ([]Node, error) {
 	prefix := map[Role]string{RoleStore: "store", RoleSQL: "db"}[role]
 	if prefix == "" {
 		return nil, fmt.Errorf("cannot add a %s node", role)
@@ -212,18 +218,17 @@ func grow(dir string, nodes []Node, role Role, count int, logLevel string, p *po
 	if p.avoid == nil {
 		p.avoid = map[int]bool{}
 	}
-	have := 0
+	byName := map[string]Node{}
 	for _, n := range nodes {
 		for _, port := range n.ports() {
 			p.avoid[port] = true
 		}
-		if n.Role == role {
-			have++
-		}
+		byName[n.Name] = n
 	}
+	have := len(names(byName, role, prefix, 0))
 	var out []Node
-	for i := range count {
-		n := newNode(dir, fmt.Sprintf("%s%d", prefix, have+i+1), role)
+	for _, name := range names(byName, role, prefix, have+count)[have:] {
+		n := newNode(dir, name, role)
 		port, err := p.want(0, false, "")
 		if err != nil {
 			return nil, err
@@ -233,13 +238,39 @@ func grow(dir string, nodes []Node, role Role, count int, logLevel string, p *po
 			return nil, err
 		}
 		if role == RoleStore {
-			n.setStore(pdList(nodes), port, status, logLevel)
+			n.setStore(pdList(nodes), port, status, o)
 		} else {
-			n.setSQL(pdList(nodes), port, status, logLevel)
+			n.setSQL(pdList(nodes), port, status, o)
 		}
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// names returns the names of the nodes of role in prev, prefix and a
+// number, in the order of their numbers, then new names numbered after
+// the highest, up to n names in all.
+func names(prev map[string]Node, role Role, prefix string, n int) []string {
+	var nums []int
+	for _, node := range prev {
+		if node.Role == role {
+			v, _ := strconv.Atoi(strings.TrimPrefix(node.Name, prefix))
+			nums = append(nums, v)
+		}
+	}
+	slices.Sort(nums)
+	next := 1
+	if len(nums) > 0 {
+		next = nums[len(nums)-1] + 1
+	}
+	for ; len(nums) < n; next++ {
+		nums = append(nums, next)
+	}
+	out := make([]string, len(nums))
+	for i, v := range nums {
+		out[i] = fmt.Sprintf("%s%d", prefix, v)
+	}
+	return out
 }
 
 // newNode is a node of role named name, with its directory and log under
@@ -250,18 +281,27 @@ func newNode(dir, name string, role Role) Node {
 }
 
 // setStore gives a store its addresses, data directory and command line.
-func (n *Node) setStore(pdList string, port, status int, logLevel string) {
+func (n *Node) setStore(pdList string, port, status int, o layoutOptions) {
 	n.Addr, n.StatusAddr = addr(port), addr(status)
 	n.DataDir = filepath.Join(n.Dir, "data")
-	n.Args = []string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
-		"--data-dir", n.DataDir, "--log-level", logLevel}
+	n.Args = withConfig([]string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
+		"--data-dir", n.DataDir, "--log-level", o.logLevel}, o.kvConfig)
 }
 
 // setSQL gives a SQL node its addresses and command line.
-func (n *Node) setSQL(pdList string, port, status int, logLevel string) {
+func (n *Node) setSQL(pdList string, port, status int, o layoutOptions) {
 	n.Addr, n.StatusAddr = addr(port), addr(status)
-	n.Args = []string{"--store", "tikv", "--path", pdList, "--host", loopback,
-		"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", logLevel}
+	n.Args = withConfig([]string{"--store", "tikv", "--path", pdList, "--host", loopback,
+		"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", o.logLevel}, o.dbConfig)
+}
+
+// withConfig adds --config file to args, if file is not "". The flags
+// before it still win: each role's flags override its config file.
+func withConfig(args []string, file string) []string {
+	if file == "" {
+		return args
+	}
+	return append(args, "--config", file)
 }
 
 // pdList is PD's client addresses, as stores' --pd and SQL nodes' --path

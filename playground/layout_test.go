@@ -2,6 +2,7 @@ package playground
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,14 +14,18 @@ import (
 // /pg and prints its nodes and their command lines (or the error), with
 // free ports handed out from 30001 up.
 //
-//	layout pd=N kv=N db=N [db.port=P] [haproxy.port=P] [haproxy] [in-use=P,P...] [again]
+//	layout pd=N kv=N db=N [db.port=P] [haproxy.port=P] [haproxy] [in-use=P,P...] [again] [configs]
+//	    configs: each role has a config file, /etc/{pd,kv,db}.toml
 //	    again: the last layout's nodes are the previous run's
 //	grow role=store|sql count=N
 //	    a scale-out of the last layout: the nodes added
+//	remove name=NODE
+//	    a scale-in: the node leaves the last layout
 //	haproxy-config
 //	    HAProxy's configuration for the last layout
 func TestLayout(t *testing.T) {
 	var last []Node
+	var lastOptions layoutOptions
 	datadriven.RunTest(t, "testdata/layout", func(t *testing.T, d *datadriven.TestData) string {
 		switch d.Cmd {
 		case "layout":
@@ -53,6 +58,8 @@ func TestLayout(t *testing.T) {
 						n, _ := strconv.Atoi(p)
 						inUse[n] = true
 					}
+				case "configs":
+					o.pdConfig, o.kvConfig, o.dbConfig = "/etc/pd.toml", "/etc/kv.toml", "/etc/db.toml"
 				case "again":
 					for _, n := range last {
 						prev[n.Name] = n
@@ -68,7 +75,7 @@ func TestLayout(t *testing.T) {
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
-			last = nodes
+			last, lastOptions = nodes, o
 			return printNodes(nodes)
 		case "grow":
 			var role string
@@ -78,12 +85,17 @@ func TestLayout(t *testing.T) {
 			next := 30000
 			p := &ports{inUse: func(int) bool { return false }, taken: map[int]bool{},
 				free: func() (int, error) { next++; return next, nil }}
-			nodes, err := grow("/pg", last, Role(role), count, "warn", p)
+			nodes, err := grow("/pg", last, Role(role), count, lastOptions, p)
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
 			last = append(last, nodes...)
 			return printNodes(nodes)
+		case "remove":
+			var name string
+			d.ScanArgs(t, "name", &name)
+			last = slices.DeleteFunc(last, func(n Node) bool { return n.Name == name })
+			return ""
 		case "haproxy-config":
 			var sql []Node
 			var listen string

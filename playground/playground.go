@@ -68,8 +68,12 @@ type Options struct {
 	Tag, Dir string
 	// DBPort and HAProxyPort are the ports asked for; 0 for the defaults.
 	DBPort, HAProxyPort int
-	LogLevel            string // the nodes' log level
-	Stdout, Stderr      io.Writer
+	// PDConfig, KVConfig and DBConfig are config files for the nodes of
+	// each role (their --config), as TiUP playground's --pd.config,
+	// --kv.config and --db.config; "" for none.
+	PDConfig, KVConfig, DBConfig string
+	LogLevel                     string // the nodes' log level
+	Stdout, Stderr               io.Writer
 }
 
 // DefaultRoot is the directory that holds playgrounds by name,
@@ -250,15 +254,23 @@ func open(o Options) (*playground, error) {
 			// A store left out would be down, and its regions' replicas
 			// lost: start every store the data has.
 			fmt.Fprintf(o.Stderr, "basalt playground: %s holds the data of %d stores: starting %d (--kv %d)\n", dir, stores, stores, o.KV)
-			o.KV = stores
 			p.o.KV = stores
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fail(err)
 	}
-	haproxy := !o.WithoutHAProxy && o.HAProxy != ""
-	nodes, err := layout(dir, layoutOptions{pd: o.PD, kv: o.KV, db: o.DB, dbPort: o.DBPort, haproxyPort: o.HAProxyPort,
-		haproxy: haproxy, logLevel: o.LogLevel}, prev, &ports{inUse: portInUse, free: freePort, taken: map[int]bool{}})
+	for _, f := range []*string{&p.o.PDConfig, &p.o.KVConfig, &p.o.DBConfig} {
+		if *f == "" {
+			continue
+		}
+		if *f, err = filepath.Abs(*f); err != nil { // the nodes run in their own directories
+			return fail(err)
+		}
+		if _, err := os.Stat(*f); err != nil {
+			return fail(err)
+		}
+	}
+	nodes, err := layout(dir, p.layoutOptions(), prev, &ports{inUse: portInUse, free: freePort, taken: map[int]bool{}})
 	if err != nil {
 		return fail(err)
 	}
@@ -271,6 +283,14 @@ func open(o Options) (*playground, error) {
 		return fail(err)
 	}
 	return p, nil
+}
+
+// layoutOptions are the options' part that layout and grow take.
+func (p *playground) layoutOptions() layoutOptions {
+	o := p.o
+	return layoutOptions{pd: o.PD, kv: o.KV, db: o.DB, dbPort: o.DBPort, haproxyPort: o.HAProxyPort,
+		haproxy: !o.WithoutHAProxy && o.HAProxy != "", logLevel: o.LogLevel,
+		pdConfig: o.PDConfig, kvConfig: o.KVConfig, dbConfig: o.DBConfig}
 }
 
 // byRole returns the nodes of a role.

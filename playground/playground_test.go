@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,12 +31,16 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // The first run writes through one SQL node; HAProxy sends two sessions
 // to the two SQL nodes; scale-out adds a store (PD shows it Up) and a SQL
 // node (it reads the table, and HAProxy sends it a third session);
-// display shows every node up; SIGTERM stops every node and the
-// playground exits 0. The second run reuses the data and PD's and the
-// stores' ports, and starts the four stores the data has: the other SQL
-// node reads what the first run wrote and writes; a store killed with
-// SIGKILL is reported and not restarted, the cluster goes on without it,
-// and SIGTERM stops the rest with exit status 1.
+// scale-in removes store1 (PD moves its regions away and makes it a
+// Tombstone; the rows are still there) and the new SQL node (HAProxy
+// lets go of it); display shows every node up; SIGTERM stops every node
+// and the playground exits 0. The second run reuses the data and PD's and
+// the stores' ports, and starts the three stores the data has although
+// --kv asks for two: the other SQL node reads what the first run wrote
+// and writes; a store killed with SIGKILL is reported and not restarted,
+// the cluster goes on without it, and SIGTERM stops the rest with exit
+// status 1. The stores heartbeat PD every second (--kv.config), so that
+// PD moves regions in seconds.
 func TestPlayground(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of processes")
@@ -55,11 +61,15 @@ func TestPlayground(t *testing.T) {
 	if !haproxy {
 		t.Log("haproxy is not installed (apt-get install haproxy): its part of the test is skipped")
 	}
-	args := []string{"playground", "--kv", "3", "--db", "2", "--tag", "test", "--data-dir", dir,
+	kvConfig := filepath.Join(t.TempDir(), "kv.toml")
+	if err := os.WriteFile(kvConfig, []byte("[raftstore]\npd-heartbeat-tick-interval = \"1s\"\npd-store-heartbeat-tick-interval = \"1s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"playground", "--db", "2", "--tag", "test", "--data-dir", dir, "--kv.config", kvConfig,
 		"--db.port", strconv.Itoa(dbPort), "--haproxy.port", strconv.Itoa(haproxyPort), "--log-level", "warn"}
 
 	// The first run.
-	pg := startPlayground(t, bin, args...)
+	pg := startPlayground(t, bin, append(args, "--kv", "3")...)
 	phase("the first run is ready")
 	st := pg.state(t, dir)
 	roles := map[Role]int{}
@@ -149,6 +159,44 @@ func TestPlayground(t *testing.T) {
 		}
 	}
 
+	all := st // every node that ran, for the check that none is left
+	for _, name := range []string{"store1", "db3"} {
+		out, err := exec.Command(bin, "playground", "scale-in", "--data-dir", dir, "--name", name).CombinedOutput()
+		if err != nil {
+			t.Fatalf("scale-in %s: %v\n%s", name, err, out)
+		}
+		phase(name + " scaled in")
+	}
+	st = pg.state(t, dir)
+	for _, n := range st.Nodes {
+		if n.Name == "store1" || n.Name == "db3" {
+			t.Errorf("%s is in the state file after its scale-in", n.Name)
+		}
+	}
+	for _, name := range []string{"store1", "db3"} {
+		if n := node(t, all, name); alive(n.PID) {
+			t.Errorf("%s (pid %d) runs after its scale-in", name, n.PID)
+		}
+	}
+	pdStoreList, err := pdStores(context.Background(), node(t, st, "pd1").Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range pdStoreList {
+		if s.Store.Address == node(t, all, "store1").Addr && s.Status.StateName != "Tombstone" {
+			t.Errorf("PD shows store1 %s after its scale-in, want Tombstone", s.Status.StateName)
+		}
+	}
+	if got := rows(t, openDB(t, db1.Addr)); got != "1 one, 2 two" {
+		t.Errorf("db1 reads %q after store1's scale-in", got)
+	}
+	if haproxy {
+		cfg, err := os.ReadFile(filepath.Join(dir, "haproxy", "haproxy.cfg"))
+		if err != nil || strings.Contains(string(cfg), "server db3") || !strings.Contains(string(cfg), "server db2") {
+			t.Errorf("HAProxy's configuration after db3's scale-in (%v):\n%s", err, cfg)
+		}
+	}
+
 	out, err = exec.Command(bin, "playground", "display", "--data-dir", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("display: %v\n%s", err, out)
@@ -166,7 +214,7 @@ func TestPlayground(t *testing.T) {
 	if code := pg.stop(t); code != 0 {
 		t.Errorf("exit status %d after SIGTERM, want 0\n%s", code, pg.output())
 	}
-	for _, n := range st.Nodes {
+	for _, n := range all.Nodes {
 		if alive(n.PID) {
 			t.Errorf("%s (pid %d) runs after the playground stopped", n.Name, n.PID)
 		}
@@ -187,10 +235,10 @@ func TestPlayground(t *testing.T) {
 	phase("the first run has stopped")
 
 	// The second run, on the same directory, without HAProxy.
-	pg = startPlayground(t, bin, append(args, "--without-haproxy")...)
+	pg = startPlayground(t, bin, append(args, "--kv", "2", "--without-haproxy")...)
 	phase("the second run is ready")
-	if !strings.Contains(pg.output(), "holds the data of 4 stores: starting 4 (--kv 3)") {
-		t.Errorf("the second run does not say it starts the 4 stores of the data:\n%s", pg.output())
+	if !strings.Contains(pg.output(), "holds the data of 3 stores: starting 3 (--kv 2)") {
+		t.Errorf("the second run does not say it starts the 3 stores of the data:\n%s", pg.output())
 	}
 	st2 := pg.state(t, dir)
 	for _, n := range st.Nodes {

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -75,27 +77,84 @@ func probeStore(ctx context.Context, n *Node) error {
 	return getJSON(ctx, "http://"+n.StatusAddr+"/status", nil)
 }
 
+// pdStore is a store as PD's /stores shows it.
+type pdStore struct {
+	Store struct {
+		ID      uint64 `json:"id"`
+		Address string `json:"address"`
+	} `json:"store"`
+	Status struct {
+		StateName   string `json:"state_name"`
+		RegionCount int    `json:"region_count"`
+	} `json:"status"`
+}
+
+// pdStores lists the stores PD at pd knows, Tombstones included.
+func pdStores(ctx context.Context, pd string) ([]pdStore, error) {
+	var list struct {
+		Stores []pdStore `json:"stores"`
+	}
+	err := getJSON(ctx, "http://"+pd+"/pd/api/v1/stores", &list)
+	return list.Stores, err
+}
+
+// pdStoreAt finds the store that is not a Tombstone at addr.
+func pdStoreAt(ctx context.Context, pd, addr string) (pdStore, error) {
+	stores, err := pdStores(ctx, pd)
+	if err != nil {
+		return pdStore{}, err
+	}
+	for _, s := range stores {
+		if s.Store.Address == addr && s.Status.StateName != "Tombstone" {
+			return s, nil
+		}
+	}
+	return pdStore{}, fmt.Errorf("PD knows no store at %s", addr)
+}
+
+// pdMaxReplicas is PD's replication.max-replicas.
+func pdMaxReplicas(ctx context.Context, pd string) (int, error) {
+	var cfg struct {
+		Replication struct {
+			MaxReplicas int `json:"max-replicas"`
+		} `json:"replication"`
+	}
+	err := getJSON(ctx, "http://"+pd+"/pd/api/v1/config", &cfg)
+	return cfg.Replication.MaxReplicas, err
+}
+
+// pdRemoveStore asks PD to take store id offline: PD moves its regions
+// away, then makes it a Tombstone.
+func pdRemoveStore(ctx context.Context, pd string, id uint64) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, fmt.Sprintf("http://%s/pd/api/v1/store/%d", pd, id), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("PD refuses to remove store %d: %s: %s", id, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
 // probeCluster checks, through PD's API at pd, that the cluster is
 // bootstrapped (it has a region) and that every store of stores is known
 // to PD and Up.
 func probeCluster(ctx context.Context, pd string, stores []*Node) error {
-	var list struct {
-		Stores []struct {
-			Store struct {
-				ID      uint64 `json:"id"`
-				Address string `json:"address"`
-			} `json:"store"`
-			Status struct {
-				StateName string `json:"state_name"`
-			} `json:"status"`
-		} `json:"stores"`
-	}
-	if err := getJSON(ctx, "http://"+pd+"/pd/api/v1/stores", &list); err != nil {
+	list, err := pdStores(ctx, pd)
+	if err != nil {
 		return err
 	}
 	state := map[string]string{}
-	for _, s := range list.Stores {
-		state[s.Store.Address] = s.Status.StateName
+	for _, s := range list {
+		if s.Status.StateName != "Tombstone" { // a removed store's address may be reused
+			state[s.Store.Address] = s.Status.StateName
+		}
 	}
 	for _, n := range stores {
 		switch st, ok := state[n.Addr]; {

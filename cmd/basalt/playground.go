@@ -23,6 +23,8 @@ func playgroundMain(args []string, stdout, stderr io.Writer) int {
 			return playgroundDisplay(args[1:], stdout, stderr)
 		case "scale-out":
 			return playgroundScaleOut(args[1:], stdout, stderr)
+		case "scale-in":
+			return playgroundScaleIn(args[1:], stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("basalt playground", flag.ContinueOnError)
@@ -37,10 +39,14 @@ func playgroundMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.HAProxyPort, "haproxy.port", playground.DefaultHAProxyPort, "HAProxy's MySQL port")
 	fs.BoolVar(&o.WithoutHAProxy, "without-haproxy", false, "do not start HAProxy in front of the SQL nodes")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "the nodes' log level: debug, info, warn or error")
+	fs.StringVar(&o.PDConfig, "pd.config", "", "config file (TOML) of the PD members")
+	fs.StringVar(&o.KVConfig, "kv.config", "", "config file (TOML, TiKV's keys) of the stores")
+	fs.StringVar(&o.DBConfig, "db.config", "", "config file (TOML) of the SQL nodes")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: basalt playground [flags]              run a cluster on this machine until Ctrl-C
        basalt playground display [flags]      show a playground's nodes and their state
        basalt playground scale-out [flags]    add stores or SQL nodes to a running playground
+       basalt playground scale-in [flags]     remove a store or a SQL node from it
 
 PD, stores and SQL nodes run as processes of this binary on 127.0.0.1,
 HAProxy in front of the SQL nodes if it is installed. Each node's data
@@ -169,6 +175,40 @@ func playgroundScaleOut(args []string, stdout, stderr io.Writer) int {
 		added = append(added, nodes...)
 	}
 	playground.WriteNodes(stdout, dir, added)
+	return 0
+}
+
+// playgroundScaleIn is basalt playground scale-in.
+func playgroundScaleIn(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("basalt playground scale-in", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var tag, dir, name string
+	fs.StringVar(&tag, "tag", "", "the playground's tag")
+	fs.StringVar(&dir, "data-dir", "", "the playground's directory (default: the one playground running in ~/.basalt/playground)")
+	fs.StringVar(&name, "name", "", "the node to remove, as display names it (store2, db3)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: basalt playground scale-in [--tag NAME | --data-dir DIR] --name NODE\n\n"+
+			"A store's regions move to the other stores first (PD takes it offline).\n\n")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 || name == "" {
+		fmt.Fprintf(stderr, "basalt playground scale-in: name the node to remove with --name\n")
+		return 2
+	}
+	dir, err := findPlayground(tag, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt playground scale-in: %v\n", err)
+		return 1
+	}
+	n, err := playground.ScaleIn(dir, name)
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt playground scale-in: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s (%s at %s) is gone.\n", n.Name, n.Role, n.Addr)
 	return 0
 }
 
