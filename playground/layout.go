@@ -42,7 +42,8 @@ type Node struct {
 	LogFile string   `json:"log_file"`
 	Args    []string `json:"args"` // the command line after the program
 	PID     int      `json:"pid,omitempty"`
-	// Status is starting, up, stopped, or "exited: " and how.
+	// Status is starting, up, leaving (being scaled in), stopped, or
+	// "exited: " and how.
 	Status string `json:"status"`
 }
 
