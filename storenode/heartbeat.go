@@ -167,47 +167,45 @@ func (n *Node) runOperator(ctx context.Context, resp *pdpb.RegionHeartbeatRespon
 	}
 }
 
-// splitChecks splits the regions this store leads that grew past
-// coprocessor.region-max-size into parts of about region-split-size,
-// every raftstore.split-region-check-tick-interval, with IDs from PD.
+// every runs f every interval until ctx ends, for one of the node's
+// background loops.
+func (n *Node) every(ctx context.Context, interval time.Duration, f func()) {
+	defer n.wg.Done()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f()
+	}
+}
+
 // staleChecks asks PD about each peer that has not heard from a leader
 // for abnormal-leader-missing-duration, every
 // peer-stale-state-check-interval (TiKV's names), and destroys it if its
 // region removed it: a learner removed while its store was down is never
 // told otherwise.
 func (n *Node) staleChecks(ctx context.Context) {
-	defer n.wg.Done()
-	t := time.NewTicker(n.cfg.Raft.PeerStaleStateCheckInterval.Duration)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	n.every(ctx, n.cfg.Raft.PeerStaleStateCheckInterval.Duration, func() {
 		for _, p := range n.rs.Peers() {
 			if p.LeaderSilence() < n.cfg.Raft.AbnormalLeaderMissingDuration.Duration {
 				continue
 			}
-			r, err := n.pd.getRegionByID(ctx, p.Meta().Id)
-			if err != nil || r == nil {
-				continue
+			if r, err := n.pd.getRegionByID(ctx, p.Meta().Id); err == nil && r != nil {
+				p.DestroyIfRemoved(r)
 			}
-			p.DestroyIfRemoved(r)
 		}
-	}
+	})
 }
 
+// splitChecks splits the regions this store leads that grew past
+// coprocessor.region-max-size into parts of about region-split-size,
+// every raftstore.split-region-check-tick-interval, with IDs from PD.
 func (n *Node) splitChecks(ctx context.Context) {
-	defer n.wg.Done()
-	t := time.NewTicker(n.cfg.Raft.SplitCheckInterval.Duration)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	n.every(ctx, n.cfg.Raft.SplitCheckInterval.Duration, func() {
 		for _, p := range n.rs.Peers() {
 			if !p.IsLeader() {
 				continue
@@ -224,5 +222,5 @@ func (n *Node) splitChecks(ctx context.Context) {
 				n.log.Info("split check: split failed", "region", p.Meta().Id, "err", err)
 			}
 		}
-	}
+	})
 }
