@@ -39,6 +39,9 @@ func notBootstrapped() *pdpb.Error {
 
 // check validates a request's header and that this member leads.
 func (g *grpcService) check(h *pdpb.RequestHeader) error {
+	if !g.s.ready.Load() {
+		return errStarting
+	}
 	if h.GetClusterId() != g.s.clusterID {
 		return status.Errorf(codes.FailedPrecondition, "mismatch cluster id, need %d but got %d", g.s.clusterID, h.GetClusterId())
 	}
@@ -47,6 +50,11 @@ func (g *grpcService) check(h *pdpb.RequestHeader) error {
 	}
 	return nil
 }
+
+// errStarting answers a request that arrives while the member is still
+// starting: etcd serves PD's handlers before NewServer has set up what
+// they use.
+var errStarting = status.Error(codes.Unavailable, "PD is starting")
 
 // rpcErr maps an internal error: a lost leadership is "not leader".
 func rpcErr(err error) error {
@@ -60,6 +68,9 @@ func rpcErr(err error) error {
 }
 
 func (g *grpcService) GetMembers(ctx context.Context, _ *pdpb.GetMembersRequest) (*pdpb.GetMembersResponse, error) {
+	if !g.s.ready.Load() {
+		return nil, errStarting
+	}
 	members, err := g.s.members(ctx)
 	if err != nil {
 		return nil, rpcErr(err)
@@ -82,6 +93,9 @@ func (g *grpcService) GetMembers(ctx context.Context, _ *pdpb.GetMembersRequest)
 }
 
 func (g *grpcService) GetClusterInfo(context.Context, *pdpb.GetClusterInfoRequest) (*pdpb.GetClusterInfoResponse, error) {
+	if !g.s.ready.Load() {
+		return nil, errStarting
+	}
 	return &pdpb.GetClusterInfoResponse{Header: g.header(), ServiceModes: []pdpb.ServiceMode{pdpb.ServiceMode_PD_SVC_MODE}}, nil
 }
 

@@ -75,6 +75,10 @@ type regionJSON struct {
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.s.ready.Load() {
+		http.Error(w, "PD is starting", http.StatusServiceUnavailable)
+		return
+	}
 	path := strings.TrimPrefix(r.URL.Path, apiPrefix)
 	deleteStore := r.Method == http.MethodDelete && strings.HasPrefix(path, "store/")
 	postConfig := r.Method == http.MethodPost && path == "config"

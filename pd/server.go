@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/meta_storagepb"
@@ -48,6 +49,10 @@ type Server struct {
 	hbStreams heartbeatStreams
 	// collector reports the directory's metrics, if registered.
 	collector prometheus.Collector
+
+	// ready is set once NewServer has set up everything above: etcd
+	// serves PD's gRPC and HTTP handlers before then.
+	ready atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -131,6 +136,7 @@ func NewServer(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := prometheus.Register(clusterCollector{s: s}); err == nil {
 		s.collector = clusterCollector{s: s}
 	}
+	s.ready.Store(true)
 	s.wg.Add(2)
 	go s.campaignLoop()
 	go s.watchLeader()
