@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests drive: the real sysbench and the
-# mariadb client (and, with --with-server, mariadb-server for the
-# side-by-side comparisons). Does nothing when they are already there.
+# Installs the Debian packages the tests drive: the real sysbench, the
+# mariadb client and HAProxy (in front of the playground's SQL nodes), and,
+# with --with-server, mariadb-server for the side-by-side comparisons.
+# Does nothing when they are already there.
 set -euo pipefail
 need=()
 command -v sysbench >/dev/null 2>&1 || need+=(sysbench)
 command -v mariadb >/dev/null 2>&1 || need+=(mariadb-client)
+command -v haproxy >/dev/null 2>&1 || need+=(haproxy)
 if [ "${1:-}" = "--with-server" ]; then
   command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 fi
