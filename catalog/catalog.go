@@ -15,11 +15,18 @@ import (
 // catalog at start, runs schema changes one at a time, publishes a new
 // InfoSchema after each, and hands out auto-increment values.
 //
+// On a cluster several SQL nodes share the stored catalog; a Cluster
+// (schemasync) then serializes schema changes across them, tells the
+// others of each new version and waits for them, and has each node
+// Reload what the others changed.
+//
 // All methods are safe for concurrent use.
 type Catalog struct {
-	store kv.Storage
-	ddlMu sync.Mutex // one schema change at a time
-	is    atomic.Pointer[InfoSchema]
+	store   kv.Storage
+	cluster Cluster    // nil on an embedded store
+	ddlMu   sync.Mutex // one schema change at a time in this process
+	loadMu  sync.Mutex // one swap of is at a time, never to an older version
+	is      atomic.Pointer[InfoSchema]
 
 	autoMu  sync.Mutex
 	autoIDs map[int64]*autoRange
@@ -27,6 +34,28 @@ type Catalog struct {
 	statsMu sync.RWMutex
 	stats   map[int64]*TableStats
 }
+
+// Cluster is what a catalog shared by several SQL nodes needs of them
+// (package schemasync implements it over PD's etcd).
+type Cluster interface {
+	// LockDDL takes the lock that serializes schema changes across the
+	// nodes, until unlock.
+	LockDDL(ctx context.Context) (unlock func(), err error)
+	// Published announces schema version v, just committed by this node,
+	// and returns once every other live node has loaded it.
+	Published(ctx context.Context, v int64) error
+}
+
+// ErrSchemaChanged fails a transaction that wrote a table whose
+// definition changed since the transaction's schema version, past what
+// the other nodes are known to use (TiDB's 8028), and a schema change
+// that found the stored schema changed under it by another node.
+var ErrSchemaChanged = errors.New("catalog: schema changed during the transaction")
+
+// ErrSchemaOutdated is a SQL node's refusal to run or commit a statement
+// while it cannot tell that its schema is current: it could not renew its
+// schema lease or reload the schema in time (TiDB's 8027).
+var ErrSchemaOutdated = errors.New("catalog: schema lease expired")
 
 type autoRange struct {
 	next, end int64 // next value to hand out; end is the last reserved
@@ -41,13 +70,20 @@ const DefaultDB = "test"
 
 // Open loads the catalog stored in store, creating the default database
 // on a new store.
-func Open(store kv.Storage) (*Catalog, error) {
-	c := &Catalog{store: store, autoIDs: map[int64]*autoRange{}, stats: map[int64]*TableStats{}}
-	if err := c.load(); err != nil {
+func Open(store kv.Storage) (*Catalog, error) { return OpenShared(store, nil) }
+
+// OpenShared is Open for a store that other SQL nodes share, cl
+// coordinating the schema changes (nil: Open).
+func OpenShared(store kv.Storage, cl Cluster) (*Catalog, error) {
+	c := &Catalog{store: store, cluster: cl, autoIDs: map[int64]*autoRange{}, stats: map[int64]*TableStats{}}
+	if _, err := c.Reload(context.Background()); err != nil {
 		return nil, err
 	}
 	if c.InfoSchema().Version == 0 {
 		err := c.RunDDL(context.Background(), func(m *Meta, is *InfoSchema) error {
+			if is.DB(DefaultDB) != nil {
+				return nil // another node bootstrapped it first
+			}
 			id, err := m.NewIDs(1)
 			if err != nil {
 				return err
@@ -63,41 +99,81 @@ func Open(store kv.Storage) (*Catalog, error) {
 	return c, nil
 }
 
-func (c *Catalog) load() error {
+// Reload reads the stored schema version and, if it is newer than the
+// loaded one (another node changed the schema), loads the stored catalog
+// and publishes it. It returns the version loaded now.
+func (c *Catalog) Reload(ctx context.Context) (int64, error) {
 	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer txn.Rollback()
 	m := NewMeta(txn)
 	v, err := m.SchemaVersion()
 	if err != nil {
-		return err
+		return 0, err
 	}
+	if cur := c.is.Load(); cur != nil && cur.Version >= v {
+		return cur.Version, nil
+	}
+	is, stats, err := loadSchema(m, v)
+	if err != nil {
+		return 0, err
+	}
+	return c.swap(is, stats).Version, nil
+}
+
+// loadSchema reads every database, table and statistics record of m's
+// transaction, whose schema version is v.
+func loadSchema(m *Meta, v int64) (*InfoSchema, map[int64]*TableStats, error) {
 	is := newInfoSchema(v)
+	stats := map[int64]*TableStats{}
 	dbs, err := m.DBs()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, db := range dbs {
 		is.addDB(db)
 		tables, err := m.Tables(db.ID)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		for _, t := range tables {
 			is.addTable(db, t)
 			st, err := m.Stats(t.ID)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			if st != nil {
-				c.stats[t.ID] = st
+				stats[t.ID] = st
 			}
 		}
 	}
+	return is, stats, nil
+}
+
+// swap publishes is (and, if not nil, the statistics loaded with it)
+// unless a newer version is already published; it returns the published
+// one.
+func (c *Catalog) swap(is *InfoSchema, stats map[int64]*TableStats) *InfoSchema {
+	c.loadMu.Lock()
+	defer c.loadMu.Unlock()
+	if cur := c.is.Load(); cur != nil && cur.Version >= is.Version {
+		return cur
+	}
+	if stats != nil {
+		c.statsMu.Lock()
+		// Keep what SetStats recorded here after the load read the store.
+		for id, old := range c.stats {
+			if st := stats[id]; (st == nil && is.TableByID(id) != nil) || (st != nil && old.Version > st.Version) {
+				stats[id] = old
+			}
+		}
+		c.stats = stats
+		c.statsMu.Unlock()
+	}
 	c.is.Store(is)
-	return nil
+	return is
 }
 
 // InfoSchema returns the current schema snapshot.
@@ -107,8 +183,11 @@ func (c *Catalog) InfoSchema() *InfoSchema { return c.is.Load() }
 // a copy of the current InfoSchema; RunDDL bumps the schema version, commits
 // and publishes the copy. Schema changes are serialized.
 func (c *Catalog) RunDDL(ctx context.Context, fn func(m *Meta, is *InfoSchema) error) error {
-	c.ddlMu.Lock()
-	defer c.ddlMu.Unlock()
+	unlock, err := c.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return c.runLocked(ctx, fn)
 }
 
@@ -119,26 +198,61 @@ func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema
 	}
 	defer txn.Rollback()
 	m := NewMeta(txn)
+	base := c.InfoSchema()
+	if c.cluster != nil {
+		// Under the lock (LockDDL reloaded), the stored version is the
+		// loaded one, unless the lock was lost and another node changed
+		// the schema meanwhile: this change was decided on a stale
+		// schema. (Two nodes committing at once conflict on the version.)
+		stored, err := m.SchemaVersion()
+		if err != nil {
+			return err
+		}
+		if stored != base.Version {
+			return fmt.Errorf("%w: version %d is stored, this node has %d loaded", ErrSchemaChanged, stored, base.Version)
+		}
+	}
 	v, err := m.BumpSchemaVersion()
 	if err != nil {
 		return err
 	}
-	is := c.InfoSchema().clone(v)
+	is := base.clone(v)
 	if err := fn(m, is); err != nil {
 		return err
 	}
 	if err := txn.Commit(ctx); err != nil {
 		return err
 	}
-	c.is.Store(is)
+	c.swap(is, nil)
+	if c.cluster != nil {
+		return c.cluster.Published(ctx, v)
+	}
 	return nil
 }
 
 // LockDDL takes the schema-change lock for a change made of several steps
-// (an index build); RunDDLLocked runs each step under it.
-func (c *Catalog) LockDDL() func() {
+// (an index build); RunDDLLocked runs each step under it. On a cluster the
+// lock is the nodes' (Cluster.LockDDL), and the newest stored schema is
+// loaded once it is held.
+func (c *Catalog) LockDDL(ctx context.Context) (unlock func(), err error) {
 	c.ddlMu.Lock()
-	return c.ddlMu.Unlock
+	if c.cluster == nil {
+		return c.ddlMu.Unlock, nil
+	}
+	release, err := c.cluster.LockDDL(ctx)
+	if err != nil {
+		c.ddlMu.Unlock()
+		return nil, err
+	}
+	if _, err := c.Reload(ctx); err != nil {
+		release()
+		c.ddlMu.Unlock()
+		return nil, err
+	}
+	return func() {
+		release()
+		c.ddlMu.Unlock()
+	}, nil
 }
 
 // RunDDLLocked is RunDDL for a caller holding LockDDL.

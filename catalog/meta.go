@@ -24,6 +24,8 @@ import (
 // All sort under tablecodec.MetaPrefix, before every table's data.
 type Meta struct {
 	txn kv.Txn
+	// version is the schema version BumpSchemaVersion set in txn, 0 before.
+	version int64
 }
 
 // NewMeta returns a Meta over txn.
@@ -74,6 +76,7 @@ func (m *Meta) BumpSchemaVersion() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	m.version = v + 1
 	return v + 1, m.setInt(keySchemaVersion, v+1)
 }
 
@@ -100,8 +103,12 @@ func (m *Meta) PutDB(db *DBInfo) error { return m.putJSON(metaKey("DB", db.ID), 
 // DeleteDB deletes a database record.
 func (m *Meta) DeleteDB(id int64) error { return m.txn.Delete(metaKey("DB", id)) }
 
-// PutTable writes a table record.
+// PutTable writes a table record, stamping it with the schema version
+// this transaction publishes (t must be a new record, not a published one).
 func (m *Meta) PutTable(t *TableInfo) error {
+	if m.version != 0 {
+		t.Revision = m.version
+	}
 	return m.putJSON(metaKey("Tbl", t.DBID, t.ID), t)
 }
 

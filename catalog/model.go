@@ -136,6 +136,11 @@ type TableInfo struct {
 	// (within one timing and event): creation order unless FOLLOWS or
 	// PRECEDES placed one. They live and die with the table.
 	Triggers []*TriggerInfo `json:"triggers,omitempty"`
+	// Revision is the schema version that last changed this record (set
+	// by Meta.PutTable): a transaction that started under an older version
+	// and writes the table must fail its commit if it cannot tell that no
+	// node has moved two versions past it (schemasync).
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // ViewInfo is a view's definition: its query's text (resolved in the

@@ -109,7 +109,10 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 			return err
 		}
 	}
-	unlock := d.Catalog.LockDDL()
+	unlock, err := d.Catalog.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	name := s.Table.Name.O
 	if err := checkDropsAll(d, dbName, name, s.Specs); err != nil {
@@ -349,7 +352,10 @@ func (d *DDL) renameIndex(ctx context.Context, tableID int64, from, to string) e
 // keeps its id, so statements still running under the old name read and
 // write the same rows.
 func (d *DDL) RenameTable(ctx context.Context, currentDB string, s *ast.RenameTableStmt) error {
-	unlock := d.Catalog.LockDDL()
+	unlock, err := d.Catalog.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	for _, tt := range s.TableToTables {
 		oldDB, newDB := tt.OldTable.Schema.O, tt.NewTable.Schema.O

@@ -29,7 +29,9 @@ import (
 )
 
 // Waiter waits until no statement or transaction runs under a schema
-// version older than v.
+// version older than v: on this SQL node and, on a cluster, on every other
+// (session.Driver with schemasync). On a cluster every step also returns
+// only once the other nodes have loaded it (catalog.Cluster.Published).
 type Waiter func(ctx context.Context, v int64) error
 
 // DDL runs schema changes against one catalog and store.

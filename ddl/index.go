@@ -26,7 +26,10 @@ func (d *DDL) CreateIndex(ctx context.Context, currentDB string, tn *ast.TableNa
 	if dbName == "" {
 		dbName = currentDB
 	}
-	unlock := d.Catalog.LockDDL()
+	unlock, err := d.Catalog.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	_, t, err := d.table(dbName, tn.Name.O)
 	if err != nil {
@@ -210,7 +213,10 @@ func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName
 	if dbName == "" {
 		dbName = currentDB
 	}
-	unlock := d.Catalog.LockDDL()
+	unlock, err := d.Catalog.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	_, t, err := d.table(dbName, tn.Name.O)
 	if err != nil {

@@ -336,7 +336,10 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 // column and indexes are dropped as the last step would. Nothing runs
 // yet, so the waits between steps return at once.
 func (d *DDL) RecoverModify(ctx context.Context) error {
-	unlock := d.Catalog.LockDDL()
+	unlock, err := d.Catalog.LockDDL(ctx)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	is := d.Catalog.InfoSchema()
 	for _, db := range is.DBs() {
