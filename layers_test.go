@@ -49,8 +49,10 @@ var layers = []layer{
 	{"planner", []string{"catalog", "errno", "expression", "kv", "tablecodec", "types"}},
 	{"executor", []string{"catalog", "errno", "expression", "kv", "planner", "table", "tablecodec", "types"}},
 	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
+	// The schema shared by a cluster's SQL nodes, through PD's etcd.
+	{"schemasync", []string{"catalog", "codec"}},
 	{"session", []string{"catalog", "codec", "ddl", "errno", "executor", "expression", "kv", "metrics",
-		"parserdriver", "planner", "privilege", "table", "tablecodec", "trigger", "types"}},
+		"parserdriver", "planner", "privilege", "schemasync", "table", "tablecodec", "trigger", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.
 	{"server", []string{"errno"}},
