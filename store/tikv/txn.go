@@ -3,6 +3,7 @@ package tikv
 import (
 	"context"
 	"errors"
+	"iter"
 	"time"
 
 	"github.com/basalt-db/basalt/kv"
@@ -22,7 +23,47 @@ type txn struct {
 	snap snapshot
 	buf  *kv.MemBuffer
 	done bool
+	// check, if set, decides at commit whether the schema the SQL layer
+	// wrote under still holds (SetSchemaCheck).
+	check SchemaCheck
 }
+
+// SchemaCheck decides whether a transaction may commit at commitTS (0:
+// now), given the keys it writes; an error fails the commit. It is what
+// TiDB gives client-go as its schema lease checker.
+type SchemaCheck func(commitTS uint64, keys iter.Seq[[]byte]) error
+
+// SetSchemaCheck makes Commit call check before the two-phase commit and
+// again, through client-go, once the commit timestamp is known (for async
+// commit and 1PC, at the prewrite, with the commit bounded by client-go's
+// safe window). (check is a SchemaCheck; the method takes the plain
+// function type so that the SQL layer can ask for it by an interface of
+// its own.)
+func (t *txn) SetSchemaCheck(check func(commitTS uint64, keys iter.Seq[[]byte]) error) {
+	t.check = check
+}
+
+// schemaChecker is t.check as client-go's SchemaLeaseChecker.
+type schemaChecker struct{ t *txn }
+
+func (c schemaChecker) CheckBySchemaVer(commitTS uint64, _ transaction.SchemaVer) (*transaction.RelatedSchemaChange, error) {
+	return nil, c.t.check(commitTS, c.t.keys)
+}
+
+// keys yields the keys the transaction writes.
+func (t *txn) keys(yield func([]byte) bool) {
+	for _, m := range t.buf.Mutations() {
+		if !yield(m.Key) {
+			return
+		}
+	}
+}
+
+// noSchemaVer is the start schema client-go passes back to the checker,
+// which knows its own.
+type noSchemaVer struct{}
+
+func (noSchemaVer) SchemaMetaVersion() int64 { return 0 }
 
 func newTxn(s *Storage, kt *transaction.KVTxn, mode kv.Mode) *txn {
 	return &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS()}, buf: kv.NewMemBuffer()}
@@ -117,6 +158,14 @@ func (t *txn) Commit(ctx context.Context) error {
 		return kv.ErrTxnClosed
 	}
 	t.done = true
+	if t.check != nil {
+		if err := t.check(0, t.keys); err != nil {
+			t.kt.Rollback()
+			return err
+		}
+		t.kt.SetSchemaVer(noSchemaVer{})
+		t.kt.SetSchemaLeaseChecker(schemaChecker{t})
+	}
 	mb := t.kt.GetMemBuffer()
 	for _, m := range t.buf.Mutations() {
 		var err error
