@@ -48,6 +48,11 @@ type Config struct {
 	// InitialRootPassword is the password given to root when the data
 	// directory is created. It is a flag only: passwords stay out of files.
 	InitialRootPassword string `toml:"-"`
+	// Lease is the schema lease, TiDB's `lease`: with store "tikv", a SQL
+	// node that has not renewed its registration in PD's etcd or reloaded
+	// the schema for this long stops serving, and the other SQL nodes
+	// stop waiting for it after a schema change (package schemasync).
+	Lease Duration `toml:"lease"`
 
 	Status            Status            `toml:"status"`
 	Log               Log               `toml:"log"`
@@ -222,6 +227,7 @@ func Default() *Config {
 		Path:             "./basalt-data",
 		MaxConnections:   0,
 		MaxAllowedPacket: 64 * MiB,
+		Lease:            Duration(45 * time.Second),
 		Status:           Status{StatusPort: 10080},
 		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
 		Log:              Log{Level: "info"},
@@ -301,6 +307,9 @@ func (c *Config) Validate() error {
 		add(invalid("store", "%q: want %s, %s or %s", c.Store, StoreLocal, StoreTiKV, StoreMockTiKV))
 	}
 
+	if c.Lease < Duration(time.Second) {
+		add(invalid("lease", "%v is below 1s", time.Duration(c.Lease)))
+	}
 	if c.MaxConnections < 0 {
 		add(invalid("max-connections", "%d is negative (0 means no limit)", c.MaxConnections))
 	}

@@ -48,6 +48,7 @@ func TestLoadFull(t *testing.T) {
 		Path:             "/var/lib/basalt",
 		MaxConnections:   1000,
 		MaxAllowedPacket: GiB,
+		Lease:            Duration(10 * time.Second),
 		Status:           Status{StatusPort: 10081},
 		Log:              Log{Level: "debug", File: "/var/log/basalt.log"},
 		Performance:      Performance{MaxProcs: 8, GOGC: 150, GoMemoryLimit: 2 * GiB},

@@ -1,6 +1,9 @@
 package config
 
-import "flag"
+import (
+	"flag"
+	"time"
+)
 
 // Flags are the command-line flags that override the file. Register them
 // on a FlagSet, parse it, Load the file named by ConfigFile (if any), then
@@ -16,6 +19,26 @@ type Flags struct {
 	host, store, dataDir, rootPassword, level, logFile string
 	sslCert, sslKey                                    string
 	port, statusPort                                   int
+	lease                                              durationFlag
+}
+
+// durationFlag is a flag.Value over a Duration.
+type durationFlag struct{ d *Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*f.d = Duration(d)
+	return nil
 }
 
 // RegisterFlags defines the flags on fs. Their defaults, shown by -help,
@@ -37,6 +60,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.level, "L", d.Log.Level, "shorthand for --log-level")
 	fs.StringVar(&f.logFile, "log-file", d.Log.File, "log `file` (default stderr)")
 	fs.StringVar(&f.sslCert, "ssl-cert", d.Security.SSLCert, "TLS certificate `file` (PEM) for MySQL clients (config key: security.ssl-cert)")
+	lease := d.Lease
+	f.lease = durationFlag{&lease}
+	fs.Var(f.lease, "lease", "schema `lease` with --store tikv: a SQL node that cannot renew it stops serving (config key: lease)")
 	fs.StringVar(&f.sslKey, "ssl-key", d.Security.SSLKey, "TLS private key `file` (PEM) of --ssl-cert (config key: security.ssl-key)")
 	return f
 }
@@ -95,6 +121,9 @@ func (f *Flags) apply(c *Config) map[string]bool {
 		case "ssl-cert":
 			c.Security.SSLCert = f.sslCert
 			set["security.ssl-cert"] = true
+		case "lease":
+			c.Lease = *f.lease.d
+			set["lease"] = true
 		case "ssl-key":
 			c.Security.SSLKey = f.sslKey
 			set["security.ssl-key"] = true

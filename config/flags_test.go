@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func parseFlags(t *testing.T, args ...string) *Flags {
@@ -68,6 +69,9 @@ file = "/from/file.log"
 		}},
 		{"TiDB's aliases", []string{"--path", "/p", "--status", "10090", "-L", "debug"}, func(c *Config) bool {
 			return c.Path == "/p" && c.Status.StatusPort == 10090 && c.Log.Level == "debug"
+		}},
+		{"schema lease", []string{"--config", file, "--lease", "2s"}, func(c *Config) bool {
+			return time.Duration(c.Lease) == 2*time.Second && c.Path == "/from/file"
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -86,18 +87,27 @@ func (d *Driver) bootstrapACL(ctx context.Context) error {
 	newUsers := d.catalog.InfoSchema().Table(aclDB, "user") == nil
 	for _, name := range []string{"user", "db", "tables_priv"} {
 		if d.catalog.InfoSchema().Table(aclDB, name) == nil {
-			if _, err := s.execInternal(ctx, grantTables()[name]); err != nil {
+			// On a new cluster, another SQL node starting at the same
+			// time may create it first.
+			if _, err := s.execInternal(ctx, grantTables()[name]); err != nil && !isCode(err, errno.ErTableExists) {
 				return fmt.Errorf("creating mysql.%s: %w", name, err)
 			}
 		}
 	}
 	if newUsers {
 		auth := privilege.NativeHash(d.cfg.RootPassword)
-		if err := s.execWrite(ctx, insertUserSQL("%", "root", privilege.PluginNative, auth, privilege.GlobalPrivs)); err != nil {
+		err := s.execWrite(ctx, insertUserSQL("%", "root", privilege.PluginNative, auth, privilege.GlobalPrivs))
+		if err != nil && !isCode(err, errno.ErDupEntry) {
 			return fmt.Errorf("creating root: %w", err)
 		}
 	}
 	return d.loadACL(ctx)
+}
+
+// isCode reports whether err is the MySQL error code.
+func isCode(err error, code uint16) bool {
+	var e *errno.Error
+	return errors.As(err, &e) && e.Code == code
 }
 
 // insertUserSQL is the INSERT of a new account.

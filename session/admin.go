@@ -38,7 +38,10 @@ func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, erro
 	if x.Tp != ast.AdminCheckTable {
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
 	}
-	is, release := s.pinStmt()
+	is, release, err := s.pinStmt()
+	if err != nil {
+		return Result{}, err
+	}
 	defer release()
 	tables := make([]*catalog.TableInfo, len(x.Tables))
 	for i, tn := range x.Tables {
@@ -142,7 +145,10 @@ func datumsText(vals []types.Datum) string {
 // Like ADMIN CHECK TABLE it pins its schema before it takes its timestamp,
 // so that the indexes it reads are those its snapshot holds.
 func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Result, error) {
-	is, release := s.pinStmt()
+	is, release, err := s.pinStmt()
+	if err != nil {
+		return Result{}, err
+	}
 	defer release()
 	ts, err := s.d.store.CurrentTS()
 	if err != nil {

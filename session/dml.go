@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
@@ -87,7 +88,10 @@ func (d *Driver) pessimisticRetries() int {
 }
 
 func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
-	is, release := s.pinStmt()
+	is, release, err := s.pinStmt()
+	if err != nil {
+		return Result{}, err
+	}
 	defer release()
 	if s.txn == nil && !s.autocommit() {
 		mode := kv.Optimistic
@@ -116,12 +120,11 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	eval := s.evalCtx(ctx, params)
 	eval.InWrite = true
 	var res executor.DMLResult
-	var err error
 	trig := s.newTriggerRun(is, p)
 	if s.txn != nil {
 		res, err = s.dmlInTxn(ctx, p, eval, trig)
 	} else {
-		res, err = s.dmlAutocommit(ctx, p, eval, trig)
+		res, err = s.dmlAutocommit(ctx, is, p, eval, trig)
 	}
 	s.warnings = append(s.warnings, eval.Warnings...)
 	if err != nil {
@@ -180,9 +183,9 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	}
 }
 
-// dmlAutocommit runs a statement as its own optimistic transaction,
-// retrying it whole after a write conflict at commit.
-func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
+// dmlAutocommit runs a statement, planned under is, as its own optimistic
+// transaction, retrying it whole after a write conflict at commit.
+func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
 	// A plain INSERT leaves its duplicate checks to the commit, which
 	// makes them anyway (TiDB's lazy constraint check): one read per key
 	// instead of two. A duplicate found there runs the statement again
@@ -193,6 +196,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, p *dmlPlan, eval *expressio
 		if err != nil {
 			return executor.DMLResult{}, err
 		}
+		s.d.checkSchemaAtCommit(txn, is)
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
 			LazyUniqueChecks: lazy}

@@ -9,6 +9,8 @@ package session
 import (
 	"context"
 	"fmt"
+	"iter"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/schemasync"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -42,6 +45,10 @@ type Config struct {
 	// RequireSecureTransport is require_secure_transport's initial value:
 	// refuse connections that use neither TLS nor a Unix socket.
 	RequireSecureTransport bool
+	// SchemaSync, on a cluster, shares the schema with the other SQL
+	// nodes through PD's etcd (package schemasync); nil on an embedded
+	// store, which has no other node.
+	SchemaSync *schemasync.Config
 }
 
 // Driver opens sessions over one store.
@@ -50,6 +57,9 @@ type Driver struct {
 	store   kv.Storage
 	catalog *catalog.Catalog
 	ddl     *ddl.DDL
+	// sync keeps the schema in step with the other SQL nodes of a
+	// cluster; nil on an embedded store.
+	sync *schemasync.Syncer
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
@@ -69,8 +79,21 @@ type Driver struct {
 // Open opens the catalog in store (creating it on a new store, with the
 // mysql schema of accounts and grants) and returns a driver for sessions
 // over it.
-func Open(store kv.Storage, cfg Config) (*Driver, error) {
-	cat, err := catalog.Open(store)
+func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
+	var syncer *schemasync.Syncer
+	var cluster catalog.Cluster // nil, not a nil *Syncer, when embedded
+	if cfg.SchemaSync != nil {
+		if syncer, err = schemasync.New(*cfg.SchemaSync); err != nil {
+			return nil, err
+		}
+		cluster = syncer
+		defer func() {
+			if err != nil {
+				syncer.Close()
+			}
+		}()
+	}
+	cat, err := catalog.OpenShared(store, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +109,13 @@ func Open(store kv.Storage, cfg Config) (*Driver, error) {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
 	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
+	if syncer != nil {
+		d.sync = syncer
+		syncer.Start(cat, d.oldestInUse)
+		if err := d.waitServing(); err != nil {
+			return nil, err
+		}
+	}
 	if err := d.ddl.RecoverModify(context.Background()); err != nil {
 		return nil, err
 	}
@@ -103,6 +133,66 @@ func (d *Driver) SetConnections(c Connections) { d.conns = c }
 // Catalog returns the driver's catalog.
 func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }
 
+// waitServing waits, at start on a cluster, until the node has
+// registered and loaded the schema, for at most two leases.
+func (d *Driver) waitServing() error {
+	deadline := time.Now().Add(2 * d.sync.Lease())
+	for {
+		err := d.sync.Valid()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cannot share the schema with the cluster's other SQL nodes: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Close stops sharing the schema with the other SQL nodes (they no
+// longer wait for this one). Call it once the sessions are closed.
+func (d *Driver) Close() error {
+	if d.sync != nil {
+		return d.sync.Close()
+	}
+	return nil
+}
+
+// oldestInUse is the oldest schema version a running statement or open
+// transaction uses, math.MaxInt64 if none.
+func (d *Driver) oldestInUse() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := int64(math.MaxInt64)
+	for ver, n := range d.active {
+		if n > 0 && ver < v {
+			v = ver
+		}
+	}
+	return v
+}
+
+// schemaCheckable is a transaction whose commit can check that the schema
+// its writes were made under still holds (store/tikv's).
+type schemaCheckable interface {
+	SetSchemaCheck(check func(commitTS uint64, keys iter.Seq[[]byte]) error)
+}
+
+// checkSchemaAtCommit makes txn's commit fail, on a cluster, if the
+// schema it runs under (is) may no longer be one of the two in use
+// (schemasync.Syncer.CheckCommit).
+func (d *Driver) checkSchemaAtCommit(txn kv.Txn, is *catalog.InfoSchema) {
+	if d.sync == nil {
+		return
+	}
+	if c, ok := txn.(schemaCheckable); ok {
+		ver := is.Version
+		c.SetSchemaCheck(func(commitTS uint64, keys iter.Seq[[]byte]) error {
+			return d.sync.CheckCommit(ver, commitTS, keys)
+		})
+	}
+}
+
 // pinSchema returns the current schema and records a statement or
 // transaction running under it until unpin. Reading the schema and
 // recording it happen under one lock (d.mu, which waitVersion takes too),
@@ -111,27 +201,50 @@ func (d *Driver) Catalog() *catalog.Catalog { return d.catalog }
 // ever in use. (Reading first and registering later let a statement plan
 // with an index that DROP INDEX then deleted, or without one that CREATE
 // INDEX had already backfilled.)
-func (d *Driver) pinSchema() *catalog.InfoSchema {
+//
+// On a cluster it fails with catalog.ErrSchemaOutdated while the node
+// cannot tell that its schema is current (schemasync.Syncer.Valid).
+func (d *Driver) pinSchema() (*catalog.InfoSchema, error) {
+	if d.sync != nil {
+		if err := d.sync.Valid(); err != nil {
+			return nil, err
+		}
+	}
 	d.mu.Lock()
 	is := d.catalog.InfoSchema()
 	d.active[is.Version]++
 	d.mu.Unlock()
-	return is
+	return is, nil
 }
 
 func (d *Driver) unpin(is *catalog.InfoSchema) {
 	d.mu.Lock()
 	v := is.Version
 	d.active[v]--
-	if d.active[v] <= 0 {
+	drained := d.active[v] <= 0
+	if drained {
 		delete(d.active, v)
 		d.drained.Broadcast()
 	}
 	d.mu.Unlock()
+	if drained && d.sync != nil {
+		d.sync.Notify()
+	}
 }
 
-// waitVersion waits until nothing runs under a schema version below v.
+// waitVersion waits until nothing runs under a schema version below v,
+// on this node and, on a cluster, on every other SQL node.
 func (d *Driver) waitVersion(ctx context.Context, v int64) error {
+	if err := d.waitLocalVersion(ctx, v); err != nil {
+		return err
+	}
+	if d.sync != nil {
+		return d.sync.WaitInUse(ctx, v)
+	}
+	return nil
+}
+
+func (d *Driver) waitLocalVersion(ctx context.Context, v int64) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	stop := context.AfterFunc(ctx, func() {
 		d.mu.Lock()

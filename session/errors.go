@@ -35,6 +35,12 @@ func mapError(err error, is *catalog.InfoSchema) error {
 		return dupKeyError(ke.Key, is)
 	case errors.As(err, &tl):
 		return &errno.Error{Code: 8025, State: "HY000", Msg: "entry too large, the max entry size is 6291456, the size of data is " + itoa(tl.Size)}
+	case errors.Is(err, catalog.ErrSchemaChanged):
+		// TiDB's ErrInfoSchemaChanged; clients retry the transaction.
+		return &errno.Error{Code: 8028, State: "HY000", Msg: "Information schema is changed during the execution of the statement(for example, table definition may be updated by other DDL ran in parallel). If you see this error often, try increasing `tidb_max_delta_schema_count`. [try again later]"}
+	case errors.Is(err, catalog.ErrSchemaOutdated):
+		// TiDB's ErrInfoSchemaExpired: this SQL node lost its schema lease.
+		return &errno.Error{Code: 8027, State: "HY000", Msg: "Information schema is out of date: schema failed to update in 1 lease, please make sure TiDB can connect to TiKV"}
 	case errors.Is(err, kv.ErrPDTimeout):
 		return &errno.Error{Code: errno.ErPDServerTimeout, State: "HY000", Msg: "PD server timeout"}
 	case errors.Is(err, kv.ErrStoreTimeout):

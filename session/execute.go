@@ -194,7 +194,9 @@ func (s *Session) schema() *catalog.InfoSchema {
 
 // pinStmt pins the schema a statement is planned and run with, until
 // release: its transaction's, or the newest for a statement outside one.
-func (s *Session) pinStmt() (is *catalog.InfoSchema, release func()) {
+// On a cluster it fails while the node cannot tell that its schema is
+// current (see pinSchema).
+func (s *Session) pinStmt() (is *catalog.InfoSchema, release func(), err error) {
 	if s.txn == nil && !s.autocommit() {
 		mode := kv.Optimistic
 		if s.pessimistic() {
@@ -203,15 +205,24 @@ func (s *Session) pinStmt() (is *catalog.InfoSchema, release func()) {
 		if err := s.begin(true, mode); err != nil {
 			// Run outside a transaction; the error comes back when
 			// the statement tries to begin one.
-			is = s.d.pinSchema()
-			return is, func() { s.d.unpin(is) }
+			if is, err = s.d.pinSchema(); err != nil {
+				return nil, nil, mapError(err, nil)
+			}
+			return is, func() { s.d.unpin(is) }, nil
 		}
 	}
 	if s.txn != nil {
-		return s.txnIS, func() {}
+		if s.d.sync != nil {
+			if err := s.d.sync.Valid(); err != nil {
+				return nil, nil, mapError(err, nil)
+			}
+		}
+		return s.txnIS, func() {}, nil
 	}
-	is = s.d.pinSchema()
-	return is, func() { s.d.unpin(is) }
+	if is, err = s.d.pinSchema(); err != nil {
+		return nil, nil, mapError(err, nil)
+	}
+	return is, func() { s.d.unpin(is) }, nil
 }
 
 func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression.Ctx {

@@ -46,7 +46,10 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	// Pinned from the moment the schema is read until the rows are done
 	// (see pinSchema), or until an early return.
-	is, release := s.pinStmt()
+	is, release, err := s.pinStmt()
+	if err != nil {
+		return Result{}, err
+	}
 	registered := true
 	defer func() {
 		if registered {

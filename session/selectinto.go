@@ -214,7 +214,10 @@ func (s *Session) evalWithSubquery(ctx context.Context, e ast.ExprNode) (types.D
 // runQuery runs a query inside the session to its end and gives its rows
 // to *data. check, if not nil, sees the plan before it runs.
 func (s *Session) runQuery(ctx context.Context, node ast.ResultSetNode, params []types.Datum, check func(*planner.Query) error, data *[][]types.Datum) error {
-	is, release := s.pinStmt()
+	is, release, err := s.pinStmt()
+	if err != nil {
+		return err
+	}
 	defer release()
 	s.stmtIS = is
 	q, err := planner.BuildQuery(s.planContext(), node)

@@ -210,12 +210,16 @@ func (s *Session) readLockWait() time.Duration {
 func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	// Pin the schema before the start timestamp: a schema version is
 	// published after the data it needs (a backfilled index) committed.
-	is := s.d.pinSchema()
+	is, err := s.d.pinSchema()
+	if err != nil {
+		return mapError(err, nil)
+	}
 	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode, Commit: s.hotVar().commit})
 	if err != nil {
 		s.d.unpin(is)
 		return mapError(err, nil)
 	}
+	s.d.checkSchemaAtCommit(txn, is)
 	s.txn, s.explicit, s.txnIS = txn, explicit, is
 	return nil
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"time"
+
 	"github.com/basalt-db/basalt/config"
 	"github.com/basalt-db/basalt/driver"
 	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/schemasync"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/session"
 )
@@ -29,6 +32,16 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 	if cfg.PreparedPlanCache.Enabled {
 		planCache = cfg.PreparedPlanCache.Capacity
 	}
+	var sync *schemasync.Config
+	if cfg.Store == config.StoreTiKV {
+		// Other SQL nodes may share the cluster: keep the schema in step
+		// with them through PD's etcd.
+		pds, err := config.PDEndpoints(cfg.Path)
+		if err != nil {
+			return nil, err
+		}
+		sync = &schemasync.Config{Endpoints: pds, Lease: time.Duration(cfg.Lease)} // logs to slog's default, the server's log
+	}
 	drv, err := session.Open(store, session.Config{
 		RootPassword:           cfg.InitialRootPassword,
 		LockWaitTimeout:        cfg.Txn.LockWait(),
@@ -37,6 +50,7 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		ServerVersion:          info.ServerVersion(),
 		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
+		SchemaSync:             sync,
 	})
 	if err != nil {
 		return nil, err
@@ -53,3 +67,7 @@ type sqlEngine struct {
 // SetServer gives the session layer the server's connections (KILL, SHOW
 // PROCESSLIST, the auth cache, max_connections).
 func (e sqlEngine) SetServer(s *server.Server) { e.sql.SetConnections(driver.Connections(s)) }
+
+// Close ends the session layer's part in the cluster (its schema lease),
+// after the last session.
+func (e sqlEngine) Close() error { return e.sql.Close() }
