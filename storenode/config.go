@@ -49,7 +49,15 @@ type ServerConfig struct {
 
 // StorageConfig is [storage].
 type StorageConfig struct {
-	DataDir                 string     `toml:"data-dir"` // --data-dir
+	DataDir string `toml:"data-dir"` // --data-dir
+	// SchedulerWorkerPoolSize bounds how many transaction commands
+	// (prewrite, commit, pessimistic lock, rollback, resolve lock, check
+	// txn status, ...) decide their writes at once, as TiKV's scheduler
+	// workers do: a command takes a worker once it holds its keys'
+	// latches, and gives it back when it hands its write to raft, not
+	// when the write applies; commands beyond it queue. Waiting for
+	// latches, for another transaction's lock or for replication holds
+	// no worker, so a few workers keep many commits in flight.
 	SchedulerWorkerPoolSize int        `toml:"scheduler-worker-pool-size"`
 	BlockCache              BlockCache `toml:"block-cache"`
 }
@@ -91,6 +99,12 @@ type RaftConfig struct {
 // ReadPoolConfig is [readpool]; only [readpool.unified] is read.
 type ReadPoolConfig struct {
 	Unified struct {
+		// MaxThreadCount bounds how many reads (get, batch get, scan,
+		// scan lock) run at once on the store, as TiKV's unified read
+		// pool does; reads beyond it queue until one ends or their
+		// request's deadline passes. A read takes its place once it may
+		// read: after the region's read index and any commit in flight
+		// on its keys.
 		MaxThreadCount int `toml:"max-thread-count"`
 	} `toml:"unified"`
 }
@@ -106,7 +120,16 @@ type RocksDBConfig struct {
 
 // PessimisticTxn is [pessimistic-txn].
 type PessimisticTxn struct {
-	Pipelined          bool     `toml:"pipelined"`
+	// Pipelined answers a pessimistic lock request as soon as raft has
+	// accepted the write of its locks on the leader, before it is
+	// replicated and applied (TiKV's pipelined pessimistic lock); later
+	// commands on those keys still wait for it to apply. Should the
+	// write be lost (the leader loses its leadership first), the
+	// transaction's prewrite finds its lock missing and fails. Off, the
+	// answer waits for the write to apply.
+	Pipelined bool `toml:"pipelined"`
+	// WaitForLockTimeout bounds a lock request's wait for another
+	// transaction's lock (see Service.WaitForLockTimeout).
 	WaitForLockTimeout Duration `toml:"wait-for-lock-timeout"`
 }
 

@@ -10,6 +10,8 @@
 //	service_batch.go   the BatchCommands stream client-go sends them on
 //	service_errors.go  mvcc's errors as TiKV's key and region errors
 //	concurrency.go     max_ts, for async commit and 1PC
+//	pools.go           the read pool and the scheduler's workers: how many
+//	                   reads, and commands deciding writes, run at once
 //	deadlock.go        the cluster's deadlock detector, TiKV's way
 //	regions.go         the seam between the service and the raftstore
 //	raft_service.go    Raft messages in, and Regions over the raftstore

@@ -108,15 +108,17 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
+	svc := NewService(n.storeID, regionsOf{n})
+	svc.Configure(cfg)
+	svc.ClusterID = n.pd.ClusterID()
+	svc.TSO = n.pd.tso // a new leader syncs max_ts before async commit or 1PC
 	n.grpc = grpc.NewServer(
 		// server.grpc-concurrency: the goroutines that serve streams' frames.
 		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
 		grpc.MaxRecvMsgSize(1<<30), grpc.MaxSendMsgSize(1<<30),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}))
-	svc := NewService(n.storeID, regionsOf{n})
-	svc.WaitForLockTimeout = cfg.Txn.WaitForLockTimeout.Duration
-	svc.TSO = n.pd.tso // a new leader syncs max_ts before async commit or 1PC
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
+		grpc.UnaryInterceptor(svc.CheckCluster))
 	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs})
 	graph := newWaitGraph()
 	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})

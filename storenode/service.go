@@ -15,6 +15,9 @@ import (
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Service is the tikvpb.TikvServer of a storage node: TiKV's transaction
@@ -38,6 +41,11 @@ import (
 // choose its commit ts chooses it above max ts (concurrency.go), once the
 // region's leader has synced max ts with PD.
 //
+// Two worker pools bound the work in progress (pools.go): reads take a
+// slot of the read pool once their data may be read, and transaction
+// commands a slot of the scheduler while they decide their writes. A
+// request whose context names another cluster is refused (CheckCluster).
+//
 // All methods are safe for concurrent use.
 type Service struct {
 	tikvpb.UnimplementedTikvServer
@@ -52,21 +60,68 @@ type Service struct {
 	// checks the holder's status, resolving it if it is dead, and asks
 	// again. Set it before serving; zero means a second, TiKV's default.
 	WaitForLockTimeout time.Duration
+	// Pipelined answers a pessimistic lock request as soon as raft has
+	// accepted the write that holds all of its locks, before it applies
+	// (pessimistic-txn.pipelined; see KvPessimisticLock). Set it before
+	// serving.
+	Pipelined bool
 	// TSO returns a fresh timestamp from PD. A region's new leader takes
 	// one before its first async-commit or 1PC prewrite, to raise max ts
 	// above every read its former leaders served. Set it before serving;
 	// nil refuses async commit and 1PC (max_timestamp_not_synced, which
 	// client-go retries until its backoff runs out).
 	TSO func(ctx context.Context) (uint64, error)
+	// ClusterID is the cluster's ID, from PD: a request whose context
+	// names another (not 0) is refused. Set it before serving; 0 checks
+	// nothing.
+	ClusterID uint64
 
-	work chan func() // BatchCommands requests for idle workers (service_batch.go)
+	reads *workerPool // readpool.unified.max-thread-count
+	sched *workerPool // storage.scheduler-worker-pool-size
+	hooks mvcc.Hooks  // for the write commands: the scheduler
+	work  chan func() // BatchCommands requests for idle workers (service_batch.go)
 }
 
-// NewService returns the service of store storeID over regions.
+// NewService returns the service of store storeID over regions, configured
+// as DefaultConfig says (see Configure).
 func NewService(storeID uint64, regions Regions) *Service {
-	s := &Service{storeID: storeID, regions: regions, cm: newConcurrencyManager(), WaitForLockTimeout: time.Second}
+	s := &Service{storeID: storeID, regions: regions, cm: newConcurrencyManager()}
+	s.Configure(DefaultConfig())
 	s.startWorkers()
 	return s
+}
+
+// Configure applies what cfg says of the service: its pools' sizes
+// (readpool.unified.max-thread-count, storage.scheduler-worker-pool-size),
+// pessimistic-txn.pipelined and pessimistic-txn.wait-for-lock-timeout.
+// Call it before serving.
+func (s *Service) Configure(cfg Config) {
+	s.reads = newWorkerPool(cfg.ReadPool.Unified.MaxThreadCount)
+	s.sched = newWorkerPool(cfg.Storage.SchedulerWorkerPoolSize)
+	s.hooks = mvcc.Hooks{Scheduler: s.sched}
+	s.Pipelined = cfg.Txn.Pipelined
+	s.WaitForLockTimeout = cfg.Txn.WaitForLockTimeout.Duration
+}
+
+// CheckCluster is the unary interceptor that refuses a request whose
+// context names a cluster other than this store's, as TiKV does: not with
+// a response but with gRPC's InvalidArgument. A context without a cluster
+// ID (0) passes, as do requests without a kvrpcpb.Context (Raft messages,
+// the deadlock detector's). Batched requests are checked on their stream
+// (checkBatchCluster).
+func (s *Service) CheckCluster(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if r, ok := req.(interface{ GetContext() *kvrpcpb.Context }); ok {
+		if id := r.GetContext().GetClusterId(); id != 0 && s.ClusterID != 0 && id != s.ClusterID {
+			return nil, status.Error(codes.InvalidArgument, "the cluster id of the request does not match the TiKV cluster")
+		}
+	}
+	return handler(ctx, req)
+}
+
+// scheduled is ctx for a transaction command: it decides its writes in a
+// slot of the scheduler (mvcc.Hooks).
+func (s *Service) scheduled(ctx context.Context) context.Context {
+	return mvcc.WithHooks(ctx, &s.hooks)
 }
 
 // region returns the region that ctx names, if this store leads it and
@@ -168,6 +223,9 @@ func readLocks(ctx *kvrpcpb.Context) *mvcc.ReadLocks {
 }
 
 // KvGet reads a key at a version.
+//
+// A read takes a slot of the read pool once it may read: past the
+// region's read index and any commit in flight on its keys.
 func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.GetResponse, error) {
 	resp := &kvrpcpb.GetResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKey())
@@ -180,7 +238,17 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 		return resp, nil
 	}
 	s.cm.observe(req.GetVersion()) // before the read waits for commits in flight
-	v, err := r.MVCC().GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
+	st := r.MVCC()
+	err := st.WaitRead(ctx, req.GetKey(), req.GetVersion())
+	if err == nil {
+		err = s.reads.Acquire(ctx)
+	}
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	defer s.reads.Release()
+	v, err := st.GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
 		resp.NotFound = true
@@ -208,6 +276,20 @@ func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) 
 	}
 	s.cm.observe(req.GetVersion())
 	st, rl := r.MVCC(), readLocks(req.GetContext())
+	var err error
+	for _, k := range req.GetKeys() {
+		if err = st.WaitRead(ctx, k, req.GetVersion()); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = s.reads.Acquire(ctx)
+	}
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	defer s.reads.Release()
 	for _, k := range req.GetKeys() {
 		v, err := st.GetWith(ctx, k, req.GetVersion(), rl)
 		var le *mvcc.LockedError
@@ -270,7 +352,17 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 		return resp, nil
 	}
 	s.cm.observe(req.GetVersion())
-	sc, err := r.MVCC().ScanWith(ctx, lo, hi, req.GetVersion(), req.GetReverse(), readLocks(req.GetContext()))
+	st := r.MVCC()
+	err = st.WaitReadRange(ctx, lo, hi, req.GetVersion())
+	if err == nil {
+		err = s.reads.Acquire(ctx)
+	}
+	if err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	defer s.reads.Release()
+	sc, err := st.ScanWith(ctx, lo, hi, req.GetVersion(), req.GetReverse(), readLocks(req.GetContext()))
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
@@ -318,6 +410,11 @@ func (s *Service) KvScanLock(ctx context.Context, req *kvrpcpb.ScanLockRequest) 
 	}
 	maxTS := req.GetMaxVersion()
 	s.cm.observe(maxTS) // as TiKV: GC's lock scan reads the locks below its safe point
+	if err := s.reads.Acquire(ctx); err != nil {
+		resp.RegionError, resp.Error = failure(err)
+		return resp, nil
+	}
+	defer s.reads.Release()
 	locks, err := r.MVCC().ScanLocks(lo, hi, int(req.GetLimit()), func(l *mvcc.LockInfo) bool { return l.StartTS <= maxTS })
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)

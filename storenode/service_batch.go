@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,8 @@ import (
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // BatchCommands serves the stream client-go sends its commands on by
@@ -56,6 +59,11 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			if i >= len(msg.GetRequestIds()) {
 				break
 			}
+			if err := s.checkBatchCluster(req); err != nil {
+				cancel()
+				<-sent
+				return err
+			}
 			id := msg.GetRequestIds()[i]
 			running.Add(1)
 			run := func() {
@@ -75,6 +83,34 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			}
 		}
 	}
+}
+
+// checkBatchCluster is CheckCluster for a batched request: as TiKV, a
+// request that names another cluster fails the whole stream with
+// InvalidArgument (the requests before it on the stream are answered or
+// cancelled).
+func (s *Service) checkBatchCluster(req *tikvpb.BatchCommandsRequest_Request) error {
+	if s.ClusterID == 0 {
+		return nil
+	}
+	if id := requestContext(req).GetClusterId(); id != 0 && id != s.ClusterID {
+		return status.Errorf(codes.InvalidArgument, "cluster of request=%d does not match TiKV cluster id=%d", id, s.ClusterID)
+	}
+	return nil
+}
+
+// requestContext is the context of a batched request of any kind (nil
+// if it has none): each kind's request has a GetContext, and is the one
+// field of its case of the oneof.
+func requestContext(req *tikvpb.BatchCommandsRequest_Request) *kvrpcpb.Context {
+	cmd := reflect.ValueOf(req.GetCmd())
+	if cmd.Kind() != reflect.Pointer || cmd.IsNil() || cmd.Elem().Kind() != reflect.Struct || cmd.Elem().NumField() == 0 {
+		return nil
+	}
+	if r, ok := cmd.Elem().Field(0).Interface().(interface{ GetContext() *kvrpcpb.Context }); ok {
+		return r.GetContext()
+	}
+	return nil
 }
 
 // batchResult is one response of the stream, under its request's id.

@@ -23,7 +23,9 @@ import (
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // The service over a real gRPC server on a loopback port, called with
@@ -146,7 +148,7 @@ func startService(t *testing.T, rs *testRegions, lockWait time.Duration, setup .
 	for _, f := range setup {
 		f(svc)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.UnaryInterceptor(svc.CheckCluster))
 	tikvpb.RegisterTikvServer(srv, svc)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
@@ -1374,4 +1376,202 @@ func TestServiceReadsWaitForCommitsInFlight(t *testing.T) {
 	expect("the reader at 55", read("d", 55), `not_found:true`)
 	eng.release()
 	expect("the prewrite", pw, ``)
+}
+
+// pipelined sets pessimistic-txn.pipelined.
+func pipelined(on bool) func(*Service) { return func(s *Service) { s.Pipelined = on } }
+
+// pessimisticPrewrite is txn's prewrite of key, locked pessimistically at
+// for_update_ts txn.
+func pessimisticPrewrite(txn uint64, key string) *kvrpcpb.PrewriteRequest {
+	return &kvrpcpb.PrewriteRequest{Context: rc(2), Mutations: []*kvrpcpb.Mutation{put(key, "v")}, PrimaryLock: []byte(key),
+		StartVersion: txn, ForUpdateTs: txn, LockTtl: 3000,
+		PessimisticActions: []kvrpcpb.PrewriteRequest_PessimisticAction{kvrpcpb.PrewriteRequest_DO_PESSIMISTIC_CHECK}}
+}
+
+// Pipelined, a pessimistic lock is answered once raft has accepted its
+// write, before it applies; the transaction's prewrite still finds the
+// lock, waiting for the write to apply. A request that waits for another
+// transaction's lock after a first batch is answered only with its last.
+// If the write is lost, the prewrite fails. Not pipelined, the answer
+// waits for the write to apply.
+func TestServicePipelinedPessimisticLock(t *testing.T) {
+	rs, eng := oneHookedRegion(t)
+	c, _ := startService(t, rs, 5*time.Second, pipelined(true))
+	ctx := context.Background()
+	lock := func(req *kvrpcpb.PessimisticLockRequest) chan answer {
+		return async(func() (fmt.Stringer, error) {
+			resp, err := c.KvPessimisticLock(ctx, req)
+			eng.record("answered")
+			return resp, err
+		})
+	}
+
+	hold := eng.holdWrites()
+	locked := lock(lockReq(10, 0, "k"))
+	eng.await(t, "the lock's write")
+	expectAnswer(t, "the lock, its write held", locked, ``)
+	prewritten := async(func() (fmt.Stringer, error) { return c.KvPrewrite(ctx, pessimisticPrewrite(10, "k")) })
+	time.Sleep(50 * time.Millisecond) // the prewrite waits for the lock's latch, or fails at once without it
+	eng.openWrites()
+	close(hold)
+	expectAnswer(t, "the prewrite after the lock applied", prewritten, ``)
+	if got := eng.log(); got != "answered, applied, applied" {
+		t.Errorf("events: %s; want the lock answered before it applied, then the prewrite", got)
+	}
+
+	// Txn 30 locks x, then waits for txn 20's lock on y: no answer for
+	// the first batch; the second, once txn 20 lets y go, is answered
+	// when proposed.
+	ok(t, failed(c.KvPessimisticLock(ctx, lockReq(20, 0, "y"))))
+	first := eng.holdWrites()
+	waiting := lock(lockReq(30, 5000, "x", "y"))
+	eng.await(t, "txn 30's lock of x")
+	second := eng.holdWrites()
+	close(first)
+	waitFor(t, rs.waits, 30, 20)
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case a := <-waiting:
+		t.Fatalf("answered %v %v after the first batch, before the wait", a.resp, a.err)
+	default:
+	}
+	rolledBack := async(func() (fmt.Stringer, error) {
+		return c.KVPessimisticRollback(ctx, &kvrpcpb.PessimisticRollbackRequest{Context: rc(2), StartVersion: 20, ForUpdateTs: 20, Keys: keys("y")})
+	})
+	eng.await(t, "txn 20's rollback")
+	third := eng.holdWrites()
+	close(second)
+	expectAnswer(t, "the rollback", rolledBack, ``)
+	eng.await(t, "txn 30's lock of y")
+	expectAnswer(t, "txn 30's locks, the last batch held", waiting, ``)
+	eng.openWrites()
+	close(third)
+
+	// A lock answered, then lost with the leadership: the prewrite fails
+	// instead of committing without it.
+	hold = eng.holdWrites()
+	locked = lock(lockReq(40, 0, "z"))
+	eng.await(t, "the lock's write")
+	expectAnswer(t, "the lock to be lost", locked, ``)
+	eng.mu.Lock()
+	eng.fail = true
+	eng.mu.Unlock()
+	eng.openWrites()
+	close(hold)
+	run(t, []step{
+		{"the prewrite without its lock", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvPrewrite(ctx, pessimisticPrewrite(40, "z"))
+		}, `errors:<abort:"mvcc: pessimistic lock not found: key \"z\", txn 40" >`},
+	})
+
+	// Not pipelined: answered once applied.
+	rs, eng = oneHookedRegion(t)
+	c, _ = startService(t, rs, 5*time.Second, pipelined(false))
+	hold = eng.holdWrites()
+	locked = lock(lockReq(50, 0, "k"))
+	eng.await(t, "the lock's write")
+	time.Sleep(50 * time.Millisecond) // time to answer, wrongly
+	eng.openWrites()
+	close(hold)
+	expectAnswer(t, "the lock, not pipelined", locked, ``)
+	if got := eng.log(); got != "applied, answered" {
+		t.Errorf("events: %s; want the lock answered after it applied", got)
+	}
+}
+
+// A request whose context names another cluster is refused as TiKV
+// refuses it: gRPC's InvalidArgument for a unary call, and the end of the
+// stream for a batched one. A context without a cluster ID passes.
+func TestServiceClusterID(t *testing.T) {
+	c, _ := startService(t, newTestRegions(t), time.Second, func(s *Service) { s.ClusterID = 7 })
+	calls := map[string]func(context.Context, *kvrpcpb.Context) (fmt.Stringer, error){
+		"KvGet": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc, Key: []byte("a")})
+		},
+		"KvBatchGet": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvBatchGet(ctx, &kvrpcpb.BatchGetRequest{Context: rc})
+		},
+		"KvScan": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvScan(ctx, &kvrpcpb.ScanRequest{Context: rc})
+		},
+		"KvScanLock": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvScanLock(ctx, &kvrpcpb.ScanLockRequest{Context: rc})
+		},
+		"KvPrewrite": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvPrewrite(ctx, &kvrpcpb.PrewriteRequest{Context: rc})
+		},
+		"KvCommit": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvCommit(ctx, &kvrpcpb.CommitRequest{Context: rc, StartVersion: 1, CommitVersion: 2})
+		},
+		"KvPessimisticLock": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvPessimisticLock(ctx, &kvrpcpb.PessimisticLockRequest{Context: rc})
+		},
+		"KVPessimisticRollback": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KVPessimisticRollback(ctx, &kvrpcpb.PessimisticRollbackRequest{Context: rc, Keys: keys("a")})
+		},
+		"KvBatchRollback": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvBatchRollback(ctx, &kvrpcpb.BatchRollbackRequest{Context: rc})
+		},
+		"KvCleanup": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvCleanup(ctx, &kvrpcpb.CleanupRequest{Context: rc, Key: []byte("a"), StartVersion: 1})
+		},
+		"KvCheckTxnStatus": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvCheckTxnStatus(ctx, &kvrpcpb.CheckTxnStatusRequest{Context: rc, PrimaryKey: []byte("a"), LockTs: 1, RollbackIfNotExist: true})
+		},
+		"KvCheckSecondaryLocks": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvCheckSecondaryLocks(ctx, &kvrpcpb.CheckSecondaryLocksRequest{Context: rc, StartVersion: 1})
+		},
+		"KvResolveLock": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvResolveLock(ctx, &kvrpcpb.ResolveLockRequest{Context: rc, StartVersion: 1, Keys: keys("a")})
+		},
+		"KvTxnHeartBeat": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvTxnHeartBeat(ctx, &kvrpcpb.TxnHeartBeatRequest{Context: rc, PrimaryLock: []byte("a"), StartVersion: 1})
+		},
+		"KvDeleteRange": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvDeleteRange(ctx, &kvrpcpb.DeleteRangeRequest{Context: rc, NotifyOnly: true, StartKey: []byte("a"), EndKey: []byte("b")})
+		},
+		"KvGC": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.KvGC(ctx, &kvrpcpb.GCRequest{Context: rc})
+		},
+		"SplitRegion": func(ctx context.Context, rc *kvrpcpb.Context) (fmt.Stringer, error) {
+			return c.SplitRegion(ctx, &kvrpcpb.SplitRegionRequest{Context: rc, SplitKey: []byte("b")})
+		},
+	}
+	ctx := context.Background()
+	for name, call := range calls {
+		for _, id := range []uint64{0, 7, 8} {
+			rctx := rc(2)
+			rctx.ClusterId = id
+			resp, err := call(ctx, rctx)
+			switch {
+			case id != 8 && (err != nil || strings.Contains(resp.String(), "region_error")):
+				t.Errorf("%s, cluster %d: %v %v; want an answer", name, id, resp, err)
+			case id == 8 && (status.Code(err) != codes.InvalidArgument ||
+				status.Convert(err).Message() != "the cluster id of the request does not match the TiKV cluster"):
+				t.Errorf("%s, cluster 8: %v %v; want TiKV's InvalidArgument", name, resp, err)
+			}
+		}
+	}
+
+	// On the stream: the requests without an ID and with this cluster's
+	// are answered; one naming another cluster ends the stream.
+	b := newBatchClient(t, c)
+	get := func(cluster uint64) *tikvpb.BatchCommandsRequest_Request {
+		rctx := rc(2)
+		rctx.ClusterId = cluster
+		return &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Context: rctx, Key: []byte("a")}}}
+	}
+	b.send([]uint64{1, 2}, get(0), get(7))
+	b.wait(1)
+	b.wait(2)
+	b.send([]uint64{3}, get(8))
+	select {
+	case err := <-b.done:
+		if status.Code(err) != codes.InvalidArgument || status.Convert(err).Message() != "cluster of request=8 does not match TiKV cluster id=7" {
+			t.Errorf("the stream ended with %v; want TiKV's InvalidArgument", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the stream goes on after a request of another cluster")
+	}
 }

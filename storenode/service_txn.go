@@ -28,6 +28,7 @@ import (
 // PD; until it has, they are refused with max_timestamp_not_synced, and
 // the client backs off and retries. Assertions are not checked.
 func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) (*kvrpcpb.PrewriteResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.PrewriteResponse{}
 	mreq, keys, err := prewriteRequest(req)
 	if err != nil {
@@ -157,6 +158,7 @@ func prewriteRequest(req *kvrpcpb.PrewriteRequest) (*mvcc.PrewriteRequest, [][]b
 
 // KvCommit commits the transaction's locks on keys at commit_version.
 func (s *Service) KvCommit(ctx context.Context, req *kvrpcpb.CommitRequest) (*kvrpcpb.CommitResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CommitResponse{}
 	if req.GetCommitVersion() <= req.GetStartVersion() {
 		resp.Error = &kvrpcpb.KeyError{Abort: fmt.Sprintf("invalid transaction timestamps: commit ts %d is not above start ts %d",
@@ -182,7 +184,8 @@ func (s *Service) KvCommit(ctx context.Context, req *kvrpcpb.CommitRequest) (*kv
 // WaitForLockTimeout: a lock still in the way then comes back as the
 // locked error, and the client checks its holder and asks again. A wait
 // that would close a cycle fails with the deadlock error. Only the Normal
-// wake-up mode is served.
+// wake-up mode is served. With Pipelined, the locks are answered once
+// proposed, before they apply (see pessimisticLock).
 func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.PessimisticLockRequest) (*kvrpcpb.PessimisticLockResponse, error) {
 	resp := &kvrpcpb.PessimisticLockResponse{}
 	keys := make([][]byte, len(req.GetMutations()))
@@ -206,12 +209,12 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 	mreq := &mvcc.PessimisticLockRequest{Keys: keys, Primary: req.GetPrimaryLock(), StartTS: req.GetStartVersion(),
 		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), MinCommitTS: req.GetMinCommitTs(),
 		LockOnlyIfExists: req.GetLockOnlyIfExists()}
-	err := st.PessimisticLock(ctx, mreq, s.lockWait(req.GetWaitTimeout()))
+	err := s.pessimisticLock(ctx, st, mreq, s.lockWait(req.GetWaitTimeout()))
 	var le *mvcc.LockedError
 	if errors.Is(err, kv.ErrLockWaitTimeout) && !errors.As(err, &le) {
 		// The wait ran out: try once more, to answer with the lock still
 		// in the way, if any.
-		err = st.PessimisticLock(ctx, mreq, 0)
+		err = s.pessimisticLock(ctx, st, mreq, 0)
 	}
 	if err != nil {
 		re, ke := failure(err)
@@ -256,6 +259,34 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 	return resp, nil
 }
 
+// pessimisticLock takes req's locks on st, deciding in a slot of the
+// scheduler. Pipelined, it returns as soon as raft has accepted the write
+// that holds the last of them (mvcc.Hooks.Proposed), as TiKV's pipelined
+// pessimistic lock answers: the command goes on meanwhile, holding its
+// keys' latches until that write applies, so that the transaction's
+// prewrite, or any other command on those keys, waits for it and finds
+// the locks. If the write fails instead (the leader lost its leadership
+// first) the locks are lost, and the transaction's prewrite fails on the
+// missing lock (mvcc's "pessimistic lock not found", an abort, as TiKV's
+// PessimisticLockNotFound is): it cannot commit without them. A request
+// that fails, or waits for another transaction's lock after a first
+// batch, is answered as before, when the command returns.
+func (s *Service) pessimisticLock(ctx context.Context, st *mvcc.Store, req *mvcc.PessimisticLockRequest, wait time.Duration) error {
+	if !s.Pipelined {
+		return st.PessimisticLock(s.scheduled(ctx), req, wait)
+	}
+	proposed := make(chan struct{})
+	hooks := &mvcc.Hooks{Scheduler: s.sched, Proposed: func() { close(proposed) }} // called at most once
+	done := make(chan error, 1)
+	go func() { done <- st.PessimisticLock(mvcc.WithHooks(ctx, hooks), req, wait) }()
+	select {
+	case err := <-done:
+		return err
+	case <-proposed:
+		return nil
+	}
+}
+
 // lockWait is how long a pessimistic lock request with wait_timeout ms
 // may wait.
 func (s *Service) lockWait(ms int64) time.Duration {
@@ -276,6 +307,7 @@ func (s *Service) lockWait(ms int64) time.Duration {
 // keys taken at or below for_update_ts; with no keys, every such lock in
 // the region (client-go's resolver does that for a dead transaction).
 func (s *Service) KVPessimisticRollback(ctx context.Context, req *kvrpcpb.PessimisticRollbackRequest) (*kvrpcpb.PessimisticRollbackResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.PessimisticRollbackResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
@@ -307,6 +339,7 @@ func (s *Service) protectRollback(startTS uint64) { s.cm.observe(startTS) }
 
 // KvBatchRollback rolls the transaction back on keys.
 func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbackRequest) (*kvrpcpb.BatchRollbackResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.BatchRollbackResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
@@ -322,6 +355,7 @@ func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbac
 // current_ts (0: regardless). A committed transaction answers its commit
 // ts.
 func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*kvrpcpb.CleanupResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CleanupResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKey())
 	if rerr != nil {
@@ -350,6 +384,7 @@ func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*
 // current ts and to the lock's start ts (see protectRollback), as TiKV
 // does.
 func (s *Service) KvCheckTxnStatus(ctx context.Context, req *kvrpcpb.CheckTxnStatusRequest) (*kvrpcpb.CheckTxnStatusResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CheckTxnStatusResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetPrimaryKey())
 	if rerr != nil {
@@ -401,6 +436,7 @@ func txnAction(a mvcc.TxnAction) kvrpcpb.Action {
 // committed; neither if it rolled back (made final: a key the transaction
 // never reached gets a rollback record, see protectRollback).
 func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CheckSecondaryLocksResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
@@ -425,6 +461,7 @@ func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckS
 // region; with txn_infos, of each transaction listed there, every key of
 // the region.
 func (s *Service) KvResolveLock(ctx context.Context, req *kvrpcpb.ResolveLockRequest) (*kvrpcpb.ResolveLockResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.ResolveLockResponse{}
 	txns := []*kvrpcpb.TxnInfo{{Txn: req.GetStartVersion(), Status: req.GetCommitVersion()}}
 	keys := req.GetKeys()
@@ -491,6 +528,7 @@ func regionLocks(r Region, keep func(*mvcc.LockInfo) bool, do func(keys [][]byte
 // KvTxnHeartBeat extends the TTL of the transaction's primary lock to
 // advise_lock_ttl, if that is longer, and answers the TTL in force.
 func (s *Service) KvTxnHeartBeat(ctx context.Context, req *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error) {
+	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.TxnHeartBeatResponse{}
 	r, rerr := s.region(req.GetContext(), req.GetPrimaryLock())
 	if rerr != nil {

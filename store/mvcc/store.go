@@ -89,10 +89,101 @@ func (s *Store) LatestCacheStats() (st LatestCacheStats, ok bool) {
 	return s.cache.stats(), true
 }
 
+// ProposingEngine is an Engine whose writes are ordered before they are
+// applied: a Raft group's, whose leader accepts a write into its log and
+// applies it once a quorum holds it. A Store writes through WriteProposed
+// when its engine has it, so that a caller may answer a command before its
+// write applies (Hooks.Proposed).
+type ProposingEngine interface {
+	Engine
+	// WriteProposed is Write that calls proposed, if not nil, once the
+	// batch is ordered: from then on it applies unless the engine fails
+	// as a whole (a leader that loses its leadership), in which case
+	// WriteProposed returns that error and the batch may be lost.
+	WriteProposed(b *Batch, sync bool, proposed func()) error
+}
+
+// Scheduler bounds how many commands decide their writes at once, as
+// TiKV's scheduler worker pool does: a command takes a slot once it holds
+// its latches, reads and decides its batch, and gives the slot back as it
+// hands the batch to the engine, not when the batch is applied; waiting
+// for latches, for another transaction's lock, or for replication holds
+// no slot. Acquire waits for a slot or for ctx to end; each successful
+// Acquire is matched by one Release.
+type Scheduler interface {
+	Acquire(ctx context.Context) error
+	Release()
+}
+
+// Hooks are what the caller of a Store's write commands can bound and
+// learn of, carried by a command's context (WithHooks), as net/http/httptrace
+// carries its hooks. Nil fields do nothing. The embedded store sets none.
+type Hooks struct {
+	// Scheduler, if set, gives the commands their slots to decide in.
+	Scheduler Scheduler
+	// Proposed, if set, is called when PessimisticLock hands the engine
+	// the batch that holds the last of the request's locks and a
+	// ProposingEngine has ordered it, before it applies: the command's
+	// answer is known then (TiKV's pipelined pessimistic lock). The
+	// command still holds its latches until the batch applies, so later
+	// commands on its keys see the locks; if the engine fails instead,
+	// the command returns the error and the locks may be lost, which a
+	// later pessimistic prewrite finds (it fails: its lock is missing).
+	// It is not called for a batch that is followed by a wait for
+	// another transaction's lock, nor when there is nothing to write.
+	Proposed func()
+}
+
+type hooksKey struct{}
+
+// WithHooks returns ctx carrying h for the commands run under it.
+func WithHooks(ctx context.Context, h *Hooks) context.Context {
+	return context.WithValue(ctx, hooksKey{}, h)
+}
+
+func hooksOf(ctx context.Context) *Hooks {
+	h, _ := ctx.Value(hooksKey{}).(*Hooks)
+	return h
+}
+
+// schedSlot is a command's place in its context's Scheduler, if it has
+// one.
+type schedSlot struct {
+	sched Scheduler
+	held  bool
+}
+
+// takeSlot waits for a slot of ctx's scheduler (none: at once). Call it
+// with the command's latches held; free the slot with release.
+func takeSlot(ctx context.Context) (schedSlot, error) {
+	h := hooksOf(ctx)
+	if h == nil || h.Scheduler == nil {
+		return schedSlot{}, nil
+	}
+	if err := h.Scheduler.Acquire(ctx); err != nil {
+		return schedSlot{}, err
+	}
+	return schedSlot{sched: h.Scheduler, held: true}, nil
+}
+
+// release gives the slot back; later calls do nothing.
+func (sl *schedSlot) release() {
+	if sl.held {
+		sl.held = false
+		sl.sched.Release()
+	}
+}
+
 // write applies b to the engine and then to the cache. Commands call it
-// with their latches held.
-func (s *Store) write(b *Batch, sync bool) error {
-	err := s.eng.Write(b, sync)
+// with their latches held. proposed, if not nil, is passed on to a
+// ProposingEngine; other engines ignore it.
+func (s *Store) write(b *Batch, sync bool, proposed func()) error {
+	var err error
+	if pe, ok := s.eng.(ProposingEngine); ok {
+		err = pe.WriteProposed(b, sync, proposed)
+	} else {
+		err = s.eng.Write(b, sync)
+	}
 	if s.cache != nil {
 		if err != nil {
 			s.cache.clear() // the batch may or may not be applied
@@ -108,6 +199,20 @@ func (s *Store) Engine() Engine { return s.eng }
 
 // Waits returns the store's wait manager.
 func (s *Store) Waits() *WaitManager { return s.waits }
+
+// WaitRead waits until no commit in flight can become visible to a read
+// of key at ts (see Latches). The reads below wait so themselves; a caller
+// that bounds how many reads run at once waits first, so that a read does
+// not hold its place while it waits for a write to apply.
+func (s *Store) WaitRead(ctx context.Context, key []byte, ts uint64) error {
+	return s.latches.WaitRead(ctx, key, ts)
+}
+
+// WaitReadRange is WaitRead for every key in [start, end) (nil bounds are
+// open).
+func (s *Store) WaitReadRange(ctx context.Context, start, end []byte, ts uint64) error {
+	return s.latches.WaitReadRange(ctx, start, end, ts)
+}
 
 // Get reads key at ts, after any commit in flight that could land below ts.
 func (s *Store) Get(ctx context.Context, key []byte, ts uint64) ([]byte, error) {
@@ -173,19 +278,30 @@ func (s *Store) Scan(ctx context.Context, start, end []byte, ts uint64, reverse 
 
 // run executes one command under latches on keys and applies its batch.
 func (s *Store) run(ctx context.Context, startTS uint64, keys [][]byte, sync bool, cmd func(*Batch) error) error {
+	return s.runProposing(ctx, startTS, keys, sync, func(b *Batch) (func(), error) { return nil, cmd(b) })
+}
+
+// runProposing is run for a command that also says whom to tell once the
+// engine orders its batch (see ProposingEngine): cmd decides the batch,
+// in a slot of the context's Scheduler, and returns the hook with it.
+func (s *Store) runProposing(ctx context.Context, startTS uint64, keys [][]byte, sync bool, cmd func(*Batch) (func(), error)) error {
 	g, err := s.latches.Acquire(ctx, startTS, keys)
 	if err != nil {
 		return err
 	}
 	defer s.latches.Release(g)
-	var b Batch
-	if err := cmd(&b); err != nil {
+	sl, err := takeSlot(ctx)
+	if err != nil {
 		return err
 	}
-	if b.Len() == 0 {
-		return nil
+	defer sl.release()
+	var b Batch
+	proposed, err := cmd(&b)
+	sl.release() // decided: replication needs no slot
+	if err != nil || b.Len() == 0 {
+		return err
 	}
-	return s.write(&b, sync)
+	return s.write(&b, sync, proposed)
 }
 
 // PessimisticLock takes req's locks in key order. When another transaction
@@ -199,17 +315,25 @@ func (s *Store) PessimisticLock(ctx context.Context, req *PessimisticLockRequest
 		var waiter *Waiter
 		r := *req
 		r.Keys = keys
-		err := s.run(ctx, req.StartTS, keys, false, func(b *Batch) error {
+		err := s.runProposing(ctx, req.StartTS, keys, false, func(b *Batch) (func(), error) {
 			var err error
 			locked, err = AcquirePessimisticLock(s.eng, b, &r)
 			var le *LockedError
+			if err == nil {
+				// The batch holds the last of the request's locks: its
+				// answer is known once the engine orders it.
+				if h := hooksOf(ctx); h != nil {
+					return h.Proposed, nil
+				}
+				return nil, nil
+			}
 			if !errors.As(err, &le) || wait == 0 {
-				return err
+				return nil, err
 			}
 			// Keep what was locked, and park on the busy key while its latch
 			// is still held, so its release cannot be missed.
 			waiter, err = s.waits.Register(keys[locked], req.StartTS, le.Lock.StartTS)
-			return err
+			return nil, err
 		})
 		if err != nil {
 			if waiter != nil {
@@ -256,6 +380,11 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 				return err
 			}
 			defer s.latches.Release(g)
+			sl, err := takeSlot(ctx)
+			if err != nil {
+				return err
+			}
+			defer sl.release()
 			s.latches.MarkCommitting(g)
 			ts, err := nextTS()
 			if err != nil {
@@ -271,7 +400,8 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 			if err != nil {
 				return err
 			}
-			if err := s.write(&b, s.Sync); err != nil {
+			sl.release()
+			if err := s.write(&b, s.Sync, nil); err != nil {
 				return err
 			}
 			commitTS = ts
@@ -313,6 +443,11 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest, maxTS func()
 			return PrewriteResult{}, err
 		}
 		defer s.latches.Release(g)
+		sl, err := takeSlot(ctx)
+		if err != nil {
+			return PrewriteResult{}, err
+		}
+		defer sl.release()
 		var mts uint64
 		if choose {
 			s.latches.MarkCommitting(g)
@@ -332,10 +467,11 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest, maxTS func()
 			}
 			s.latches.SetCommitFloor(g, floor)
 		}
+		sl.release()
 		if b.Len() == 0 {
 			return res, nil
 		}
-		return res, s.write(&b, s.Sync)
+		return res, s.write(&b, s.Sync, nil)
 	}()
 	if err != nil {
 		return PrewriteResult{}, err
@@ -432,7 +568,7 @@ func (s *Store) ResolveLock(ctx context.Context, keys [][]byte, startTS, commitT
 func (s *Store) DeleteRange(start, end []byte) error {
 	var b Batch
 	DeleteRange(&b, start, end)
-	return s.write(&b, s.Sync)
+	return s.write(&b, s.Sync, nil)
 }
 
 // GC removes versions hidden below safePoint; see GC.
@@ -442,7 +578,7 @@ func (s *Store) GC(safePoint uint64) (GCStats, error) {
 
 // GCRange is GC over the keys in [start, end) (nil bounds are open).
 func (s *Store) GCRange(start, end []byte, safePoint uint64) (GCStats, error) {
-	return GCRange(s.eng, start, end, safePoint, func(b *Batch) error { return s.write(b, false) })
+	return GCRange(s.eng, start, end, safePoint, func(b *Batch) error { return s.write(b, false, nil) })
 }
 
 // noWaitError reports a lock met when no wait was allowed as a lock wait

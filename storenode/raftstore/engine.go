@@ -8,11 +8,15 @@ import (
 
 // regionEngine is the mvcc.Engine of one region at one epoch: reads see
 // the store's applied data; a write is proposed to the region's Raft group
-// and returns once applied here, or fails with a *RegionError.
+// and returns once applied here, or fails with a *RegionError. It is an
+// mvcc.ProposingEngine: a write is ordered once raft accepts it into the
+// leader's log.
 type regionEngine struct {
 	p     *Peer
 	epoch *metapb.RegionEpoch
 }
+
+var _ mvcc.ProposingEngine = (*regionEngine)(nil)
 
 func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
 	return e.p.s.eng.Get(cf, key)
@@ -24,7 +28,15 @@ func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter
 
 // Write replicates b. sync is ignored: a write is durable once its Raft
 // log entry is, which the store syncs when raftstore.sync-log is on.
-func (e *regionEngine) Write(b *mvcc.Batch, _ bool) error {
+func (e *regionEngine) Write(b *mvcc.Batch, sync bool) error {
+	return e.WriteProposed(b, sync, nil)
+}
+
+// WriteProposed is Write that calls proposed, if not nil, once raft has
+// accepted the write into the leader's log, before it is replicated (see
+// Peer.propose). A write refused there (this peer no longer leads) fails
+// without calling it.
+func (e *regionEngine) WriteProposed(b *mvcc.Batch, _ bool, proposed func()) error {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -44,7 +56,7 @@ func (e *regionEngine) Write(b *mvcc.Batch, _ bool) error {
 				Put: &raft_cmdpb.PutRequest{Cf: cf, Key: ent.Key, Value: ent.Value}})
 		}
 	}
-	return e.p.propose(cmd, nil)
+	return e.p.propose(cmd, proposed)
 }
 
 // TiKV's names of the column families, as they travel in raft_cmdpb.
