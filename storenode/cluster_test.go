@@ -43,6 +43,8 @@ type pdRegion struct {
 	} `json:"leader"`
 	WrittenBytes uint64 `json:"written_bytes"`
 	WrittenKeys  uint64 `json:"written_keys"`
+	ReadBytes    uint64 `json:"read_bytes"`
+	ReadKeys     uint64 `json:"read_keys"`
 }
 
 func pdRegions(t testing.TB, pd string) []pdRegion {

@@ -85,9 +85,11 @@ func TestClusterTxnModes(t *testing.T) {
 		}
 	}
 
-	// The leaders report what their regions wrote to PD, which shows it.
+	// The leaders report what their regions wrote and read to PD, which
+	// shows it.
 	t.Run("flow", func(t *testing.T) {
 		deadline := time.Now().Add(15 * time.Second)
+		var wrote, read bool
 		for i := 0; ; i++ {
 			txn, err := cli.Begin()
 			if err != nil {
@@ -98,13 +100,21 @@ func TestClusterTxnModes(t *testing.T) {
 			if err := txn.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
+			if txn, err = cli.Begin(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := txn.Get(ctx, []byte(k)); err != nil {
+				t.Fatal(err)
+			}
 			for _, r := range pdRegions(t, c.PD) {
-				if r.WrittenBytes >= uint64(len(k)+10) && r.WrittenKeys >= 1 {
-					return
-				}
+				wrote = wrote || r.WrittenBytes >= uint64(len(k)+10) && r.WrittenKeys >= 1
+				read = read || r.ReadBytes >= uint64(len(k)+10) && r.ReadKeys >= 1
+			}
+			if wrote && read {
+				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no region reported what it wrote: %+v", pdRegions(t, c.PD))
+				t.Fatalf("no region reported what it wrote (%v) or read (%v): %+v", wrote, read, pdRegions(t, c.PD))
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

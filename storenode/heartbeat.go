@@ -23,7 +23,8 @@ func (n *Node) storeHeartbeats(ctx context.Context) {
 			StartTime: uint32(n.started.Unix()),
 			Interval:  &pdpb.TimeInterval{StartTimestamp: uint64(last.Unix()), EndTimestamp: uint64(now.Unix())}}
 		stats.RegionCount = uint32(len(n.rs.Peers()))
-		stats.BytesWritten, stats.KeysWritten = n.rs.Flow()
+		f := n.rs.Flow()
+		stats.BytesWritten, stats.KeysWritten, stats.BytesRead, stats.KeysRead = f.BytesWritten, f.KeysWritten, f.BytesRead, f.KeysRead
 		if m := n.eng.Metrics(); m != nil {
 			stats.UsedSize = m.DiskSpaceUsage()
 		}
@@ -106,7 +107,7 @@ func (n *Node) heartbeatStream(ctx context.Context) error {
 			}
 			req := &pdpb.RegionHeartbeatRequest{Header: n.pd.header(), Region: st.Region, Leader: st.Leader,
 				DownPeers: st.Down, PendingPeers: st.Pending, ApproximateSize: st.ApproximateSize,
-				BytesWritten: st.BytesWritten, KeysWritten: st.KeysWritten,
+				BytesWritten: st.BytesWritten, KeysWritten: st.KeysWritten, BytesRead: st.BytesRead, KeysRead: st.KeysRead,
 				Term: st.Term, Interval: &pdpb.TimeInterval{StartTimestamp: uint64(prev.at.Unix()), EndTimestamp: uint64(now.Unix())}}
 			if err := stream.Send(req); err != nil {
 				return err

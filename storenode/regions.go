@@ -41,4 +41,7 @@ type Region interface {
 	// region's leader (0 if it no longer is): when it changes, the region
 	// has a new leader, which must sync max_ts before async commit or 1PC.
 	LeaderTerm() uint64
+	// RecordRead counts what a read answered from the region, bytes (keys
+	// and values) and keys, for PD's heartbeats.
+	RecordRead(bytes, keys uint64)
 }

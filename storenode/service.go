@@ -256,6 +256,7 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 		resp.RegionError, resp.Error = failure(err)
 	default:
 		resp.Value = v
+		r.RecordRead(uint64(len(req.GetKey())+len(v)), 1)
 	}
 	return resp, nil
 }
@@ -305,7 +306,23 @@ func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) 
 			resp.Pairs = append(resp.Pairs, &kvrpcpb.KvPair{Key: k, Value: v})
 		}
 	}
+	recordRead(r, resp.Pairs)
 	return resp, nil
+}
+
+// recordRead counts the pairs a read answered from r (see
+// Region.RecordRead); a pair holding a lock read nothing.
+func recordRead(r Region, pairs []*kvrpcpb.KvPair) {
+	var bytes, keys uint64
+	for _, p := range pairs {
+		if p.Error == nil {
+			bytes += uint64(len(p.Key) + len(p.Value))
+			keys++
+		}
+	}
+	if keys > 0 {
+		r.RecordRead(bytes, keys)
+	}
 }
 
 // KvScan reads up to limit keys of the region at a version, from
@@ -379,6 +396,7 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 		resp.Pairs = nil
 		resp.RegionError, resp.Error = failure(err)
 	}
+	recordRead(r, resp.Pairs)
 	return resp, nil
 }
 

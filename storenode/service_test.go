@@ -49,11 +49,17 @@ type testRegion struct {
 	st      *mvcc.Store
 	readErr error
 	term    atomic.Uint64 // LeaderTerm's answer; 1 if unset
+	// What RecordRead counted.
+	bytesRead, keysRead atomic.Uint64
 }
 
 func (r *testRegion) Meta() *metapb.Region            { return r.meta }
 func (r *testRegion) MVCC() *mvcc.Store               { return r.st }
 func (r *testRegion) ReadIndex(context.Context) error { return r.readErr }
+func (r *testRegion) RecordRead(bytes, keys uint64) {
+	r.bytesRead.Add(bytes)
+	r.keysRead.Add(keys)
+}
 func (r *testRegion) LeaderTerm() uint64 {
 	if t := r.term.Load(); t != 0 {
 		return t
@@ -1574,4 +1580,32 @@ func TestServiceClusterID(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the stream goes on after a request of another cluster")
 	}
+}
+
+// What a read answers is counted for PD's heartbeats (Region.RecordRead):
+// the keys and values of the pairs found, not the keys absent or locked.
+func TestServiceReadFlow(t *testing.T) {
+	rs := newTestRegions(t)
+	c, _ := startService(t, rs, time.Second)
+	ctx := context.Background()
+	commit(t, c, 2, 10, 11, put("a", "1"), put("b", "22"))
+	ok(t, failed(c.KvPrewrite(ctx, &kvrpcpb.PrewriteRequest{Context: rc(2), Mutations: []*kvrpcpb.Mutation{put("c", "3")},
+		PrimaryLock: []byte("c"), StartVersion: 30, LockTtl: 3000})))
+	reg := rs.regions[2]
+	expect := func(what string, bytes, keys uint64) {
+		t.Helper()
+		if b, k := reg.bytesRead.Swap(0), reg.keysRead.Swap(0); b != bytes || k != keys {
+			t.Errorf("%s: counted %d bytes, %d keys; want %d, %d", what, b, k, bytes, keys)
+		}
+	}
+	ok(t, failed(c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(2), Key: []byte("a"), Version: 20})))
+	expect("a get", 2, 1)
+	ok(t, failed(c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(2), Key: []byte("e"), Version: 20})))
+	expect("a get of an absent key", 0, 0)
+	if _, err := c.KvBatchGet(ctx, &kvrpcpb.BatchGetRequest{Context: rc(2), Keys: keys("a", "b", "c", "d"), Version: 40}); err != nil {
+		t.Fatal(err)
+	}
+	expect("a batch get with a lock in the way", 5, 2)
+	ok(t, failed(c.KvScan(ctx, &kvrpcpb.ScanRequest{Context: rc(2), Limit: 10, Version: 20, KeyOnly: true})))
+	expect("a key-only scan", 2, 2)
 }

@@ -220,8 +220,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			p.leaderTerm.Store(p.rn.BasicStatus().Term)
 			p.leaseReady.Store(false) // until termStart applies
 			p.leaseUntil.Store(0)
-			p.flow.bytesWritten.Store(0) // counted as a follower: not news
-			p.flow.keysWritten.Store(0)
+			p.flow.take() // counted as a follower: not news
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {

@@ -119,21 +119,41 @@ type RegionStats struct {
 	// ApproximateSize is the region's data size in bytes, as Pebble
 	// estimates it from its files.
 	ApproximateSize uint64
-	// Bytes (all column families) and keys (committed versions) written
-	// since the last call.
-	BytesWritten, KeysWritten uint64
+	// Flow since the last call.
+	Flow
 }
 
-// flow counts what was written, for PD's heartbeats; readers take the
-// counts and reset them.
+// Flow is what was written and read, for PD's heartbeats: bytes (all
+// column families) and keys (committed versions) written, bytes (keys and
+// values) and keys read by the service.
+type Flow struct {
+	BytesWritten, KeysWritten uint64
+	BytesRead, KeysRead       uint64
+}
+
+// flow counts a Flow; readers take the counts and reset them.
 type flow struct {
 	bytesWritten, keysWritten atomic.Uint64
+	bytesRead, keysRead       atomic.Uint64
 }
 
-// Flow returns the bytes and keys the store's regions wrote since the
-// last call.
-func (s *Store) Flow() (bytesWritten, keysWritten uint64) {
-	return s.flow.bytesWritten.Swap(0), s.flow.keysWritten.Swap(0)
+// take returns the counts and resets them.
+func (f *flow) take() Flow {
+	return Flow{BytesWritten: f.bytesWritten.Swap(0), KeysWritten: f.keysWritten.Swap(0),
+		BytesRead: f.bytesRead.Swap(0), KeysRead: f.keysRead.Swap(0)}
+}
+
+// Flow returns what the store's regions wrote and read since the last
+// call.
+func (s *Store) Flow() Flow { return s.flow.take() }
+
+// RecordRead counts a read the service answered from the region: bytes of
+// keys and values, and keys.
+func (p *Peer) RecordRead(bytes, keys uint64) {
+	p.flow.bytesRead.Add(bytes)
+	p.flow.keysRead.Add(keys)
+	p.s.flow.bytesRead.Add(bytes)
+	p.s.flow.keysRead.Add(keys)
 }
 
 // Stats returns the region's heartbeat, if this peer leads it.
@@ -164,7 +184,7 @@ func (p *Peer) Stats() (RegionStats, bool) {
 	})
 	region := p.region
 	p.mu.Unlock()
-	st.BytesWritten, st.KeysWritten = p.flow.bytesWritten.Swap(0), p.flow.keysWritten.Swap(0)
+	st.Flow = p.flow.take()
 	for _, cf := range dataCFs {
 		lo, hi := dataBounds(cf, region.StartKey, region.EndKey)
 		if n, err := p.s.db.EstimateDiskUsage(lo, hi); err == nil {
