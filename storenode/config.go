@@ -79,6 +79,11 @@ type RaftConfig struct {
 	// RaftLogGCCountLimit: a peer's log is compacted once it holds more
 	// applied entries than this (TiKV's raft-log-gc-count-limit).
 	RaftLogGCCountLimit uint64 `toml:"raft-log-gc-count-limit"`
+	// RaftLogGCSizeLimit: a leader's log is compacted once its applied
+	// entries hold this many bytes, though a slow follower needs them
+	// (TiKV's raft-log-gc-size-limit). The entries live in memory, so the
+	// default is far below TiKV's (3/4 of region-split-size, on disk).
+	RaftLogGCSizeLimit ByteSize `toml:"raft-log-gc-size-limit"`
 	// How often each region's size is checked for a split, and how often
 	// regions and the store report to PD.
 	SplitCheckInterval       Duration `toml:"split-region-check-tick-interval"`
@@ -170,6 +175,7 @@ func DefaultConfig() Config {
 	c.Raft.PeerStaleStateCheckInterval = Duration{5 * time.Minute}
 	c.Raft.AbnormalLeaderMissingDuration = Duration{10 * time.Minute}
 	c.Raft.RaftLogGCCountLimit = 10000
+	c.Raft.RaftLogGCSizeLimit = 1 << 20
 	c.Raft.SplitCheckInterval = Duration{10 * time.Second}
 	c.Raft.PDHeartbeatInterval = Duration{10 * time.Second}
 	c.Raft.PDStoreHeartbeatInterval = Duration{10 * time.Second}
@@ -274,6 +280,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Raft.RaftLogGCCountLimit < 1 {
 		bad("raftstore.raft-log-gc-count-limit", "0: must be at least 1")
+	}
+	if c.Raft.RaftLogGCSizeLimit < 1 {
+		bad("raftstore.raft-log-gc-size-limit", "0: must be at least 1 byte")
 	}
 	positive("raftstore.split-region-check-tick-interval", c.Raft.SplitCheckInterval)
 	positive("raftstore.peer-stale-state-check-interval", c.Raft.PeerStaleStateCheckInterval)

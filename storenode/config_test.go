@@ -35,7 +35,7 @@ func TestConfigLoadFull(t *testing.T) {
 	want.Storage.SchedulerWorkerPoolSize = 6
 	want.Storage.BlockCache.Capacity = 1 << 30
 	want.Raft = storenode.RaftConfig{SyncLog: false, StorePoolSize: 3, ApplyPoolSize: 4,
-		BaseTick: dur(time.Second), HeartbeatTicks: 3, ElectionTicks: 15, RaftLogGCCountLimit: 20000,
+		BaseTick: dur(time.Second), HeartbeatTicks: 3, ElectionTicks: 15, RaftLogGCCountLimit: 20000, RaftLogGCSizeLimit: 2 << 20,
 		SplitCheckInterval: dur(5 * time.Second), PDHeartbeatInterval: dur(time.Minute),
 		PDStoreHeartbeatInterval: dur(500 * time.Millisecond), MaxLeaderLease: dur(9 * time.Second),
 		PeerStaleStateCheckInterval: dur(2 * time.Minute), AbnormalLeaderMissingDuration: dur(3 * time.Minute)}
@@ -116,6 +116,7 @@ func TestConfigInvalid(t *testing.T) {
 		{"[raftstore]\nraft-heartbeat-ticks = 10", "raftstore.raft-election-timeout-ticks: 10: must be greater than raftstore.raft-heartbeat-ticks (10)"},
 		{"[raftstore]\nraft-election-timeout-ticks = 1", "raftstore.raft-election-timeout-ticks"},
 		{"[raftstore]\nraft-log-gc-count-limit = 0", "raftstore.raft-log-gc-count-limit"},
+		{"[raftstore]\nraft-log-gc-size-limit = 0", "raftstore.raft-log-gc-size-limit"},
 		{"[raftstore]\npd-heartbeat-tick-interval = \"0s\"", "raftstore.pd-heartbeat-tick-interval"},
 		{"[raftstore]\npd-store-heartbeat-tick-interval = \"-1s\"", "raftstore.pd-store-heartbeat-tick-interval"},
 		{"[raftstore]\nsplit-region-check-tick-interval = \"0s\"", "raftstore.split-region-check-tick-interval"},

@@ -95,7 +95,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	}
 	n.rs, err = raftstore.NewStore(raftstore.Config{StoreID: n.storeID, Engine: n.eng, SyncLog: cfg.Raft.SyncLog,
 		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
-		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, StorePoolSize: cfg.Raft.StorePoolSize,
+		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, LogGCSizeLimit: uint64(cfg.Raft.RaftLogGCSizeLimit), StorePoolSize: cfg.Raft.StorePoolSize,
 		ApplyPoolSize: cfg.Raft.ApplyPoolSize, MaxLeaderLease: cfg.Raft.MaxLeaderLease.Duration,
 		RaftConnNum: cfg.Server.GRPCRaftConnNum, Resolve: n.resolve, Logger: log})
 	if err != nil {

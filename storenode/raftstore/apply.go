@@ -3,6 +3,7 @@ package raftstore
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -49,6 +50,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 			continue
 		}
 		p.applied = e.Index
+		p.appliedLogBytes += uint64(len(e.Data))
 		switch e.Type {
 		case raftpb.EntryNormal:
 			if len(e.Data) == 0 {
@@ -317,24 +319,36 @@ func (p *Peer) destroy() error {
 
 // raftLogGCThreshold is how many applied entries a peer keeps before
 // it compacts its log (TiKV's raft-log-gc-threshold). The entries a log
-// holds live in memory, so this, not the count limit, bounds a store's
-// memory in the usual case.
+// holds live in memory, so this and raftLogCacheBytes, not the count
+// limit, bound a store's memory in the usual case.
 const raftLogGCThreshold = 50
+
+// raftLogCacheBytes: once the applied entries a peer keeps in memory hold
+// this many bytes, it compacts them all, whatever their count. Large
+// entries (transactions of many keys) would otherwise keep up to
+// raftLogGCThreshold of them for each of a store's regions: with a
+// thousand regions and 4 MiB transactions spread over them, half a GiB.
+const raftLogCacheBytes = 64 << 10
 
 // maybeCompactLog drops applied entries from memory now, and from Pebble
 // in wb, which also records the new truncated state. A leader keeps what
 // its slowest follower still needs, up to raftstore.raft-log-gc-count-limit
-// entries; past that, that follower will get a snapshot. A follower keeps
-// only the last raftLogGCThreshold (should it lead, a lagging peer gets a
-// snapshot). Call with mu held.
+// entries or raftstore.raft-log-gc-size-limit bytes; past either, that
+// follower will get a snapshot. A follower keeps only the last
+// raftLogGCThreshold entries, none once they hold raftLogCacheBytes (should
+// it lead, a lagging peer gets a snapshot). Call with mu held.
 func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 	first, _ := p.storage.FirstIndex()
 	limit := p.s.cfg.LogGCCountLimit
 	threshold := min(uint64(raftLogGCThreshold), limit)
-	if p.applied < first || p.applied-first < threshold {
+	big := p.appliedLogBytes >= raftLogCacheBytes
+	if p.applied < first || p.applied-first < threshold && !big {
 		return nil
 	}
 	to := p.applied - threshold/2
+	if big {
+		to = p.applied
+	}
 	if p.isLeader.Load() {
 		p.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
 			if id != p.self.Id && pr.Match < to {
@@ -344,12 +358,35 @@ func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 		if p.applied-first >= limit {
 			to = max(to, p.applied-limit/2)
 		}
+		if p.appliedLogBytes >= p.s.cfg.LogGCSizeLimit {
+			to = p.applied
+		}
 	}
 	if to < first {
 		return nil
+	}
+	if err := p.forgetLogBytes(first, to); err != nil {
+		return err
 	}
 	if err := p.storage.Compact(to); err != nil {
 		return err
 	}
 	return wb.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to+1), nil)
+}
+
+// forgetLogBytes takes the entries [first, to], about to be compacted,
+// out of appliedLogBytes. Call with mu held.
+func (p *Peer) forgetLogBytes(first, to uint64) error {
+	if to >= p.applied {
+		p.appliedLogBytes = 0
+		return nil
+	}
+	ents, err := p.storage.Entries(first, to+1, math.MaxUint64)
+	if err != nil {
+		return err
+	}
+	for i := range ents {
+		p.appliedLogBytes -= min(p.appliedLogBytes, uint64(len(ents[i].Data)))
+	}
+	return nil
 }

@@ -32,7 +32,10 @@ type Peer struct {
 	// new region's leader is not, until its first snapshot.
 	initialized bool
 	applied     uint64
-	lastIndex   uint64 // the last log index persisted
+	// appliedLogBytes: the bytes of applied entries still in memory
+	// (maybeCompactLog), counted from this process's applies.
+	appliedLogBytes uint64
+	lastIndex       uint64 // the last log index persisted
 	// termStart is the index of the first entry of the current term, when
 	// this peer leads: commands must wait until it is applied, so that they
 	// read every write committed by earlier leaders. termStartAt is when

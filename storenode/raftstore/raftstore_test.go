@@ -1,9 +1,12 @@
 package raftstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -287,6 +290,49 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return ""
 	case "show":
 		return c.show()
+	case "put-large":
+		// n writes of one key each, whose value is size bytes.
+		var n, size int
+		td.ScanArgs(t, "n", &n)
+		td.ScanArgs(t, "size", &size)
+		p := c.leader(arg("region"))
+		for i := range n {
+			var b mvcc.Batch
+			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(fmt.Sprintf("large-%d", i))), bytes.Repeat([]byte{'v'}, size))
+			if err := p.MVCC().Engine().Write(&b, true); err != nil {
+				return "error: " + err.Error()
+			}
+		}
+		return ""
+	case "log-memory":
+		// The bytes of the region's log entries each store keeps in
+		// memory, against raftLogCacheBytes.
+		id := arg("region")
+		var out []string
+		for _, sid := range slices.Sorted(maps.Keys(c.stores)) {
+			p := c.stores[sid].rs.Peer(id)
+			if p == nil {
+				continue
+			}
+			p.mu.Lock()
+			first, _ := p.storage.FirstIndex()
+			last, _ := p.storage.LastIndex()
+			ents, err := p.storage.Entries(first, last+1, math.MaxUint64)
+			p.mu.Unlock()
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			n := 0
+			for _, e := range ents {
+				n += len(e.Data)
+			}
+			verdict := "under raftLogCacheBytes"
+			if n >= raftLogCacheBytes {
+				verdict = fmt.Sprintf("%d bytes in %d entries", n, len(ents))
+			}
+			out = append(out, fmt.Sprintf("store %d: %s", sid, verdict))
+		}
+		return strings.Join(out, "\n")
 	case "snapshots-applied":
 		return strconv.FormatInt(c.stores[arg("store")].rs.SnapshotsApplied.Load(), 10)
 	}

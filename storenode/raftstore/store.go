@@ -58,6 +58,10 @@ type Config struct {
 	// LogGCCountLimit: a peer compacts its log once it holds more applied
 	// entries than this, keeping the newer half for slow followers.
 	LogGCCountLimit uint64
+	// LogGCSizeLimit: a leader compacts its log once its applied entries
+	// hold this many bytes, even if a slow follower still needs them
+	// (that follower then gets a snapshot); zero means 1 MiB.
+	LogGCSizeLimit uint64
 	// StorePoolSize goroutines build and write a Ready's raft logs, and
 	// ApplyPoolSize apply committed entries, each taking a share of the
 	// regions with work (TiKV's raftstore.store-pool-size and
@@ -122,6 +126,9 @@ var ErrStopped = errors.New("raftstore: store is stopped")
 
 // NewStore opens the replicas persisted in cfg.Engine.
 func NewStore(cfg Config) (*Store, error) {
+	if cfg.LogGCSizeLimit == 0 {
+		cfg.LogGCSizeLimit = 1 << 20
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
