@@ -65,7 +65,7 @@ func gatherEnvironment(plan *Plan, workDir string) Environment {
 	}
 	for _, t := range plan.Targets {
 		switch t.Kind {
-		case KindBasalt:
+		case KindBasalt, KindPlayground:
 			bin := t.Binary
 			if bin == "" {
 				bin, _ = os.Executable()

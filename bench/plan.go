@@ -4,7 +4,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -37,8 +39,10 @@ type TargetSpec struct {
 	// Name labels the target in results and reports; it defaults to Kind.
 	Name string `toml:"name" json:"name"`
 	// Kind is basalt (started from Binary, default the running
-	// executable), mariadb (a Debian mariadbd, started) or dsn (Address,
-	// already running; not restored between workloads).
+	// executable), playground (a cluster of that binary, "basalt
+	// playground": 1 PD, 3 stores, 1 SQL node behind HAProxy, started;
+	// Args add playground flags), mariadb (a Debian mariadbd, started) or
+	// dsn (Address, already running; not restored between workloads).
 	Kind     string   `toml:"kind" json:"kind"`
 	Binary   string   `toml:"binary" json:"binary,omitempty"`
 	Address  string   `toml:"address" json:"address,omitempty"` // host:port, dsn only
@@ -49,9 +53,10 @@ type TargetSpec struct {
 
 // Target kinds.
 const (
-	KindBasalt  = "basalt"
-	KindMariaDB = "mariadb"
-	KindDSN     = "dsn"
+	KindBasalt     = "basalt"
+	KindPlayground = "playground"
+	KindMariaDB    = "mariadb"
+	KindDSN        = "dsn"
 )
 
 // Workloads are the sysbench 1.0 scripts a plan may name.
@@ -93,8 +98,9 @@ func LoadPlan(nameOrPath string) (*Plan, error) {
 	return &p, nil
 }
 
-// ParseTarget reads a target from a flag: "basalt", "mariadb",
-// "dsn:HOST:PORT", each optionally prefixed by "NAME=".
+// ParseTarget reads a target from a flag: "basalt", "playground",
+// "mariadb", "dsn:HOST:PORT" or just "HOST:PORT" (a dsn), each optionally
+// prefixed by "NAME=".
 func ParseTarget(s string) (TargetSpec, error) {
 	var t TargetSpec
 	if name, rest, ok := strings.Cut(s, "="); ok {
@@ -102,6 +108,11 @@ func ParseTarget(s string) (TargetSpec, error) {
 	}
 	kind, addr, _ := strings.Cut(s, ":")
 	t.Kind, t.Address = kind, addr
+	if _, port, err := net.SplitHostPort(s); err == nil && kind != KindDSN {
+		if _, err := strconv.Atoi(port); err == nil {
+			t.Kind, t.Address = KindDSN, s
+		}
+	}
 	return t, t.check()
 }
 
@@ -168,7 +179,7 @@ func (p *Plan) Validate() error {
 
 func (t *TargetSpec) check() error {
 	switch t.Kind {
-	case KindBasalt, KindMariaDB:
+	case KindBasalt, KindPlayground, KindMariaDB:
 		if t.Address != "" {
 			return fmt.Errorf("target %s: an address is only for dsn targets", t.Kind)
 		}
@@ -177,7 +188,7 @@ func (t *TargetSpec) check() error {
 			return fmt.Errorf("target dsn needs an address HOST:PORT (dsn:127.0.0.1:3306), got %q", t.Address)
 		}
 	default:
-		return fmt.Errorf("unknown target %q: want basalt, mariadb or dsn:HOST:PORT", t.Kind)
+		return fmt.Errorf("unknown target %q: want basalt, playground, mariadb or HOST:PORT", t.Kind)
 	}
 	return nil
 }

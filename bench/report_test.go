@@ -115,7 +115,22 @@ func TestPlans(t *testing.T) {
 	if _, err := ParseTarget("postgres"); err == nil {
 		t.Errorf("an unknown target: no error")
 	}
-	if tg, err := ParseTarget("prod=dsn:10.0.0.1:3306"); err != nil || tg.Name != "prod" || tg.Address != "10.0.0.1:3306" {
-		t.Errorf("ParseTarget: %+v, %v", tg, err)
+	for _, c := range []struct {
+		in   string
+		want TargetSpec
+	}{
+		{"prod=dsn:10.0.0.1:3306", TargetSpec{Name: "prod", Kind: KindDSN, Address: "10.0.0.1:3306"}},
+		{"127.0.0.1:4000", TargetSpec{Kind: KindDSN, Address: "127.0.0.1:4000"}},
+		{"old=[::1]:4000", TargetSpec{Name: "old", Kind: KindDSN, Address: "[::1]:4000"}},
+		{"cluster=playground", TargetSpec{Name: "cluster", Kind: KindPlayground}},
+	} {
+		if tg, err := ParseTarget(c.in); err != nil || tg.Name != c.want.Name || tg.Kind != c.want.Kind || tg.Address != c.want.Address {
+			t.Errorf("ParseTarget(%q): %+v, %v; want %+v", c.in, tg, err, c.want)
+		}
+	}
+	for _, bad := range []string{"playground:127.0.0.1:4000", "dsn:nohost", "host:port"} {
+		if tg, err := ParseTarget(bad); err == nil {
+			t.Errorf("ParseTarget(%q): %+v, no error", bad, tg)
+		}
 	}
 }

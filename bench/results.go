@@ -59,7 +59,7 @@ type Environment struct {
 // TargetResult is one target's part of a run.
 type TargetResult struct {
 	Name    string `json:"name"`
-	Kind    string `json:"kind"` // basalt, mariadb or dsn
+	Kind    string `json:"kind"` // basalt, playground, mariadb or dsn
 	Address string `json:"address"`
 	// Version is SELECT VERSION() on the target.
 	Version string `json:"version"`

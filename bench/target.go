@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/basalt-db/basalt/playground"
 )
 
 // target is a database under test. Start, Backup, Restore and Close are
@@ -40,6 +43,8 @@ func newTarget(spec TargetSpec, workDir string) (target, error) {
 	switch spec.Kind {
 	case KindBasalt:
 		return newBasalt(spec, workDir)
+	case KindPlayground:
+		return newPlayground(spec, workDir)
 	case KindMariaDB:
 		return newMariaDB(spec, workDir)
 	case KindDSN:
@@ -139,6 +144,52 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 		"--data-dir", m.dataDir,
 	}, spec.Args...)
 	m.srv = &Process{Name: spec.Name, Bin: bin, Args: args, Port: port}
+	return m, nil
+}
+
+// newPlayground is a cluster of basalt processes, the reports' layout on
+// one machine, started as
+//
+//	BIN playground --data-dir DIR/data --db.port P --haproxy.port H [args]
+//
+// and reached through HAProxy (through the SQL node when HAProxy is not
+// installed). Stopping it (SIGTERM) stops every node; started again on a
+// kept directory, it resumes the same nodes on the same ports, so that
+// Backup and Restore copy the whole cluster's data as the reports do
+// between workloads: stop every node, overwrite its data, start it again.
+func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
+	bin := spec.Binary
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("target %s: basalt binary: %w", spec.Name, err)
+	}
+	dir, err := os.MkdirTemp(workDir, "bench-playground-")
+	if err != nil {
+		return nil, err
+	}
+	dbPort, err1 := freePort()
+	proxyPort, err2 := freePort()
+	if err := errors.Join(err1, err2); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	m.spec.Binary = bin
+	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
+		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
+	port := proxyPort
+	if playground.FindHAProxy() == "" {
+		args = append(args, "--without-haproxy")
+		port = dbPort
+	}
+	m.srv = &Process{Name: spec.Name, Bin: bin, Args: append(args, spec.Args...), Port: port,
+		// Every node starts, and the stores elect their regions' leaders.
+		ReadyTimeout: 3 * time.Minute, StopTimeout: time.Minute}
 	return m, nil
 }
 

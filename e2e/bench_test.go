@@ -141,6 +141,74 @@ func TestBenchErrors(t *testing.T) {
 	}
 }
 
+// TestBenchPlayground runs two workloads of the quick plan, cut short,
+// against embedded basalt and a playground (1 PD, 3 stores, 1 SQL node,
+// through HAProxy when it is installed) in one run: the playground is
+// prepared, backed up (every node stopped, the whole directory copied),
+// restored before each workload (stopped, overwritten, started again) and
+// serves sysbench; the report compares the two.
+func TestBenchPlayground(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Skip("sysbench is not installed (apt-get install sysbench)")
+	}
+	bin := testkit.BuildBasalt(t)
+	out := t.TempDir()
+	workloads := []string{"oltp_point_select", "oltp_read_write"}
+	basalt(t, bin, 0, "bench", "run", "--plan", "quick", "--quiet",
+		"--targets", "basalt,cluster=playground", "--workloads", strings.Join(workloads, ","),
+		"--threads", "4", "--time", "3", "--warmup", "0", "--tables", "2",
+		"--table-size", "1000", "--work-dir", t.TempDir(), "--out", out)
+	results := filepath.Join(out, "results.json")
+	var res struct {
+		Complete bool
+		Targets  []struct {
+			Name      string
+			Kind      string
+			Restored  bool
+			Workloads []struct {
+				Workload string
+				Runs     []struct {
+					Error   string
+					Summary struct {
+						QPS    float64
+						Errors int64
+					}
+				}
+			}
+		}
+	}
+	readJSON(t, results, &res)
+	if !res.Complete || len(res.Targets) != 2 {
+		t.Fatalf("results.json: complete %v, %d targets", res.Complete, len(res.Targets))
+	}
+	for _, tr := range res.Targets {
+		if !tr.Restored || len(tr.Workloads) != len(workloads) {
+			t.Errorf("%s: restored %v, %d workloads", tr.Name, tr.Restored, len(tr.Workloads))
+		}
+		for _, w := range tr.Workloads {
+			for _, r := range w.Runs {
+				if r.Error != "" || r.Summary.QPS <= 0 {
+					t.Errorf("%s %s: a run failed (%q) or served nothing (%v QPS)", tr.Name, w.Workload, r.Error, r.Summary.QPS)
+				}
+				// Deadlocks and lock wait timeouts, which sysbench retries.
+				t.Logf("%s %s: %.0f QPS, %d retried errors", tr.Name, w.Workload, r.Summary.QPS, r.Summary.Errors)
+			}
+		}
+	}
+	reportDir := filepath.Join(out, "report")
+	basalt(t, bin, 0, "bench", "report", "--in", results, "--out", reportDir)
+	md, err := os.ReadFile(filepath.Join(reportDir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workloads {
+		checkReportTable(t, string(md), w, 1)
+	}
+	if t.Failed() {
+		t.Logf("report.md:\n%s", md)
+	}
+}
+
 // checkReportTable finds the table of workload in report.md and checks its
 // rows: threads, A QPS, A p95, B QPS, B p95, improvement.
 func checkReportTable(t *testing.T, md, workload string, wantRows int) {

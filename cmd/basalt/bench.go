@@ -43,8 +43,8 @@ func benchRun(args []string, stderr io.Writer) int {
 		planName   = fs.String("plan", "quick", "the test plan: quick, report or a TOML file")
 		out        = fs.String("out", "", "the directory for results.json (required)")
 		workDir    = fs.String("work-dir", "", "where the servers' temporary data directories go (default $TMPDIR)")
-		targets    = fs.String("targets", "", "comma-separated targets, overriding the plan's: basalt, mariadb, dsn:HOST:PORT, each optionally NAME=...")
-		basaltBin  = fs.String("basalt", "", "the basalt binary of basalt targets (default: this executable)")
+		targets    = fs.String("targets", "", "comma-separated targets, overriding the plan's: basalt, playground, mariadb, HOST:PORT, each optionally NAME=...")
+		basaltBin  = fs.String("basalt", "", "the basalt binary of basalt and playground targets (default: this executable)")
 		workloads  = fs.String("workloads", "", "comma-separated sysbench workloads, overriding the plan's")
 		threads    = fs.String("threads", "", "comma-separated thread counts, overriding the plan's")
 		tables     = fs.Int("tables", 0, "number of tables, overriding the plan's")
@@ -80,7 +80,7 @@ func benchRun(args []string, stderr io.Writer) int {
 	}
 	if *basaltBin != "" {
 		for i := range plan.Targets {
-			if plan.Targets[i].Kind == bench.KindBasalt {
+			if k := plan.Targets[i].Kind; k == bench.KindBasalt || k == bench.KindPlayground {
 				plan.Targets[i].Binary = *basaltBin
 			}
 		}
