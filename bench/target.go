@@ -115,36 +115,50 @@ func (m *managed) Close() error {
 //
 //	BIN --host 127.0.0.1 --port P --status-port S --data-dir DIR/data [args]
 func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
-	bin := spec.Binary
-	if bin == "" {
-		var err error
-		if bin, err = os.Executable(); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("target %s: basalt binary: %w", spec.Name, err)
-	}
-	dir, err := os.MkdirTemp(workDir, "bench-basalt-")
+	m, ports, err := newBasaltDir(spec, workDir, "bench-basalt-")
 	if err != nil {
 		return nil, err
 	}
-	port, err1 := freePort()
-	status, err2 := freePort()
-	if err := errors.Join(err1, err2); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
-	m.spec.Binary = bin
+	port, status := ports[0], ports[1]
 	args := append([]string{
 		"--host", "127.0.0.1",
 		"--port", strconv.Itoa(port),
 		"--status-port", strconv.Itoa(status),
 		"--data-dir", m.dataDir,
 	}, spec.Args...)
-	m.srv = &Process{Name: spec.Name, Bin: bin, Args: args, Port: port}
+	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary, Args: args, Port: port}
 	return m, nil
+}
+
+// newBasaltDir is the part of a target that runs the basalt binary
+// (spec.Binary, default this executable) common to its kinds: the binary
+// checked, the target's directory made under workDir, two free ports.
+func newBasaltDir(spec TargetSpec, workDir, prefix string) (*managed, [2]int, error) {
+	bin := spec.Binary
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return nil, [2]int{}, err
+		}
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, [2]int{}, fmt.Errorf("target %s: basalt binary: %w", spec.Name, err)
+	}
+	dir, err := os.MkdirTemp(workDir, prefix)
+	if err != nil {
+		return nil, [2]int{}, err
+	}
+	var ports [2]int
+	var err1, err2 error
+	ports[0], err1 = freePort()
+	ports[1], err2 = freePort()
+	if err := errors.Join(err1, err2); err != nil {
+		os.RemoveAll(dir)
+		return nil, [2]int{}, err
+	}
+	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	m.spec.Binary = bin
+	return m, ports, nil
 }
 
 // newPlayground is a cluster of basalt processes, the reports' layout on
@@ -158,28 +172,11 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 // Backup and Restore copy the whole cluster's data as the reports do
 // between workloads: stop every node, overwrite its data, start it again.
 func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
-	bin := spec.Binary
-	if bin == "" {
-		var err error
-		if bin, err = os.Executable(); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("target %s: basalt binary: %w", spec.Name, err)
-	}
-	dir, err := os.MkdirTemp(workDir, "bench-playground-")
+	m, ports, err := newBasaltDir(spec, workDir, "bench-playground-")
 	if err != nil {
 		return nil, err
 	}
-	dbPort, err1 := freePort()
-	proxyPort, err2 := freePort()
-	if err := errors.Join(err1, err2); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
-	m.spec.Binary = bin
+	dbPort, proxyPort := ports[0], ports[1]
 	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
 		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
 	port := proxyPort
@@ -187,7 +184,7 @@ func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
 		args = append(args, "--without-haproxy")
 		port = dbPort
 	}
-	m.srv = &Process{Name: spec.Name, Bin: bin, Args: append(args, spec.Args...), Port: port,
+	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary, Args: append(args, spec.Args...), Port: port,
 		// Every node starts, and the stores elect their regions' leaders.
 		ReadyTimeout: 3 * time.Minute, StopTimeout: time.Minute}
 	return m, nil

@@ -222,6 +222,16 @@ func readLocks(ctx *kvrpcpb.Context) *mvcc.ReadLocks {
 	return &mvcc.ReadLocks{Resolved: ctx.GetResolvedLocks(), Committed: ctx.GetCommittedLocks()}
 }
 
+// startRead waits until a read may see its data (wait: past any commit
+// in flight on its keys), then for a slot of the read pool, which the
+// caller releases once it has read.
+func (s *Service) startRead(ctx context.Context, wait func() error) error {
+	if err := wait(); err != nil {
+		return err
+	}
+	return s.reads.Acquire(ctx)
+}
+
 // KvGet reads a key at a version.
 //
 // A read takes a slot of the read pool once it may read: past the
@@ -239,11 +249,7 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 	}
 	s.cm.observe(req.GetVersion()) // before the read waits for commits in flight
 	st := r.MVCC()
-	err := st.WaitRead(ctx, req.GetKey(), req.GetVersion())
-	if err == nil {
-		err = s.reads.Acquire(ctx)
-	}
-	if err != nil {
+	if err := s.startRead(ctx, func() error { return st.WaitRead(ctx, req.GetKey(), req.GetVersion()) }); err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
@@ -277,15 +283,14 @@ func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) 
 	}
 	s.cm.observe(req.GetVersion())
 	st, rl := r.MVCC(), readLocks(req.GetContext())
-	var err error
-	for _, k := range req.GetKeys() {
-		if err = st.WaitRead(ctx, k, req.GetVersion()); err != nil {
-			break
+	err := s.startRead(ctx, func() error {
+		for _, k := range req.GetKeys() {
+			if err := st.WaitRead(ctx, k, req.GetVersion()); err != nil {
+				return err
+			}
 		}
-	}
-	if err == nil {
-		err = s.reads.Acquire(ctx)
-	}
+		return nil
+	})
 	if err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
@@ -370,11 +375,7 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 	}
 	s.cm.observe(req.GetVersion())
 	st := r.MVCC()
-	err = st.WaitReadRange(ctx, lo, hi, req.GetVersion())
-	if err == nil {
-		err = s.reads.Acquire(ctx)
-	}
-	if err != nil {
+	if err := s.startRead(ctx, func() error { return st.WaitReadRange(ctx, lo, hi, req.GetVersion()) }); err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
