@@ -8,8 +8,8 @@ import (
 
 // The environment variables that configure the suite.
 const (
-	// targetEnv names the server under test: basalt (the default) or
-	// mariadb.
+	// targetEnv names the server under test: basalt (the default),
+	// mariadb, mocktikv or cluster (see testkit.StartTarget).
 	targetEnv = "BASALT_E2E_TARGET"
 	// secondsEnv sets how many seconds each sysbench workload runs: by
 	// default 10, or 3 with -short.

@@ -7,8 +7,11 @@
 // txnclient_test.go and killer_test.go. It has no code of its own.
 //
 // Every test starts its own server through testkit. The target is basalt,
-// built from this module, unless BASALT_E2E_TARGET=mariadb, which runs the
-// same tests against a throwaway MariaDB to validate them. See
+// built from this module, unless BASALT_E2E_TARGET names another:
+// mariadb runs the same tests against a throwaway MariaDB to validate
+// them; mocktikv and cluster run them on a SQL node over client-go, on
+// its mock cluster or on 1 PD and 3 stores (TestSysbenchOnCluster always
+// runs sysbench there, briefly). See
 // config_test.go for the variables; the invariant tests have their own
 // (BASALT_CRASH_CYCLES, BASALT_BANK_SECONDS, BASALT_BANK_CRASH_CYCLES,
 // BASALT_LOSTUPDATE_SECONDS), described at each test.

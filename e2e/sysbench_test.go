@@ -48,7 +48,25 @@ const sysbenchThreads = 16
 //     data directory; the row counts must be unchanged.
 //  6. oltp_common cleanup.
 func TestSysbench(t *testing.T) {
+	testSysbench(t, loadConfig(t))
+}
+
+// TestSysbenchOnCluster is TestSysbench, with 2-second runs and prepared
+// statements only, against a SQL node on 1 PD and 3 stores (processes of
+// the binary, 3 replicas, sync-log on): every workload served with no
+// failed statement, the tables consistent, a restarted SQL node serving
+// the same rows. BASALT_E2E_TARGET=cluster runs the full TestSysbench
+// there instead.
+func TestSysbenchOnCluster(t *testing.T) {
 	cfg := loadConfig(t)
+	if cfg.target == testkit.TargetCluster {
+		t.Skip("TestSysbench runs on the cluster (BASALT_E2E_TARGET=cluster)")
+	}
+	cfg.target, cfg.seconds, cfg.psModes = testkit.TargetCluster, 2, cfg.psModes[:1]
+	testSysbench(t, cfg)
+}
+
+func testSysbench(t *testing.T, cfg config) {
 	srv := testkit.StartTarget(t, cfg.target)
 	admin := srv.OpenDB(t, "")
 	mustExec(t, admin, "CREATE DATABASE sbtest")
