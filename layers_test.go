@@ -69,9 +69,9 @@ var layers = []layer{
 	{"storenode/...", []string{"codec", "config", "kv", "metrics", "store/mvcc", "store/pebble", "tso", "storenode/..."}},
 
 	// Tools and tests. playground runs the roles as processes of the
-	// binary, so it imports none of them; bench starts one as a target.
+	// binary, so it imports none of them.
 	{"playground", nil},
-	{"bench", []string{"playground"}},
+	{"bench", nil},
 	{"testkit", []string{"bench"}},
 	{"sqllogictest", nil},
 	{"e2e", nil},

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/basalt-db/basalt/playground"
 )
 
 // target is a database under test. Start, Backup, Restore and Close are
@@ -180,7 +178,7 @@ func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
 	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
 		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
 	port := proxyPort
-	if playground.FindHAProxy() == "" {
+	if FindProgram("haproxy", "/usr/sbin/haproxy") == "" { // as the playground looks for it
 		args = append(args, "--without-haproxy")
 		port = dbPort
 	}

@@ -117,6 +117,8 @@ type playground struct {
 	death    chan struct{} // a token when deaths grows
 	watchers sync.WaitGroup
 	force    chan struct{} // closed by a second signal while stopping
+
+	rates queryRates // the status page's statements per second (status.go)
 }
 
 // Run runs a playground until a signal arrives on sigs, and returns the
@@ -656,6 +658,9 @@ func (p *playground) printReady() {
 	}
 	fmt.Fprintf(tw, "The cluster:\tbasalt ctl --pd http://%s store|region|member\n", st.Nodes[0].Addr)
 	fmt.Fprintf(tw, "The playground:\tbasalt playground display %s\n", p.displayArgs())
+	if st.ControlAddr != "" {
+		fmt.Fprintf(tw, "Its status page:\thttp://%s/\n", st.ControlAddr)
+	}
 	tw.Flush()
 	fmt.Fprintf(w, "The playground %q is ready. Ctrl-C stops it.\n", st.Name)
 }

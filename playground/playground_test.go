@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,8 +114,18 @@ func TestPlayground(t *testing.T) {
 		}
 	}
 	exec1 := openDB(t, db1.Addr)
+	// The status page: the stores as PD counts them, and db1's statements
+	// per second between two loads with statements run between them.
+	loadStatusPage(t, st.ControlAddr)
 	mustExec(t, exec1, "CREATE TABLE test.kv (k INT PRIMARY KEY, v VARCHAR(20))")
 	mustExec(t, exec1, "INSERT INTO test.kv VALUES (1, 'one'), (2, 'two')")
+	page := loadStatusPage(t, st.ControlAddr)
+	if n := strings.Count(page, "<td>Up</td>"); n != 3 {
+		t.Errorf("the status page shows %d stores Up, want 3:\n%s", n, page)
+	}
+	if m := regexp.MustCompile(`<td>db1</td><td>[^<]*</td><td class="n">([0-9.]+)</td>`).FindStringSubmatch(page); m == nil || m[1] == "0.0" {
+		t.Errorf("the status page shows no statements per second on db1, which ran some:\n%s", page)
+	}
 	exec1.Close()
 
 	out, err := exec.Command(bin, "playground", "scale-out", "--data-dir", dir, "--kv", "1", "--db", "1").CombinedOutput()
@@ -476,4 +487,19 @@ func connections(t *testing.T, n Node) int {
 		t.Fatal(err)
 	}
 	return st.Connections
+}
+
+// loadStatusPage loads the playground's status page from its control port.
+func loadStatusPage(t *testing.T, controlAddr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + controlAddr + "/")
+	if err != nil {
+		t.Fatalf("the status page: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the status page: %s %v\n%s", resp.Status, err, b)
+	}
+	return string(b)
 }

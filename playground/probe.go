@@ -86,6 +86,7 @@ type pdStore struct {
 	Status struct {
 		StateName   string `json:"state_name"`
 		RegionCount int    `json:"region_count"`
+		LeaderCount int    `json:"leader_count"`
 	} `json:"status"`
 }
 

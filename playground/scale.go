@@ -58,6 +58,7 @@ func (p *playground) serveControl(ctx context.Context) (stop func(), err error) 
 		return func() {}, err
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", p.serveStatus)
 	mux.HandleFunc("POST /scale-out", func(w http.ResponseWriter, r *http.Request) {
 		var req scaleRequest
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req); err != nil {
