@@ -9,7 +9,6 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/trigger"
@@ -195,14 +194,18 @@ func (s *Session) schema() *catalog.InfoSchema {
 // pinStmt pins the schema a statement is planned and run with, until
 // release: its transaction's, or the newest for a statement outside one.
 // On a cluster it fails while the node cannot tell that its schema is
-// current (see pinSchema).
+// current (see pinSchema). It starts the open transaction if it has not
+// started (startTxn).
 func (s *Session) pinStmt() (is *catalog.InfoSchema, release func(), err error) {
-	if s.txn == nil && !s.autocommit() {
-		mode := kv.Optimistic
-		if s.pessimistic() {
-			mode = kv.Pessimistic
-		}
-		if err := s.begin(true, mode); err != nil {
+	return s.pinStmtStarting(true)
+}
+
+// pinStmtStarting is pinStmt for a statement that starts the open
+// transaction only if start says so: a query that reads no table does
+// not, and runs as if outside it.
+func (s *Session) pinStmtStarting(start bool) (is *catalog.InfoSchema, release func(), err error) {
+	if start && s.txn == nil && (s.deferred || !s.autocommit()) {
+		if err := s.startTxn(); err != nil {
 			// Run outside a transaction; the error comes back when
 			// the statement tries to begin one.
 			if is, err = s.d.pinSchema(); err != nil {
