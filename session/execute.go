@@ -38,8 +38,10 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
-		if stmts, sql, err = s.parseWithInto(sql, err); err != nil {
-			return parseError(err)
+		if stmts, sql, err = s.parseRollbackWork(sql, err); err != nil {
+			if stmts, sql, err = s.parseWithInto(sql, err); err != nil {
+				return parseError(err)
+			}
 		}
 	}
 	if err := noPlaceholders(sql, stmts); err != nil {

@@ -41,6 +41,9 @@ type Session struct {
 	// deferredMode is the mode BEGIN chose.
 	deferred     bool
 	deferredMode kv.Mode
+	// savepoints are the open transaction's SAVEPOINTs, oldest first
+	// (savepoint.go).
+	savepoints   []savepoint
 	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
 	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
@@ -254,6 +257,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	s.d.checkSchemaAtCommit(txn, is)
 	s.txn, s.explicit, s.txnIS = txn, explicit, is
 	s.deferred = false
+	s.markSavepoints()
 	return nil
 }
 
@@ -266,7 +270,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 func (s *Session) endTxn() *catalog.InfoSchema {
 	is := s.txnIS
 	s.txn, s.explicit, s.txnIS = nil, false, nil
-	s.deferred = false
+	s.deferred, s.savepoints = false, nil
 	return is
 }
 

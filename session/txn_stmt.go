@@ -9,7 +9,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// BEGIN, COMMIT and ROLLBACK. The transaction itself (begin, commit,
+// BEGIN, COMMIT and ROLLBACK; savepoints are in savepoint.go. The transaction itself (begin, commit,
 // rollback, the schema it pins) is in session.go.
 
 // beginStmt commits an open transaction, as MySQL's implicit commit does,
@@ -44,7 +44,10 @@ func (s *Session) commitStmt(ctx context.Context, _ *ast.CommitStmt, _ stmtArgs)
 	return Result{}, s.commit(ctx)
 }
 
-func (s *Session) rollbackStmt(_ context.Context, _ *ast.RollbackStmt, _ stmtArgs) (Result, error) {
+func (s *Session) rollbackStmt(_ context.Context, x *ast.RollbackStmt, _ stmtArgs) (Result, error) {
+	if x.SavepointName != "" {
+		return Result{}, s.rollbackToSavepoint(x.SavepointName)
+	}
 	s.rollback()
 	return Result{}, nil
 }
