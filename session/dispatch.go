@@ -47,6 +47,11 @@ func init() {
 	on(metrics.StmtOther, (*Session).savepointStmt)
 	on(metrics.StmtOther, (*Session).releaseSavepointStmt)
 
+	// Prepared statements by name (sqlprepare.go).
+	on(metrics.StmtOther, (*Session).prepareStmt)
+	on(metrics.StmtOther, (*Session).executeStmt)
+	on(metrics.StmtOther, (*Session).deallocateStmt)
+
 	// Session state and the server (simple_stmt.go).
 	on(metrics.StmtSet, (*Session).setStmt)
 	on(metrics.StmtOther, (*Session).useStmt)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,11 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	}
 	if len(stmts) > 1 && !multi {
 		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	}
+	if len(stmts) > 1 {
+		// The parser reuses the slice it returns, and a statement
+		// (PREPARE) may parse again before the next one runs.
+		stmts = slices.Clone(stmts)
 	}
 	for i, st := range stmts {
 		res, err := s.run(ctx, st, nil, nil)

@@ -51,6 +51,7 @@ type Session struct {
 	rowCount     int64
 	warnings     []*errno.Error
 	stmts        map[*Stmt]struct{}
+	named        map[string]*Stmt // PREPARE's statements, by lower-case name (sqlprepare.go)
 
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).
@@ -150,6 +151,7 @@ func (s *Session) UseDB(_ context.Context, db string) error {
 // session variables.
 func (s *Session) Reset(context.Context) error {
 	s.rollback()
+	s.dropNamedStmts()
 	s.vars = map[string]types.Datum{}
 	s.hot.valid = false
 	s.userVars = map[string]types.Datum{}
