@@ -212,7 +212,9 @@ func TestPreparedPlanKeepsItsVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.ExecuteQuery(ctx, "BEGIN", false, dropResults{}); err != nil {
+	// WITH CONSISTENT SNAPSHOT: the transaction starts, and pins its
+	// schema, at once (a plain BEGIN waits for its first read).
+	if err := s.ExecuteQuery(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT", false, dropResults{}); err != nil {
 		t.Fatal(err)
 	}
 	pinned := s.TxnSchemaVersion()

@@ -40,10 +40,17 @@ func init() {
 	on(metrics.StmtUpdate, (*Session).updateStmt)
 	on(metrics.StmtDelete, (*Session).deleteStmt)
 
-	// Transactions (txn_stmt.go).
+	// Transactions (txn_stmt.go, savepoint.go).
 	on(metrics.StmtBegin, (*Session).beginStmt)
 	on(metrics.StmtCommit, (*Session).commitStmt)
 	on(metrics.StmtRollback, (*Session).rollbackStmt)
+	on(metrics.StmtOther, (*Session).savepointStmt)
+	on(metrics.StmtOther, (*Session).releaseSavepointStmt)
+
+	// Prepared statements by name (sqlprepare.go).
+	on(metrics.StmtOther, (*Session).prepareStmt)
+	on(metrics.StmtOther, (*Session).executeStmt)
+	on(metrics.StmtOther, (*Session).deallocateStmt)
 
 	// Session state and the server (simple_stmt.go).
 	on(metrics.StmtSet, (*Session).setStmt)

@@ -93,14 +93,8 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		return Result{}, err
 	}
 	defer release()
-	if s.txn == nil && !s.autocommit() {
-		mode := kv.Optimistic
-		if s.pessimistic() {
-			mode = kv.Pessimistic
-		}
-		if err := s.begin(true, mode); err != nil {
-			return Result{}, err
-		}
+	if err := s.startTxn(); err != nil {
+		return Result{}, err
 	}
 	var p *dmlPlan
 	if cached != nil && cached.dml != nil && cached.version == is.Version {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
-	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/trigger"
@@ -39,8 +39,10 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	}
 	stmts, _, err := s.parser.ParseSQL(sql)
 	if err != nil {
-		if stmts, sql, err = s.parseWithInto(sql, err); err != nil {
-			return parseError(err)
+		if stmts, sql, err = s.parseRollbackWork(sql, err); err != nil {
+			if stmts, sql, err = s.parseWithInto(sql, err); err != nil {
+				return parseError(err)
+			}
 		}
 	}
 	if err := noPlaceholders(sql, stmts); err != nil {
@@ -51,6 +53,11 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	}
 	if len(stmts) > 1 && !multi {
 		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	}
+	if len(stmts) > 1 {
+		// The parser reuses the slice it returns, and a statement
+		// (PREPARE) may parse again before the next one runs.
+		stmts = slices.Clone(stmts)
 	}
 	for i, st := range stmts {
 		res, err := s.run(ctx, st, nil, nil)
@@ -195,14 +202,18 @@ func (s *Session) schema() *catalog.InfoSchema {
 // pinStmt pins the schema a statement is planned and run with, until
 // release: its transaction's, or the newest for a statement outside one.
 // On a cluster it fails while the node cannot tell that its schema is
-// current (see pinSchema).
+// current (see pinSchema). It starts the open transaction if it has not
+// started (startTxn).
 func (s *Session) pinStmt() (is *catalog.InfoSchema, release func(), err error) {
-	if s.txn == nil && !s.autocommit() {
-		mode := kv.Optimistic
-		if s.pessimistic() {
-			mode = kv.Pessimistic
-		}
-		if err := s.begin(true, mode); err != nil {
+	return s.pinStmtStarting(true)
+}
+
+// pinStmtStarting is pinStmt for a statement that starts the open
+// transaction only if start says so: a query that reads no table does
+// not, and runs as if outside it.
+func (s *Session) pinStmtStarting(start bool) (is *catalog.InfoSchema, release func(), err error) {
+	if start && s.txn == nil && (s.deferred || !s.autocommit()) {
+		if err := s.startTxn(); err != nil {
 			// Run outside a transaction; the error comes back when
 			// the statement tries to begin one.
 			if is, err = s.d.pinSchema(); err != nil {

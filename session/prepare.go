@@ -72,7 +72,16 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 			return nil, parseError(err)
 		}
 	}
-	if len(stmts) != 1 {
+	switch {
+	case len(stmts) == 0:
+		return nil, errno.New(1065, "Query was empty")
+	case len(stmts) > 1:
+		// One statement, as MySQL's grammar for a prepared statement
+		// has it.
+		return nil, errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
+	}
+	switch stmts[0].(type) {
+	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return nil, errno.New(1295, "This command is not supported in the prepared statement protocol yet")
 	}
 	if err := s.checkPrivileges(stmts[0]); err != nil { // as MySQL, at prepare and at each execution

@@ -14,15 +14,12 @@ import (
 // SELECT and set operations: where a query reads, running it as a stream
 // of rows, and SELECT ... FOR UPDATE in a pessimistic transaction.
 
-// readView returns where a query reads: the open transaction, or a fresh
-// snapshot. forUpdate reads the newest data of a pessimistic transaction.
-func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, uint64, error) {
-	if s.txn == nil && !s.autocommit() {
-		mode := kv.Optimistic
-		if s.pessimistic() {
-			mode = kv.Pessimistic
-		}
-		if err := s.begin(true, mode); err != nil {
+// readView returns where a query reads: the open transaction (started
+// now if it has not, unless start is false), or a fresh snapshot.
+// forUpdate reads the newest data of a pessimistic transaction.
+func (s *Session) readView(ctx context.Context, forUpdate, start bool) (kv.Retriever, uint64, error) {
+	if start {
+		if err := s.startTxn(); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -44,9 +41,12 @@ func (s *Session) readView(ctx context.Context, forUpdate bool) (kv.Retriever, u
 }
 
 func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (Result, error) {
+	// A query that reads no table (SELECT 1, SELECT @@x) does not start
+	// the open transaction: its snapshot is taken by the first that does.
+	start := readsTables(node)
 	// Pinned from the moment the schema is read until the rows are done
 	// (see pinSchema), or until an early return.
-	is, release, err := s.pinStmt()
+	is, release, err := s.pinStmtStarting(start)
 	if err != nil {
 		return Result{}, err
 	}
@@ -73,7 +73,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	}
 	sel, _ := node.(*ast.SelectStmt)
 	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
-	reader, ts, err := s.readView(ctx, forUpdate)
+	reader, ts, err := s.readView(ctx, forUpdate, start)
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,6 +157,25 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		return Result{}, err
 	}
 }
+
+// readsTables reports whether a query names a table (or view) anywhere,
+// subqueries included.
+func readsTables(node ast.Node) bool {
+	v := &tableFinder{}
+	node.Accept(v)
+	return v.found
+}
+
+type tableFinder struct{ found bool }
+
+func (v *tableFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if _, ok := n.(*ast.TableName); ok {
+		v.found = true
+	}
+	return n, v.found
+}
+
+func (v *tableFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // drain runs a query plan and returns copies of all its rows.
 func drain(ec *executor.Ctx, plan planner.Plan) ([][]types.Datum, error) {

@@ -230,7 +230,7 @@ func (s *Session) runQuery(ctx context.Context, node ast.ResultSetNode, params [
 			return err
 		}
 	}
-	reader, ts, err := s.readView(ctx, false)
+	reader, ts, err := s.readView(ctx, false, true)
 	if err != nil {
 		return err
 	}

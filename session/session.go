@@ -32,8 +32,18 @@ type Session struct {
 
 	// txn is the open transaction, if any. explicit says BEGIN (or
 	// autocommit=0) opened it, so it lasts past the statement.
-	txn          kv.Txn
-	explicit     bool
+	txn      kv.Txn
+	explicit bool
+	// deferred says BEGIN opened a transaction that has not started yet:
+	// its kv transaction, and so its snapshot, starts with its first
+	// statement that reads or writes data (startTxn), as InnoDB takes a
+	// transaction's read view at its first consistent read, not at BEGIN.
+	// deferredMode is the mode BEGIN chose.
+	deferred     bool
+	deferredMode kv.Mode
+	// savepoints are the open transaction's SAVEPOINTs, oldest first
+	// (savepoint.go).
+	savepoints   []savepoint
 	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
 	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
@@ -41,6 +51,7 @@ type Session struct {
 	rowCount     int64
 	warnings     []*errno.Error
 	stmts        map[*Stmt]struct{}
+	named        map[string]*Stmt // PREPARE's statements, by lower-case name (sqlprepare.go)
 
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).
@@ -110,7 +121,7 @@ func (s *Session) Autocommit() bool { return s.autocommit() }
 
 // InTransaction reports an open explicit transaction, one that lasts past
 // the statement (SERVER_STATUS_IN_TRANS).
-func (s *Session) InTransaction() bool { return s.txn != nil && s.explicit }
+func (s *Session) InTransaction() bool { return (s.txn != nil || s.deferred) && s.explicit }
 
 // WarningCount is the number of warnings the last statement raised.
 func (s *Session) WarningCount() uint16 { return uint16(min(len(s.warnings), 65535)) }
@@ -140,6 +151,7 @@ func (s *Session) UseDB(_ context.Context, db string) error {
 // session variables.
 func (s *Session) Reset(context.Context) error {
 	s.rollback()
+	s.dropNamedStmts()
 	s.vars = map[string]types.Datum{}
 	s.hot.valid = false
 	s.userVars = map[string]types.Datum{}
@@ -206,7 +218,32 @@ func (s *Session) readLockWait() time.Duration {
 	return time.Duration(n) * time.Second
 }
 
-// begin opens a transaction.
+// defaultMode is the mode of a transaction BEGIN or autocommit=0 opens
+// without naming one.
+func (s *Session) defaultMode() kv.Mode {
+	if s.pessimistic() {
+		return kv.Pessimistic
+	}
+	return kv.Optimistic
+}
+
+// startTxn starts the transaction a statement that reads or writes data
+// runs in, if one is open but not started: BEGIN's (deferred), or the one
+// every statement opens under autocommit=0. Outside a transaction it does
+// nothing: the statement runs in its own.
+func (s *Session) startTxn() error {
+	switch {
+	case s.txn != nil:
+		return nil
+	case s.deferred:
+		return s.begin(true, s.deferredMode)
+	case !s.autocommit():
+		return s.begin(true, s.defaultMode())
+	}
+	return nil
+}
+
+// begin starts a transaction now: its start timestamp is its snapshot.
 func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	// Pin the schema before the start timestamp: a schema version is
 	// published after the data it needs (a backfilled index) committed.
@@ -221,6 +258,8 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	}
 	s.d.checkSchemaAtCommit(txn, is)
 	s.txn, s.explicit, s.txnIS = txn, explicit, is
+	s.deferred = false
+	s.markSavepoints()
 	return nil
 }
 
@@ -233,12 +272,14 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 func (s *Session) endTxn() *catalog.InfoSchema {
 	is := s.txnIS
 	s.txn, s.explicit, s.txnIS = nil, false, nil
+	s.deferred, s.savepoints = false, nil
 	return is
 }
 
 // commit commits the open transaction, if any.
 func (s *Session) commit(ctx context.Context) error {
 	if s.txn == nil {
+		s.endTxn() // a deferred transaction ends with nothing to do
 		return nil
 	}
 	txn := s.txn
@@ -255,6 +296,7 @@ func (s *Session) commit(ctx context.Context) error {
 // rollback rolls back the open transaction, if any.
 func (s *Session) rollback() {
 	if s.txn == nil {
+		s.endTxn()
 		return
 	}
 	txn := s.txn

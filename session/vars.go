@@ -332,7 +332,7 @@ func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
 		if err := s.setSysVar(name, val, v.IsGlobal); err != nil {
 			return err
 		}
-		if name == "autocommit" && !v.IsGlobal && s.autocommit() && s.txn != nil {
+		if name == "autocommit" && !v.IsGlobal && s.autocommit() && (s.txn != nil || s.deferred) {
 			if err := s.commit(ctx); err != nil {
 				return err
 			}

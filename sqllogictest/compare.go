@@ -75,7 +75,7 @@ func CompareFile(ctx context.Context, a, b *sql.DB, path string, opts CompareOpt
 		r := &runner{db: db, opts: Options{Engine: opts.Engines[i], RecordTimeout: opts.RecordTimeout}, database: name}
 		runners[i] = r
 		defer func() { err = errors.Join(err, r.close()) }()
-		if err := r.connect(ctx); err != nil {
+		if err := r.connect(ctx, ""); err != nil {
 			return res, err
 		}
 	}
@@ -104,10 +104,8 @@ func CompareFile(ctx context.Context, a, b *sql.DB, path string, opts CompareOpt
 			res.Mismatches = append(res.Mismatches, Mismatch{Line: rec.Line, SQL: rec.SQL, A: outs[0], B: outs[1]})
 		}
 		for _, r := range runners {
-			if r.conn.PingContext(ctx) != nil {
-				if err := r.connect(ctx); err != nil {
-					return res, err
-				}
+			if err := r.recover(ctx, rec); err != nil {
+				return res, err
 			}
 		}
 	}
@@ -133,15 +131,19 @@ func (r *runner) outcome(ctx context.Context, rec *Record) string {
 		}
 		return "error: " + err.Error()
 	}
+	conn, err := r.connOf(ctx, rec)
+	if err != nil {
+		return describe(err)
+	}
 	if rec.Kind == Statement {
-		res, err := r.conn.ExecContext(ctx, rec.SQL)
+		res, err := conn.ExecContext(ctx, rec.SQL)
 		if err != nil {
 			return describe(err)
 		}
 		n, _ := res.RowsAffected()
 		return fmt.Sprintf("ok, %d rows affected", n)
 	}
-	values, ncol, err := r.query(ctx, rec)
+	values, ncol, err := r.query(ctx, conn, rec)
 	if err != nil {
 		return describe(err)
 	}

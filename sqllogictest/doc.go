@@ -12,12 +12,17 @@
 //	skipif <engine> | onlyif <engine>  guard the record that follows
 //	hash-threshold N                   (only matters when writing results)
 //	halt                               stop reading the script
+//	connection <name>                  run the records that follow on the
+//	                                   connection of that name, opened on
+//	                                   first use ("default" is the first)
 //
 // Lines starting with # before a record are comments. A record's line
 // number, in failures, is the line of its statement or query keyword.
 //
-// The contract of RunFile: one script runs top to bottom on one connection,
-// in a database created empty for it and dropped afterwards. Each statement
+// The contract of RunFile: one script runs top to bottom, on one connection
+// unless "connection" lines name others (each opened on first use in the
+// same database, so that a script can interleave transactions), in a
+// database created empty for it and dropped afterwards. Each statement
 // and query record counts once, as passed, failed or skipped (guarded out
 // for the engine, "mysql" unless told otherwise); halt ends the count.
 // Expected results are compared as their generator wrote them (values.go):

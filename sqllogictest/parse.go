@@ -50,6 +50,8 @@ func Parse(r io.Reader) ([]Record, error) {
 type parser struct {
 	sc   *bufio.Scanner
 	line int // number of the line last read
+	// conn is the connection the last "connection" line named.
+	conn string
 }
 
 // next returns the next line, without its line ending; ok is false at the
@@ -93,10 +95,18 @@ func (p *parser) record() (*Record, error) {
 			if _, err := strconv.Atoi(fields[1]); err != nil {
 				return nil, fmt.Errorf("hash-threshold: %w", err)
 			}
+		case "connection":
+			if len(fields) != 2 || len(conds) > 0 {
+				return nil, fmt.Errorf("want connection <name>, unguarded, got %q", line)
+			}
+			p.conn = fields[1]
+			if p.conn == DefaultConn {
+				p.conn = ""
+			}
 		case "halt":
 			return &Record{Kind: Halt, Line: p.line, Conditions: conds}, nil
 		case "statement":
-			rec := &Record{Kind: Statement, Line: p.line, Conditions: conds}
+			rec := &Record{Kind: Statement, Line: p.line, Conditions: conds, Conn: p.conn}
 			switch {
 			case len(fields) >= 2 && fields[1] == "ok":
 			case len(fields) >= 2 && fields[1] == "error":
@@ -115,7 +125,7 @@ func (p *parser) record() (*Record, error) {
 			rec.SQL, _ = p.sql()
 			return rec, nil
 		case "query":
-			rec := &Record{Kind: Query, Line: p.line, Conditions: conds, Sort: NoSort}
+			rec := &Record{Kind: Query, Line: p.line, Conditions: conds, Sort: NoSort, Conn: p.conn}
 			if len(fields) < 2 || strings.Trim(fields[1], "ITR") != "" {
 				return nil, fmt.Errorf("want query <types of I, T, R> [sort] [label], got %q", line)
 			}

@@ -34,6 +34,9 @@ func TestParse(t *testing.T) {
 		var out strings.Builder
 		for _, r := range records {
 			fmt.Fprintf(&out, "line %d: ", r.Line)
+			if r.Conn != "" {
+				fmt.Fprintf(&out, "(on %s) ", r.Conn)
+			}
 			if len(r.Conditions) > 0 {
 				var conds []string
 				for _, c := range r.Conditions {

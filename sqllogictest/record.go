@@ -33,6 +33,10 @@ type Record struct {
 	Conditions []Condition
 	// SQL is the statement or query text, its lines joined by newlines.
 	SQL string
+	// Conn names the connection the record runs on, as the last
+	// "connection" line before it said; "" is the script's first
+	// connection (DefaultConn).
+	Conn string
 
 	// ExpectError: a Statement that must fail. ErrorCode, if not zero, is
 	// the MySQL error number it must fail with ("statement error 1062").
@@ -51,6 +55,10 @@ type Record struct {
 	HashCount int
 	Hash      string
 }
+
+// DefaultConn is the name of a script's first connection, the one its
+// records run on until a "connection" line names another.
+const DefaultConn = "default"
 
 // Condition is a skipif or onlyif line.
 type Condition struct {

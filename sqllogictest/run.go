@@ -81,7 +81,7 @@ func RunFile(ctx context.Context, db *sql.DB, path string, opts Options) (res Re
 		return res, err
 	}
 	defer func() { err = errors.Join(err, r.close()) }()
-	if err := r.connect(ctx); err != nil {
+	if err := r.connect(ctx, ""); err != nil {
 		return res, err
 	}
 
@@ -112,43 +112,64 @@ func RunFile(ctx context.Context, db *sql.DB, path string, opts Options) (res Re
 		if len(res.Failures) < opts.MaxFailures {
 			res.Failures = append(res.Failures, *f)
 		}
-		// A timeout or a server that dropped the connection leaves it
-		// unusable: carry on with a new one.
-		if r.conn.PingContext(ctx) != nil {
-			if err := r.connect(ctx); err != nil {
-				return res, fmt.Errorf("after line %d: %w", rec.Line, err)
-			}
+		if err := r.recover(ctx, rec); err != nil {
+			return res, fmt.Errorf("after line %d: %w", rec.Line, err)
 		}
 	}
 	return res, nil
 }
 
-// runner runs one script's records on one connection.
+// runner runs one script's records on its connections, by name ("" is
+// the default one).
 type runner struct {
 	db       *sql.DB
 	opts     Options
 	database string
-	conn     *sql.Conn
+	conns    map[string]*sql.Conn
 }
 
-// connect (re)opens the runner's connection in its database.
-func (r *runner) connect(ctx context.Context) error {
-	if r.conn != nil {
-		r.conn.Close()
+// connect (re)opens the runner's connection name in its database.
+func (r *runner) connect(ctx context.Context, name string) error {
+	if c := r.conns[name]; c != nil {
+		c.Close()
+		delete(r.conns, name)
 	}
 	conn, err := r.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	r.conn = conn
+	if r.conns == nil {
+		r.conns = map[string]*sql.Conn{}
+	}
+	r.conns[name] = conn
 	_, err = conn.ExecContext(ctx, "USE "+r.database)
 	return err
 }
 
-// close drops the runner's database and closes its connection.
+// connOf returns the connection rec runs on, opening it on first use.
+func (r *runner) connOf(ctx context.Context, rec *Record) (*sql.Conn, error) {
+	if c := r.conns[rec.Conn]; c != nil {
+		return c, nil
+	}
+	if err := r.connect(ctx, rec.Conn); err != nil {
+		return nil, err
+	}
+	return r.conns[rec.Conn], nil
+}
+
+// recover replaces rec's connection if a timeout or a server that dropped
+// it left it unusable.
+func (r *runner) recover(ctx context.Context, rec *Record) error {
+	if c := r.conns[rec.Conn]; c != nil && c.PingContext(ctx) == nil {
+		return nil
+	}
+	return r.connect(ctx, rec.Conn)
+}
+
+// close drops the runner's database and closes its connections.
 func (r *runner) close() error {
-	if r.conn != nil {
-		r.conn.Close()
+	for _, c := range r.conns {
+		c.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -167,8 +188,12 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 	fail := func(expected, got string) *Failure {
 		return &Failure{Line: rec.Line, SQL: rec.SQL, Expected: expected, Got: got}
 	}
+	conn, err := r.connOf(ctx, rec)
+	if err != nil {
+		return fail("a connection", "error: "+err.Error())
+	}
 	if rec.Kind == Statement {
-		_, err := r.conn.ExecContext(ctx, rec.SQL)
+		_, err := conn.ExecContext(ctx, rec.SQL)
 		switch {
 		case rec.ExpectError && err == nil:
 			return fail("an error", "success")
@@ -187,7 +212,7 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 	if rec.Hash != "" {
 		want = fmt.Sprintf("%d values hashing to %s", rec.HashCount, rec.Hash)
 	}
-	values, ncol, err := r.query(ctx, rec)
+	values, ncol, err := r.query(ctx, conn, rec)
 	if err != nil {
 		return fail(want, "error: "+err.Error())
 	}
@@ -219,8 +244,8 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 
 // query runs a query and returns its values, rendered by the record's type
 // letters, row after row, and the number of columns.
-func (r *runner) query(ctx context.Context, rec *Record) ([]string, int, error) {
-	rows, err := r.conn.QueryContext(ctx, rec.SQL)
+func (r *runner) query(ctx context.Context, conn *sql.Conn, rec *Record) ([]string, int, error) {
+	rows, err := conn.QueryContext(ctx, rec.SQL)
 	if err != nil {
 		return nil, 0, err
 	}
