@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-deps bench rss
+.PHONY: build run test test-deps bench rss chaos
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/basalt ./cmd/basalt
@@ -42,3 +42,10 @@ bench:
 # quarter hour or more. See docs/storenode.md.
 rss:
 	BASALT_RSS_TEST=1 $(GO) test -count=1 -run '^TestStoreRSS$$' -v -timeout 3h ./storenode/
+
+# The fault tests of cluster mode through SQL (issue 16; e2e/chaos_test.go),
+# each a minute or more under sysbench and the bank workload; not part of
+# `make test`. Their charts go to chaos-out/.
+chaos: test-deps
+	mkdir -p chaos-out
+	BASALT_CHAOS=1 BASALT_CHAOS_OUT=$(CURDIR)/chaos-out $(GO) test -count=1 -run '^TestChaos' -v -timeout 30m ./e2e/

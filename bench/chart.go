@@ -85,3 +85,43 @@ func writeChart(path, title string, series []chartSeries) error {
 	}
 	return f.Close()
 }
+
+// ChartMark is an event marked on a time chart: a vertical line at Second.
+type ChartMark struct {
+	Second float64
+	Label  string
+}
+
+// WriteTimeChart writes a PNG of QPS, and errors per second, against time
+// from sysbench's --report-interval lines, with marks drawn as vertical
+// lines (a fault and its repair).
+func WriteTimeChart(path, title string, iv []Interval, marks []ChartMark) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "seconds"
+	p.Y.Label.Text = "per second"
+	p.Y.Min = 0
+	qps, errs := make(plotter.XYs, len(iv)), make(plotter.XYs, len(iv))
+	top := 0.0
+	for i, v := range iv {
+		qps[i] = plotter.XY{X: v.Second, Y: v.QPS}
+		errs[i] = plotter.XY{X: v.Second, Y: v.ErrPerSec}
+		top = max(top, v.QPS, v.ErrPerSec)
+	}
+	if err := plotutil.AddLines(p, "queries", qps, "errors", errs); err != nil {
+		return err
+	}
+	for i, m := range marks {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.Second, Y: 0}, {X: m.Second, Y: top * 1.1}})
+		if err != nil {
+			return err
+		}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color = plotutil.Color(i + 2) // after the two lines'
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s at %.1f s", m.Label, m.Second), l)
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p.Save(vg.Points(900), vg.Points(360), path)
+}

@@ -107,6 +107,17 @@ func sysbenchVersion() string {
 
 var intervalLine = regexp.MustCompile(`^\[ *([\d.]+)s \] thds: (\d+) tps: ([\d.]+) qps: ([\d.]+) \(r/w/o: ([\d.]+)/([\d.]+)/([\d.]+)\) lat \(ms,95%\): ([\d.]+) err/s:? ([\d.]+) reconn/s:? ([\d.]+)`)
 
+// ParseIntervals reads every --report-interval line of sysbench's output.
+func ParseIntervals(out string) []Interval {
+	var iv []Interval
+	for _, line := range strings.Split(out, "\n") {
+		if i, ok := parseInterval(line); ok {
+			iv = append(iv, i)
+		}
+	}
+	return iv
+}
+
 // parseInterval reads one line of sysbench 1.0's --report-interval output.
 func parseInterval(line string) (Interval, bool) {
 	m := intervalLine.FindStringSubmatch(line)

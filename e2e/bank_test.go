@@ -132,7 +132,7 @@ type bankStats struct {
 	transfers    atomic.Int64 // acknowledged
 	insufficient atomic.Int64 // rolled back: the source held too little
 	retries      atomic.Int64 // rejected with a retryable error, and retried
-	cutOff       atomic.Int64 // cut off by a kill
+	cutOff       atomic.Int64 // cut off by a kill, or undetermined
 	snapshots    atomic.Int64 // reader transactions that saw the total
 	mu           sync.Mutex
 	codes        map[uint16]int // the retryable errors, by code
@@ -167,7 +167,7 @@ func (s *bankStats) add(o *bankStats) {
 func (s *bankStats) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("%d transfers committed, %d rolled back for want of funds, %d retried (by error code: %v), %d cut off by a kill; %d snapshot reads of every balance",
+	return fmt.Sprintf("%d transfers committed, %d rolled back for want of funds, %d retried (by error code: %v), %d cut off by a kill or undetermined; %d snapshot reads of every balance",
 		s.transfers.Load(), s.insufficient.Load(), s.retries.Load(), s.codes, s.cutOff.Load(), s.snapshots.Load())
 }
 
@@ -271,9 +271,13 @@ func (b *bank) transfer(c *client, rng *rand.Rand, st *bankStats, run *crashRun)
 			b.record(id, rejected)
 			st.insufficient.Add(1)
 			return nil
-		case o == rejected && retryable(err):
+		case o == rejected && (retryable(err) || run.retryAlso != nil && run.retryAlso(err)):
 			b.record(id, rejected)
 			st.retried(err)
+			continue
+		case undetermined(err):
+			b.record(id, unknown)
+			st.cutOff.Add(1)
 			continue
 		case o == unknown:
 			b.record(id, unknown)

@@ -20,6 +20,10 @@ type crashRun struct {
 	killing atomic.Bool
 	// stop asks the clients to finish (a run that ends without a kill).
 	stop atomic.Bool
+	// retryAlso, if set, names more errors after which a transfer is
+	// retried: those a fault test expects while a part of the cluster is
+	// down. Set it before the run starts.
+	retryAlso func(error) bool
 	// acks counts acknowledged operations; the first one closes progress.
 	acks     atomic.Int64
 	progress chan struct{}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,10 +55,19 @@ func outcomeOf(err error) outcome {
 		return done
 	}
 	var me *mysql.MySQLError
-	if errors.As(err, &me) {
+	if errors.As(err, &me) && !undetermined(err) {
 		return rejected
 	}
 	return unknown
+}
+
+// undetermined reports whether err is the server saying that it does not
+// know whether the commit took effect (TiDB's "execution result
+// undetermined", 1105: the store holding the primary lock went away
+// during the commit); the connection lives on.
+func undetermined(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1105 && strings.Contains(me.Message, "execution result undetermined")
 }
 
 // Error codes a client retries a transaction after: the transaction was
