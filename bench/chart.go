@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -68,6 +69,8 @@ func writeChart(path, title string, series []chartSeries) error {
 	for _, p := range []*plot.Plot{qps, p95} {
 		p.Y.Max *= 1.25 // room for the legend above the lines
 		p.Legend.Left = true
+		p.Y.Tick.Marker = roundTicks{}
+		p.Add(plotter.NewGrid())
 	}
 	img := vgimg.New(vg.Points(900), vg.Points(360))
 	dc := draw.New(img)
@@ -122,6 +125,35 @@ func WriteTimeChart(path, title string, iv []Interval, marks []ChartMark) error 
 		p.Legend.Add(fmt.Sprintf("%s at %.1f s", m.Label, m.Second), l)
 	}
 	p.Legend.Top = true
+	p.Y.Tick.Marker = roundTicks{}
 	p.Add(plotter.NewGrid())
 	return p.Save(vg.Points(900), vg.Points(360), path)
+}
+
+// roundTicks marks a value axis at round steps (1, 2 or 5 times a power
+// of ten), four to nine of them, labelled with no more decimals than the
+// step needs; gonum's default marks few values on a range such as
+// 0-31,250 and labels them 0.00 ... 30000.00.
+type roundTicks struct{}
+
+func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 8 // 3 to 8 steps
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi+step/1e6; i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+	}
+	return ticks
 }

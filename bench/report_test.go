@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -131,6 +132,28 @@ func TestPlans(t *testing.T) {
 	for _, bad := range []string{"playground:127.0.0.1:4000", "dsn:nohost", "host:port"} {
 		if tg, err := ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q): %+v, no error", bad, tg)
+		}
+	}
+}
+
+// The value axes are marked at round steps, about six of them, with no
+// needless decimals.
+func TestRoundTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 31250, "0 5000 10000 15000 20000 25000 30000"},
+		{0, 3.1, "0.0 0.5 1.0 1.5 2.0 2.5 3.0"},
+		{0, 0.9, "0.0 0.2 0.4 0.6 0.8"},
+		{0, 120, "0 20 40 60 80 100 120"},
+	} {
+		var labels []string
+		for _, tk := range (roundTicks{}).Ticks(c.lo, c.hi) {
+			labels = append(labels, tk.Label)
+		}
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("ticks of [%v, %v]: %s, want %s", c.lo, c.hi, got, c.want)
 		}
 	}
 }

@@ -152,8 +152,12 @@ func (r *Results) WriteFile(path string) error {
 	return err
 }
 
-// ReadResults reads a results.json.
+// ReadResults reads a results.json, or the one in the directory path that
+// "basalt bench run --out" wrote.
 func ReadResults(path string) (*Results, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "results.json")
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

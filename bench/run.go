@@ -133,7 +133,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&tr.Version); err != nil {
 		return fmt.Errorf("SELECT VERSION(): %w", err)
 	}
-	tr.Variables = showSettings(ctx, db)
+	tr.Variables = showSettings(ctx, db, t.Spec().Kind)
 
 	prepare := true
 	create := "CREATE DATABASE sbtest"

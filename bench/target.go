@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -279,26 +280,36 @@ func (d *dsnTarget) Start(ctx context.Context) error {
 	return nil
 }
 
-// settingNames are the variables whose values a report shows per target.
-var settingNames = []string{
-	"version",
-	"version_comment",
-	"tx_isolation",
-	"transaction_isolation",
-	"autocommit",
-	"max_connections",
-	"innodb_buffer_pool_size",
-	"innodb_flush_log_at_trx_commit",
-	"sync_binlog",
-	"log_bin",
-	"tidb_txn_mode",
-	"character_set_server",
+// The variables whose values a report shows for a target: the ones that
+// decide its durability, isolation and caching, by the kind of server.
+// Basalt answers for some InnoDB names (for clients that ask), with values
+// that do not describe it, so its own are shown instead; a dsn target,
+// whatever it is, shows whichever of both it has.
+var (
+	commonSettings = []string{"version", "version_comment", "transaction_isolation", "autocommit",
+		"max_connections", "character_set_server"}
+	mariadbSettings = []string{"tx_isolation", "innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit",
+		"sync_binlog", "log_bin"}
+	basaltSettings = []string{"tidb_txn_mode", "tidb_enable_async_commit", "tidb_enable_1pc",
+		"tidb_prepared_plan_cache_size", "tidb_enable_stmt_summary"}
+)
+
+// settingNames are the variables showSettings reads for a target of kind.
+func settingNames(kind string) []string {
+	names := slices.Clone(commonSettings)
+	switch kind {
+	case KindBasalt, KindPlayground:
+		return append(names, basaltSettings...)
+	case KindMariaDB:
+		return append(names, mariadbSettings...)
+	}
+	return append(append(names, mariadbSettings...), basaltSettings...)
 }
 
-// showSettings returns the values of settingNames that db has.
-func showSettings(ctx context.Context, db *sql.DB) map[string]string {
+// showSettings returns the values of kind's settingNames that db has.
+func showSettings(ctx context.Context, db *sql.DB, kind string) map[string]string {
 	vars := map[string]string{}
-	for _, name := range settingNames {
+	for _, name := range settingNames(kind) {
 		var n, v string
 		if err := db.QueryRowContext(ctx, "SHOW VARIABLES LIKE '"+name+"'").Scan(&n, &v); err == nil {
 			vars[strings.ToLower(n)] = v

@@ -138,8 +138,8 @@ func benchReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("basalt bench report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		in       = fs.String("in", "", "the results.json to report (required)")
-		baseline = fs.String("baseline", "", "an earlier results.json: compare the same target across the two runs")
+		in       = fs.String("in", "", "the results.json to report, or the directory run --out wrote (required)")
+		baseline = fs.String("baseline", "", "an earlier results.json (or its directory): compare the same target across the two runs")
 		target   = fs.String("target", "", "with --baseline, the target to compare (default: the first)")
 		a        = fs.String("a", "", "without --baseline, the reference target A (default: the second target)")
 		b        = fs.String("b", "", "without --baseline, the target B compared with A (default: the first target)")
