@@ -72,8 +72,11 @@ type Options struct {
 	// each role (their --config), as TiUP playground's --pd.config,
 	// --kv.config and --db.config; "" for none.
 	PDConfig, KVConfig, DBConfig string
-	LogLevel                     string // the nodes' log level
-	Stdout, Stderr               io.Writer
+	// DBCPUs and KVCPUs cap each SQL node's and each store's CPU, in
+	// CPUs (cgroup.go); 0 for no cap.
+	DBCPUs, KVCPUs float64
+	LogLevel       string // the nodes' log level
+	Stdout, Stderr io.Writer
 }
 
 // DefaultRoot is the directory that holds playgrounds by name,
@@ -235,6 +238,9 @@ func open(o Options) (*playground, error) {
 			os.RemoveAll(dir)
 		}
 		return nil, err
+	}
+	if err := checkCPUCaps(o, name); err != nil {
+		return fail(err)
 	}
 
 	prev := map[string]Node{}
@@ -439,6 +445,14 @@ func (p *playground) startRole(ctx context.Context, op *op, what string, nodes [
 			fmt.Fprintln(p.o.Stdout)
 			return err
 		}
+		if cpus := p.o.cpusFor(n.Role); cpus > 0 {
+			if c.cgroup, err = capCPU(p.st.Name, n.Name, c.pid(), cpus); err != nil {
+				_ = c.cmd.Process.Kill()
+				<-c.exited
+				fmt.Fprintln(p.o.Stdout)
+				return err
+			}
+		}
 		p.mu.Lock()
 		n.PID = c.pid()
 		p.children = append(p.children, c)
@@ -495,6 +509,9 @@ func (p *playground) wait(ctx context.Context, op *op, c *child, timeout time.Du
 // stopped it, records and queues the death.
 func (p *playground) watch(c *child) {
 	<-c.exited
+	if err := removeCgroup(c.cgroup); err != nil {
+		fmt.Fprintf(p.o.Stderr, "basalt playground: %s's cgroup: %v\n", c.node.Name, err)
+	}
 	p.mu.Lock()
 	c.node.PID = 0
 	expected := c.stopping.Load()

@@ -21,6 +21,7 @@ type child struct {
 	exited   chan struct{}
 	err      error // cmd.Wait's; read after exited is closed
 	stopping atomic.Bool
+	cgroup   string // its CPU cap's cgroup (cgroup.go), if any
 }
 
 // startChild starts bin with the node's arguments in the node's

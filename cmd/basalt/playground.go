@@ -42,6 +42,8 @@ func playgroundMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.PDConfig, "pd.config", "", "config file (TOML) of the PD members")
 	fs.StringVar(&o.KVConfig, "kv.config", "", "config file (TOML, TiKV's keys) of the stores")
 	fs.StringVar(&o.DBConfig, "db.config", "", "config file (TOML) of the SQL nodes")
+	fs.Float64Var(&o.DBCPUs, "db.cpus", 0, "cap each SQL node at this many CPUs (cgroup v1 cpu controller, as root; 0: no cap)")
+	fs.Float64Var(&o.KVCPUs, "kv.cpus", 0, "cap each store at this many CPUs (as --db.cpus)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: basalt playground [flags]              run a cluster on this machine until Ctrl-C
        basalt playground display [flags]      show a playground's nodes and their state
