@@ -532,6 +532,15 @@ func (b *Builder) variable(x *ast.VariableExpr) (Expr, error) {
 	if x.IsSystem {
 		global := x.IsGlobal
 		tp := typeString
+		switch sysVarKind(name) {
+		case SysVarInt:
+			tp = typeInt
+		case SysVarUint:
+			tp = typeInt
+			tp.Flag |= mysql.UnsignedFlag
+		case SysVarDouble:
+			tp = typeDouble
+		}
 		return &Func{Name: "@@" + name, Tp: tp, Lazy: func(ctx *Ctx, _ []types.Datum, _ []Expr) (types.Datum, error) {
 			return ctx.Session.SysVar(name, global)
 		}}, nil
