@@ -15,6 +15,8 @@ func TestRun(t *testing.T) {
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(good, []byte("port = 4001\n"), 0o644)
 	os.WriteFile(bad, []byte("port = 4001\n[txn]\ndefault-mode = \"eventual\"\n"), 0o644)
+	tidb := filepath.Join(dir, "tidb.toml")
+	os.WriteFile(tidb, []byte("[performance]\ntcp-keep-alive = true\n[tikv-client]\nmax-batch-wait-time = 2000000\n"), 0o644)
 
 	for _, tc := range []struct {
 		args   []string
@@ -33,6 +35,11 @@ func TestRun(t *testing.T) {
 		{[]string{"--port", "99999"}, 2, "", "basalt: port: 99999 is out of range 1..65535 (set by a command-line flag)"},
 		{[]string{"--config", good, "--config-check"}, 0, "configuration is valid", ""},
 		{[]string{"--config", bad, "--config-check"}, 2, "", "basalt: " + bad + `:3: txn.default-mode: unknown mode "eventual"`},
+		{[]string{"--config", tidb, "--config-check"}, 0, "configuration is valid",
+			"basalt: warning: config key performance.tcp-keep-alive is TiDB's and has no effect in Basalt; ignored\n" +
+				`basalt: warning: config key tikv-client.max-batch-wait-time has no effect with store "local"; ignored`},
+		{[]string{"--config", tidb, "--store", "mocktikv", "--config-check"}, 0, "configuration is valid",
+			"basalt: warning: config key performance.tcp-keep-alive is TiDB's and has no effect in Basalt; ignored\n"},
 		{[]string{"--config", filepath.Join(dir, "missing.toml")}, 2, "", "missing.toml: no such file or directory"},
 		{[]string{"--log-level", "loud", "--config-check"}, 2, "", `log.level: unknown level "loud"`},
 	} {

@@ -55,6 +55,9 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if check {
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(stderr, "basalt: warning: %s\n", w)
+		}
 		fmt.Fprintln(stdout, "basalt: configuration is valid")
 		return 0
 	}
@@ -76,6 +79,9 @@ func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, 
 		return 1
 	}
 	defer closeLog()
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
 	// fail reports err on stderr, and in the log file if there is one.
 	fail := func(msg string, err error) {
 		if cfg.Log.File != "" {
