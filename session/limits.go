@@ -74,9 +74,14 @@ func (d *Driver) connMaxPacket() int64 {
 	return sysVars["max_allowed_packet"].def.Int()
 }
 
-// serverVar reads the limit variables the server holds.
+// serverVar reads the variables the server holds: the limits, and the
+// port it listens on.
 func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 	switch name {
+	case "port":
+		if s.d.conns != nil && s.d.conns.Port() != 0 {
+			return types.NewUint(uint64(s.d.conns.Port())), true
+		}
 	case "max_connections":
 		if s.d.conns != nil {
 			return types.NewInt(int64(s.d.conns.MaxConnections())), true
