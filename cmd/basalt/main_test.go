@@ -58,3 +58,50 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+// basalt --help lists every subcommand, one line each with what it does,
+// then the server's flags; basalt help lists the subcommands on stdout.
+func TestHelp(t *testing.T) {
+	want := []string{"version", "bench", "pd", "store", "ctl", "playground"}
+	if len(commands) != len(want) {
+		t.Errorf("%d commands, want %d: %v", len(commands), len(want), want)
+	}
+	for _, flag := range []string{"--help", "-h", "-help"} {
+		var stdout, stderr bytes.Buffer
+		if status := run([]string{flag}, &stdout, &stderr); status != 0 {
+			t.Fatalf("%s: status %d", flag, status)
+		}
+		help := stderr.String()
+		for _, name := range want {
+			var summary string
+			for _, c := range commands {
+				if c.name == name {
+					summary = c.summary
+				}
+			}
+			if summary == "" {
+				t.Errorf("no command %q", name)
+				continue
+			}
+			found := false
+			for _, line := range strings.Split(help, "\n") {
+				f := strings.Fields(line)
+				if len(f) > 2 && f[0] == "basalt" && f[1] == name && strings.HasSuffix(line, " "+summary) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: no line \"basalt %s ... %s\" in:\n%s", flag, name, summary, help)
+			}
+		}
+		for _, f := range []string{"-port port", "-config file", "-data-dir directory", "-store storage", "-config-check"} {
+			if !strings.Contains(help, f) {
+				t.Errorf("%s: flag %q missing from:\n%s", flag, f, help)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if status := run([]string{"help"}, &stdout, &stderr); status != 0 || !strings.Contains(stdout.String(), "basalt playground") {
+		t.Errorf("basalt help: status %d, stdout:\n%s", status, &stdout)
+	}
+}

@@ -35,7 +35,8 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&showVersion, "V", false, "shorthand for --version")
 	fs.BoolVar(&check, "config-check", false, "check the configuration and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: basalt [flags]          run the server\n       basalt version          print the version\n\nFlags override the --config file; see config/basalt.toml.example.\n\n")
+		writeCommands(fs.Output())
+		fmt.Fprintf(fs.Output(), "\nThe server's flags override the --config file; see config/basalt.toml.example.\n\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
