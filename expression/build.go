@@ -531,8 +531,12 @@ func (b *Builder) variable(x *ast.VariableExpr) (Expr, error) {
 	name := strings.ToLower(x.Name)
 	if x.IsSystem {
 		global := x.IsGlobal
+		info := sysVarInfo(name)
+		if err := checkSysVarScope(name, info, x.ExplicitScope, global); err != nil {
+			return nil, err
+		}
 		tp := typeString
-		switch sysVarKind(name) {
+		switch info.Kind {
 		case SysVarInt:
 			tp = typeInt
 		case SysVarUint:

@@ -242,21 +242,42 @@ func init() {
 	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
 	zone, _ := time.Now().Zone()
 	sysVars["system_time_zone"] = roVar(types.NewString(zone))
-	expression.RegisterSysVarKind(sysVarKind)
+	expression.RegisterSysVarInfo(sysVarInfo)
 }
 
-// sysVarKind is the type SELECT @@name has: integers and booleans are
-// BIGINT (UNSIGNED for unsigned variables), as MySQL sends them.
-func sysVarKind(name string) expression.SysVarKind {
-	switch sysVars[name].typ {
-	case varInt, varBool:
-		return expression.SysVarInt
-	case varUint:
-		return expression.SysVarUint
-	case varFloat:
-		return expression.SysVarDouble
+// sessionOnlyVars are the variables sysVar computes for the session,
+// outside the table; they have no global value.
+var sessionOnlyVars = map[string]expression.SysVarKind{
+	"last_insert_id": expression.SysVarUint,
+	"identity":       expression.SysVarUint,
+	"warning_count":  expression.SysVarUint,
+	"error_count":    expression.SysVarUint,
+}
+
+// sysVarInfo describes @@name to the expression builder: its type
+// (integers and booleans are BIGINT, UNSIGNED for unsigned variables, as
+// MySQL sends them) and its scopes.
+func sysVarInfo(name string) expression.SysVarInfo {
+	if k, ok := sessionOnlyVars[name]; ok {
+		return expression.SysVarInfo{Kind: k, SessionOnly: true}
 	}
-	return expression.SysVarString
+	def, ok := sysVars[name]
+	if !ok {
+		return expression.SysVarInfo{}
+	}
+	info := expression.SysVarInfo{
+		GlobalOnly:  def.scope == scopeGlobal || def.scope == scopeNone,
+		SessionOnly: def.scope == scopeSession,
+	}
+	switch def.typ {
+	case varInt, varBool:
+		info.Kind = expression.SysVarInt
+	case varUint:
+		info.Kind = expression.SysVarUint
+	case varFloat:
+		info.Kind = expression.SysVarDouble
+	}
+	return info
 }
 
 // sysVar reads a system variable; session values shadow global ones.
@@ -268,9 +289,9 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 	case "last_insert_id", "identity":
 		return types.NewUint(s.lastInsertID), nil
 	case "warning_count":
-		return types.NewInt(int64(len(s.warnings))), nil
+		return types.NewUint(uint64(len(s.warnings))), nil
 	case "error_count":
-		return types.NewInt(0), nil
+		return types.NewUint(0), nil
 	case "have_ssl", "have_openssl":
 		if s.d.conns != nil && s.d.conns.TLSEnabled() {
 			return types.NewString("YES"), nil

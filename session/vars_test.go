@@ -33,6 +33,8 @@ var sysVarTypes = []struct{ name, typ string }{
 	{"port", "UNSIGNED BIGINT"},
 	{"sql_select_limit", "UNSIGNED BIGINT"},
 	{"max_connections", "UNSIGNED BIGINT"},
+	{"warning_count", "UNSIGNED BIGINT"},
+	{"last_insert_id", "UNSIGNED BIGINT"},
 	{"long_query_time", "DOUBLE"},
 	{"sql_mode", "VARCHAR"},
 	{"tx_isolation", "VARCHAR"},
