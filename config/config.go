@@ -9,6 +9,7 @@
 //
 //	config.go     the Config struct, its defaults and Validate
 //	load.go       reading a file: unknown keys and bad values, with line numbers
+//	tidbkeys.go   TiDB's keys, accepted and ignored; keys idle with the store
 //	size.go       ByteSize: "256MiB", "1GB" or a number of bytes
 //	duration.go   Duration: "10m", "1h30m"
 //	flags.go      the flags that override the file
@@ -63,6 +64,11 @@ type Config struct {
 	PessimisticTxn    PessimisticTxn    `toml:"pessimistic-txn"`
 	TiKVClient        TiKVClient        `toml:"tikv-client"`
 	Security          Security          `toml:"security"`
+
+	// Warnings are what the server logs about the file at start: the
+	// keys it sets that have no effect (TiDB's keys that Basalt ignores,
+	// and Basalt's own that the configured store does not use).
+	Warnings []string `toml:"-"`
 }
 
 // Security configures TLS for MySQL clients (TiDB's [security] keys).

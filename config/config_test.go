@@ -70,6 +70,15 @@ func TestLoadFull(t *testing.T) {
 			CommitTimeout: Duration(10 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 64, TotalKeySizeLimit: 8 * KiB}},
 		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",
 			AutoTLS: false, RequireSecureTransport: true},
+		// mocktikv uses neither the embedded store nor the schema lease.
+		Warnings: []string{
+			`config key lease has no effect with store "mocktikv"; ignored`,
+			`config key storage.block-cache-size has no effect with store "mocktikv"; ignored`,
+			`config key storage.sync-log has no effect with store "mocktikv"; ignored`,
+			`config key storage.gc-life-time has no effect with store "mocktikv"; ignored`,
+			`config key storage.memtable-size has no effect with store "mocktikv"; ignored`,
+			`config key storage.latest-version-cache-size has no effect with store "mocktikv"; ignored`,
+		},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
@@ -223,6 +232,18 @@ func TestLoadErrors(t *testing.T) {
 		file: "store = \"tikv\"\npath = \"127.0.0.1:2379,http://127.0.0.1:2381,pd3\"\n",
 		want: []string{`:2: path: with store "tikv", the PD endpoints as host:port,...: address pd3: missing port in address`},
 	}, {
+		name: "TiDB key of the wrong type",
+		file: "[performance]\ntcp-keep-alive = \"yes\"\n",
+		want: []string{`:2: performance.tcp-keep-alive: yes is not a boolean`},
+	}, {
+		name: "TiDB duration key that is no duration",
+		file: "[performance]\nstats-lease = \"3 seconds\"\n",
+		want: []string{`:2: performance.stats-lease: invalid duration "3 seconds"`},
+	}, {
+		name: "unknown key in a TiDB section",
+		file: "[tikv-client]\nmax-batch-wait-tim = 5\n",
+		want: []string{`:2: unknown key "tikv-client.max-batch-wait-tim" (did you mean "tikv-client.max-batch-wait-time"?)`},
+	}, {
 		name: "syntax error",
 		file: "port = 4000\nhost = \n",
 		want: []string{`:2:`},
@@ -265,5 +286,59 @@ func TestParseLogLevel(t *testing.T) {
 	}
 	if _, err := ParseLogLevel("fatal"); err == nil {
 		t.Error("fatal accepted")
+	}
+}
+
+// A TiDB configuration file as TiDB's benchmark reports give it loads:
+// TiDB's keys Basalt has no use for, and Basalt's own that the store does
+// not use, are each named by a warning; the keys that matter take effect.
+func TestLoadTiDBReportFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tidb.toml")
+	os.WriteFile(file, []byte(`log.level = "error"
+[performance]
+max-procs = 20
+tcp-keep-alive = true
+txn-total-size-limit = 104857600
+stats-lease = "3s"
+pseudo-estimate-ratio = 0.8
+[prepared-plan-cache]
+enabled = true
+capacity = 100
+memory-guard-ratio = 0.1
+[pessimistic-txn]
+max-retry-count = 256
+deadlock-history-capacity = 10
+[tikv-client]
+max-batch-wait-time = 2000000
+grpc-connection-count = 4
+enable-chunk-rpc = true
+[tikv-client.copr-cache]
+capacity-mb = 1000.0
+[tikv-client.async-commit]
+safe-window = "2s"
+`), 0o644)
+	cfg, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Performance.MaxProcs != 20 || cfg.Log.Level != "error" || cfg.TiKVClient.MaxBatchWaitTime != 2000000 {
+		t.Errorf("keys Basalt knows: %+v", cfg)
+	}
+	want := []string{
+		"config key performance.tcp-keep-alive is TiDB's and has no effect in Basalt; ignored",
+		"config key performance.txn-total-size-limit is TiDB's and has no effect in Basalt; ignored",
+		"config key performance.stats-lease is TiDB's and has no effect in Basalt; ignored",
+		"config key performance.pseudo-estimate-ratio is TiDB's and has no effect in Basalt; ignored",
+		"config key prepared-plan-cache.memory-guard-ratio is TiDB's and has no effect in Basalt; ignored",
+		"config key pessimistic-txn.deadlock-history-capacity is TiDB's and has no effect in Basalt; ignored",
+		"config key tikv-client.enable-chunk-rpc is TiDB's and has no effect in Basalt; ignored",
+		"config key tikv-client.copr-cache.capacity-mb is TiDB's and has no effect in Basalt; ignored",
+		"config key tikv-client.async-commit.safe-window is TiDB's and has no effect in Basalt; ignored",
+		// Set to other than its default with the embedded store (the
+		// default grpc-connection-count, 4, is not worth a line).
+		`config key tikv-client.max-batch-wait-time has no effect with store "local"; ignored`,
+	}
+	if !reflect.DeepEqual(cfg.Warnings, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(cfg.Warnings, "\n"), strings.Join(want, "\n"))
 	}
 }

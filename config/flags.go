@@ -84,6 +84,7 @@ func (f *Flags) Load() (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, src.locate(err, set)
 	}
+	cfg.Warnings = src.warnings(cfg)
 	return cfg, nil
 }
 

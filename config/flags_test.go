@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ file = "/from/file.log"
 		check func(*Config) bool
 	}{
 		{"no flags: defaults", nil, func(c *Config) bool {
-			return *c == *Default()
+			return reflect.DeepEqual(c, Default())
 		}},
 		{"file only", []string{"--config", file}, func(c *Config) bool {
 			return c.Host == "0.0.0.0" && c.Port == 4001 && c.Path == "/from/file" &&

@@ -14,7 +14,9 @@ import (
 
 // Load reads the TOML file at path over Default and validates the result.
 // It refuses a file with a syntax error, a key it does not know, a value of
-// the wrong type or an invalid value; the error names the file, the line
+// the wrong type or an invalid value (a key of TiDB's that Basalt ignores,
+// or one without effect with the configured store, is not an error but one
+// of Config.Warnings); the error names the file, the line
 // and the key, one line per problem, e.g.
 //
 //	basalt.toml:12: unknown key "status-port" (did you mean "status.status-port"?)
@@ -27,6 +29,7 @@ func Load(path string) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, src.locate(err, nil)
 	}
+	cfg.Warnings = src.warnings(cfg)
 	return cfg, nil
 }
 
@@ -35,6 +38,16 @@ type source struct {
 	name string
 	data []byte
 	md   toml.MetaData
+	tidb []string // the TiDB keys it sets, which Basalt ignores (tidbkeys.go)
+}
+
+// warnings are the lines to log about the file, given the configuration
+// it ended in (flags included); nil for no file.
+func (src *source) warnings(cfg *Config) []string {
+	if src == nil {
+		return nil
+	}
+	return warnings(src.tidb, src.md, cfg)
 }
 
 // readFile reads and decodes the file at path over Default, without
@@ -54,10 +67,14 @@ func decode(name string, data []byte) (*Config, *source, error) {
 	if err != nil {
 		return nil, nil, DecodeError(name, err)
 	}
-	if keys := md.Undecoded(); len(keys) > 0 {
-		return nil, nil, unknownKeys(name, data, keys)
+	tidb, unknown, err := checkTiDBKeys(name, data, md, md.Undecoded())
+	if err != nil {
+		return nil, nil, err
 	}
-	return cfg, &source{name: name, data: data, md: md}, nil
+	if len(unknown) > 0 {
+		return nil, nil, unknownKeys(name, data, unknown)
+	}
+	return cfg, &source{name: name, data: data, md: md, tidb: tidb}, nil
 }
 
 // typeErrorRE matches the decoder's errors that are not ParseErrors, such

@@ -90,16 +90,16 @@ func wireValue(d types.Datum, t server.FieldType) server.Value {
 		return server.IntValue(v)
 	case server.TypeDouble:
 		f, _ := types.ToFloat(d)
-		return server.Float64Value(f)
+		return server.Float64Value(f + 0) // -0 + 0 is 0
 	case server.TypeFloat:
 		f, _ := types.ToFloat(d)
-		return server.Float32Value(float32(f))
+		return server.Float32Value(float32(f + 0))
 	case server.TypeNewDecimal:
 		if d.Kind() == types.KindDecimal {
-			return server.DecimalValue([]byte(d.Decimal().Text('f')))
+			return server.DecimalValue(types.AppendDecimal(nil, d.Decimal()))
 		}
 		dec, _ := types.ToDecimal(d)
-		return server.DecimalValue([]byte(dec.Text('f')))
+		return server.DecimalValue(types.AppendDecimal(nil, dec))
 	case server.TypeDate, server.TypeDateTime, server.TypeTimestamp:
 		if d.Kind() == types.KindTime {
 			t0, _, _ := d.Time()

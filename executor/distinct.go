@@ -17,7 +17,7 @@ func rowKey(buf []byte, vals []types.Datum) []byte {
 			r := new(apd.Decimal)
 			r.Reduce(d)
 			buf = append(buf, 'n')
-			buf = append(buf, r.Text('f')...)
+			buf = types.AppendDecimal(buf, r) // -0 is 0
 			buf = append(buf, 0)
 		case types.KindEnum, types.KindSet:
 			// They equal strings by their text.

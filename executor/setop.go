@@ -144,8 +144,9 @@ func (e *recursiveCTEExec) Open(ctx *Ctx) error {
 	}
 	old := ctx.work[e.p.ID]
 	defer func() { ctx.work[e.p.ID] = old }()
+	limit := maxRecursion(ctx)
 	for round := 1; len(work) > 0; round++ {
-		if round > planner.MaxRecursion {
+		if uint64(round) > limit {
 			return errno.New(3636, "Recursive query aborted after %d iterations. Try increasing @@cte_max_recursion_depth to a larger value.", round)
 		}
 		if err := ctx.Context.Err(); err != nil {
@@ -164,4 +165,17 @@ func (e *recursiveCTEExec) Open(ctx *Ctx) error {
 		work = next
 	}
 	return nil
+}
+
+// maxRecursion is the session's cte_max_recursion_depth: how many rounds
+// that add rows a recursive CTE may run.
+func maxRecursion(ctx *Ctx) uint64 {
+	if ctx.Eval != nil && ctx.Eval.Session != nil {
+		if v, err := ctx.Eval.Session.SysVar("cte_max_recursion_depth", false); err == nil {
+			if n, neg, _, _ := types.ToUint(v); !neg {
+				return n
+			}
+		}
+	}
+	return planner.MaxRecursion
 }

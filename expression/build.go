@@ -531,7 +531,20 @@ func (b *Builder) variable(x *ast.VariableExpr) (Expr, error) {
 	name := strings.ToLower(x.Name)
 	if x.IsSystem {
 		global := x.IsGlobal
+		info := sysVarInfo(name)
+		if err := checkSysVarScope(name, info, x.ExplicitScope, global); err != nil {
+			return nil, err
+		}
 		tp := typeString
+		switch info.Kind {
+		case SysVarInt:
+			tp = typeInt
+		case SysVarUint:
+			tp = typeInt
+			tp.Flag |= mysql.UnsignedFlag
+		case SysVarDouble:
+			tp = typeDouble
+		}
 		return &Func{Name: "@@" + name, Tp: tp, Lazy: func(ctx *Ctx, _ []types.Datum, _ []Expr) (types.Datum, error) {
 			return ctx.Session.SysVar(name, global)
 		}}, nil

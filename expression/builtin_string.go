@@ -523,7 +523,7 @@ func stringBuiltins() map[string]builtin {
 			}
 			r := new(apd.Decimal)
 			types.DecimalContext().Quantize(r, d, -int32(dec))
-			return types.NewString(groupThousands(r.Text('f'))), nil
+			return types.NewString(groupThousands(string(types.AppendDecimal(nil, r)))), nil
 		}},
 		"bin": {minArgs: 1, maxArgs: 1, tp: fixed(typeString), fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
 			return types.NewString(strconv.FormatUint(uint64(argInt(v[0])), 2)), nil

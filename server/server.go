@@ -129,6 +129,9 @@ type Server struct {
 	// Config.MaxAllowedPacket as SetMaxConnections and SetMaxAllowedPacket
 	// last left them.
 	maxConns, maxPacket atomic.Int64
+	// port is the TCP port of the first TCP listener Serve took (@@port);
+	// 0 before.
+	port atomic.Int32
 
 	reaper    sync.Once     // starts reapIdle
 	idleCheck time.Duration // idleCheckInterval when the server was made
@@ -208,6 +211,10 @@ func (s *Server) ListenAndServe(addr string) error {
 	return s.Serve(l)
 }
 
+// Port is the TCP port the server listens on: that of the first TCP
+// listener given to Serve, 0 if none yet.
+func (s *Server) Port() int { return int(s.port.Load()) }
+
 // Serve accepts connections on l until Shutdown or Close, then returns
 // ErrServerClosed; it closes l. Connections over a Unix socket count as
 // secure: caching_sha2_password takes the password there without RSA.
@@ -219,6 +226,9 @@ func (s *Server) Serve(l net.Listener) error {
 		return ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
+	if a, ok := l.Addr().(*net.TCPAddr); ok {
+		s.port.CompareAndSwap(0, int32(a.Port))
+	}
 	s.mu.Unlock()
 	s.reaper.Do(func() { go s.reapIdle() })
 	defer func() {

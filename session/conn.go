@@ -64,6 +64,8 @@ type Connections interface {
 	// TLSEnabled reports whether the server can upgrade to TLS
 	// (have_ssl, have_openssl).
 	TLSEnabled() bool
+	// Port is the TCP port the server listens on (@@port); 0 if none.
+	Port() int
 }
 
 // Process is one connection in SHOW PROCESSLIST and

@@ -130,7 +130,7 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 		sort.Strings(names)
 		for _, n := range names {
 			if v, err := s.sysVar(n, global); err == nil {
-				out = append(out, []types.Datum{str(n), str(v.String())})
+				out = append(out, []types.Datum{str(n), str(showValue(n, v))})
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/types"
@@ -24,7 +23,8 @@ import (
 //	wait_timeout          seconds an idle connection is kept;
 //	interactive_timeout   its value for CLIENT_INTERACTIVE clients
 //
-// As in MySQL, a session takes the global values of the last four when it
+// Their ranges are in the table of variables (vars.go); SET clamps to
+// them with a warning, as MySQL does. As in MySQL, a session takes the global values of the last four when it
 // opens (wait_timeout from interactive_timeout for interactive clients), so
 // SET GLOBAL changes them for new sessions only. The session keeps them
 // decoded in limits, so that statements read them without a lookup.
@@ -40,19 +40,6 @@ type limits struct {
 	// mem tracks the running statement. Statements run one at a time, and
 	// a SELECT's rows are read to the end before the next one starts.
 	mem executor.MemTracker
-}
-
-// limitRange is the range of values a limit variable takes; SET clamps to
-// it with a warning, as MySQL does.
-type limitRange struct{ min, max int64 }
-
-var limitRanges = map[string]limitRange{
-	"max_connections":      {0, 100000},
-	"max_allowed_packet":   {1024, 1 << 30},
-	"max_execution_time":   {0, 1<<32 - 1},
-	"tidb_mem_quota_query": {-1, 1<<63 - 1},
-	"wait_timeout":         {1, 31536000},
-	"interactive_timeout":  {1, 31536000},
 }
 
 // initLimits gives a new (or reset) session the global values of its limit
@@ -87,9 +74,14 @@ func (d *Driver) connMaxPacket() int64 {
 	return sysVars["max_allowed_packet"].def.Int()
 }
 
-// serverVar reads the limit variables the server holds.
+// serverVar reads the variables the server holds: the limits, and the
+// port it listens on.
 func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 	switch name {
+	case "port":
+		if s.d.conns != nil && s.d.conns.Port() != 0 {
+			return types.NewUint(uint64(s.d.conns.Port())), true
+		}
 	case "max_connections":
 		if s.d.conns != nil {
 			return types.NewInt(int64(s.d.conns.MaxConnections())), true
@@ -105,28 +97,7 @@ func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 	return types.Datum{}, false
 }
 
-// checkLimit vets a SET of a limit variable: it refuses the scopes MySQL
-// refuses, and clamps v to the variable's range with a warning.
-func (s *Session) checkLimit(name string, v types.Datum, global bool) (types.Datum, error) {
-	r, ok := limitRanges[name]
-	if !ok {
-		return v, nil
-	}
-	if name == "max_allowed_packet" && !global {
-		return v, errno.New(1621, "SESSION variable 'max_allowed_packet' is read-only. Use SET GLOBAL to assign the value")
-	}
-	n := v.Int()
-	c := min(max(n, r.min), r.max)
-	if name == "max_allowed_packet" {
-		c &^= 1023 // MySQL keeps whole KiB
-	}
-	if c != n {
-		s.warnings = append(s.warnings, errno.New(errno.ErTruncatedWrongValue, "Truncated incorrect %s value: '%d'", name, n))
-	}
-	return types.NewInt(c), nil
-}
-
-// setLimit applies a SET of a limit variable that checkLimit let through
+// setLimit applies a SET of a limit variable that the table let through
 // and the variable map now holds.
 func (s *Session) setLimit(name string, v types.Datum, global bool) {
 	if !global {

@@ -211,14 +211,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			if err != nil {
 				continue
 			}
-			if sysVars[n].boolean {
-				if types.ToBool(v) {
-					v = str("ON")
-				} else {
-					v = str("OFF")
-				}
-			}
-			data = append(data, []types.Datum{str(n), str(v.String())})
+			data = append(data, []types.Datum{str(n), str(showValue(n, v))})
 		}
 	case ast.ShowStatus:
 		cols = textFields("Variable_name", "Value")
@@ -298,7 +291,40 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 	default:
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}
+	data, err := s.showWhere(ctx, x.Where, cols, data)
+	if err != nil {
+		return Result{}, err
+	}
 	return Result{Rows: &staticRows{fields: cols, data: data}}, nil
+}
+
+// showWhere keeps the rows of a SHOW that its WHERE clause (nil for none)
+// holds for; the clause names the result's columns.
+func (s *Session) showWhere(ctx context.Context, where ast.ExprNode, cols []planner.ResultField, data [][]types.Datum) ([][]types.Datum, error) {
+	if where == nil {
+		return data, nil
+	}
+	schema := &expression.Schema{}
+	for _, c := range cols {
+		schema.Cols = append(schema.Cols, expression.SchemaCol{Name: c.Name, Tp: c.Type})
+	}
+	b := &expression.Builder{Schema: schema, Clause: "where clause"}
+	e, err := b.Build(where)
+	if err != nil {
+		return nil, err
+	}
+	ec := s.evalCtx(ctx, nil)
+	kept := data[:0]
+	for _, row := range data {
+		v, err := e.Eval(ec, row)
+		if err != nil {
+			return nil, err
+		}
+		if !v.IsNull() && types.ToBool(v) {
+			kept = append(kept, row)
+		}
+	}
+	return kept, nil
 }
 
 func columnKey(t *catalog.TableInfo, c *catalog.ColumnInfo) string {

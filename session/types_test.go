@@ -93,3 +93,24 @@ func repeatNull(n int) string {
 	}
 	return s
 }
+
+// TestNoNegativeZero: a zero DECIMAL or DOUBLE result has no sign in the
+// binary protocol either (types.test checks the text protocol against
+// MariaDB).
+func TestNoNegativeZero(t *testing.T) {
+	db, err := sql.Open("mysql", startBasalt(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var dec1, dec2 string
+	var dbl float64
+	// The parameter makes go-sql-driver prepare the statement.
+	err = db.QueryRow("SELECT ROUND(-0.4 * ?), CAST(-0.001 * ? AS DECIMAL(5,2)), -0.5e0 * ? * 0", 1, 1, 1).Scan(&dec1, &dec2, &dbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec1 != "0" || dec2 != "0.00" || math.Signbit(dbl) {
+		t.Errorf("got %q, %q, %v (sign bit %v); want 0, 0.00 and a positive 0", dec1, dec2, dbl, math.Signbit(dbl))
+	}
+}

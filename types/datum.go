@@ -60,7 +60,14 @@ func NewInt(v int64) Datum { return Datum{k: KindInt, i: v} }
 func NewUint(v uint64) Datum { return Datum{k: KindUint, i: int64(v)} }
 
 // NewFloat returns a DOUBLE datum.
-func NewFloat(v float64) Datum { return Datum{k: KindFloat, i: int64(math.Float64bits(v))} }
+// NewFloat returns a DOUBLE. Negative zero is zero: MariaDB shows -0e0
+// as 0, and an index must not tell the two apart.
+func NewFloat(v float64) Datum {
+	if v == 0 {
+		v = 0
+	}
+	return Datum{k: KindFloat, i: int64(math.Float64bits(v))}
+}
 
 // NewString returns a string datum holding s.
 func NewString(s string) Datum { return Datum{k: KindString, b: []byte(s)} }
@@ -72,7 +79,15 @@ func NewBytes(b []byte) Datum { return Datum{k: KindString, b: b} }
 func NewCollatedBytes(b []byte, c Collation) Datum { return Datum{k: KindString, b: b, c: c} }
 
 // NewDecimal returns a DECIMAL datum referring to d.
-func NewDecimal(d *apd.Decimal) Datum { return Datum{k: KindDecimal, d: d} }
+//
+// A zero is made positive (d is changed): a DECIMAL has no negative zero,
+// so -0.4 rounded is 0 and -0.00 * 1 is 0.00, as in MySQL.
+func NewDecimal(d *apd.Decimal) Datum {
+	if d != nil && d.Negative && d.IsZero() {
+		d.Negative = false
+	}
+	return Datum{k: KindDecimal, d: d}
+}
 
 // NewTime returns a DATE/DATETIME/TIMESTAMP datum.
 func NewTime(t Time, tt TimeType, fsp int) Datum {
@@ -184,10 +199,7 @@ func (d Datum) AppendText(buf []byte) []byte {
 	case KindFloat:
 		return AppendFloat(buf, d.Float(), 64)
 	case KindDecimal:
-		if d.d.IsZero() && d.d.Exponent > 0 {
-			return append(buf, '0') // apd writes 0E+7 as "00000000"
-		}
-		return append(buf, d.d.Text('f')...)
+		return AppendDecimal(buf, d.d)
 	case KindString, KindEnum, KindSet:
 		return append(buf, d.b...)
 	case KindTime:
@@ -198,6 +210,22 @@ func (d Datum) AppendText(buf []byte) []byte {
 	return buf
 }
 
+// AppendDecimal appends the text of a DECIMAL value: never a negative
+// zero (a decimal changed in place after NewDecimal may have become one).
+func AppendDecimal(buf []byte, d *apd.Decimal) []byte {
+	if d.IsZero() {
+		if d.Exponent > 0 {
+			return append(buf, '0') // apd writes 0E+7 as "00000000"
+		}
+		if d.Negative {
+			z := *d
+			z.Negative = false
+			return append(buf, z.Text('f')...)
+		}
+	}
+	return append(buf, d.Text('f')...)
+}
+
 // AppendFloat formats f as MySQL does: the shortest representation that
 // reads back as the same value, in exponent form for very large or small
 // magnitudes.
@@ -205,8 +233,11 @@ func AppendFloat(buf []byte, f float64, bits int) []byte {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return append(buf, "NULL"...)
 	}
+	if f == 0 {
+		return append(buf, '0') // and -0 too, as MariaDB shows it
+	}
 	abs := math.Abs(f)
-	if abs != 0 && (abs >= 1e15 || abs < 1e-15) {
+	if abs >= 1e15 || abs < 1e-15 {
 		out := strconv.AppendFloat(buf, f, 'e', -1, bits)
 		// MySQL writes 1e20 as 1e20, and 1.5e-20 as 1.5e-20.
 		return trimExponentPlus(out, len(buf))

@@ -2,7 +2,8 @@
 // the MySQL protocol on --port over the embedded store in --data-dir, and
 // the HTTP status port (/status, /metrics, /debug/pprof/).
 //
-//	basalt [flags]             run the server; basalt -h lists the flags
+//	basalt [flags]             run the server; basalt -h lists the
+//	                           commands and the flags
 //	basalt version             print the version
 //	basalt bench run|report    the Sysbench test plan and its report
 //	basalt pd [flags]          a placement driver member (cluster mode)
@@ -40,26 +41,45 @@ func main() {
 // returns the exit status.
 type command func(args []string, stdout, stderr io.Writer) int
 
-// commands are the subcommands, by name.
-var commands = map[string]command{
-	"version":    versionMain,
-	"bench":      benchMain,
-	"pd":         pdMain,
-	"store":      storeMain,
-	"ctl":        ctlMain,
-	"playground": playgroundMain,
+// commands are the subcommands, in the order basalt -h lists them, each
+// with its arguments and what it does in one line.
+var commands = []struct {
+	name, args, summary string
+	run                 command
+}{
+	{"version", "", "print the version", versionMain},
+	{"bench", "run|report", "the Sysbench test plan of the reports, and their report", benchMain},
+	{"pd", "[flags]", "run a placement driver member (cluster mode)", pdMain},
+	{"store", "[flags]", "run a storage node (cluster mode, TiKV's role)", storeMain},
+	{"ctl", "store|region|member|tso-bench", "the cluster as tables, from PD's HTTP API", ctlMain},
+	{"playground", "[display|scale-out|scale-in]", "a cluster of processes on this machine", playgroundMain},
+}
+
+// writeCommands writes the usage lines of the server and of each
+// subcommand (basalt -h).
+func writeCommands(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %-46s %s\n", "basalt [flags]", "run the server (flags below)")
+	for _, c := range commands {
+		fmt.Fprintf(w, "       %-46s %s\n", strings.TrimSpace("basalt "+c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintf(w, "\nbasalt COMMAND -h describes the flags of pd, store, ctl, playground and bench.\n")
 }
 
 // run runs the command args name, or the server if args[0] is a flag or
 // absent, and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, ok := commands[args[0]]
-		if !ok {
-			fmt.Fprintf(stderr, "basalt: unknown command %q (run basalt -h for help)\n", args[0])
-			return 2
+		if args[0] == "help" {
+			writeCommands(stdout)
+			return 0
 		}
-		return cmd(args[1:], stdout, stderr)
+		for _, c := range commands {
+			if c.name == args[0] {
+				return c.run(args[1:], stdout, stderr)
+			}
+		}
+		fmt.Fprintf(stderr, "basalt: unknown command %q (run basalt -h for help)\n", args[0])
+		return 2
 	}
 	return serveMain(args, stdout, stderr)
 }

@@ -285,6 +285,7 @@ func TestServeUntilSignal(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Status.StatusPort = 0
 	cfg.InitialRootPassword = "pw"
+	cfg.Warnings = []string{"config key performance.tcp-keep-alive is TiDB's and has no effect in Basalt; ignored"}
 	var stdout, stderr syncBuffer
 	sigs := make(chan os.Signal, 1)
 	status := make(chan int, 1)
@@ -304,7 +305,8 @@ func TestServeUntilSignal(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not return after SIGTERM")
 	}
-	if !strings.Contains(stderr.String(), "shutting down") || !strings.Contains(stderr.String(), "stopped") {
+	if !strings.Contains(stderr.String(), "shutting down") || !strings.Contains(stderr.String(), "stopped") ||
+		!strings.Contains(stderr.String(), `level=WARN msg="config key performance.tcp-keep-alive is TiDB's`) {
 		t.Errorf("log:\n%s", stderr.String())
 	}
 }

@@ -35,7 +35,8 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&showVersion, "V", false, "shorthand for --version")
 	fs.BoolVar(&check, "config-check", false, "check the configuration and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: basalt [flags]          run the server\n       basalt version          print the version\n\nFlags override the --config file; see config/basalt.toml.example.\n\n")
+		writeCommands(fs.Output())
+		fmt.Fprintf(fs.Output(), "\nThe server's flags override the --config file; see config/basalt.toml.example.\n\n")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args); !ok {
@@ -55,6 +56,9 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if check {
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(stderr, "basalt: warning: %s\n", w)
+		}
 		fmt.Fprintln(stdout, "basalt: configuration is valid")
 		return 0
 	}
@@ -76,6 +80,9 @@ func serve(cfg *config.Config, stdout, stderr io.Writer, sigs <-chan os.Signal, 
 		return 1
 	}
 	defer closeLog()
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
 	// fail reports err on stderr, and in the log file if there is one.
 	fail := func(msg string, err error) {
 		if cfg.Log.File != "" {
