@@ -105,10 +105,13 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	var p *dmlPlan
 	if cached != nil && cached.dml != nil && cached.version == is.Version {
 		p = cached.dml
+		s.obs.fromCache = true
 	} else {
 		var err error
 		s.stmtIS = is
+		start := time.Now()
 		p, err = s.planDML(st)
+		s.obs.compile = time.Since(start)
 		s.stmtIS = nil
 		if err != nil {
 			return Result{}, err
@@ -197,6 +200,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 			return executor.DMLResult{}, err
 		}
 		s.d.checkSchemaAtCommit(txn, is)
+		s.obs.txnStartTS = txn.StartTS()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
 			LazyUniqueChecks: lazy}

@@ -50,6 +50,10 @@ type Session struct {
 
 	// hot caches the variables every statement reads (see hotVars).
 	hot hotVars
+
+	// obs is what the running statement's handler learned, for the slow
+	// log and the statement summary (observe.go).
+	obs stmtObs
 }
 
 // hotVars holds the values of the system variables that every statement
@@ -64,6 +68,13 @@ type hotVars struct {
 	sqlMode    expression.SQLMode
 	lockWait   time.Duration
 	commit     kv.CommitOptions
+
+	// The slow log and the statement summary (observe.go).
+	slowLog           bool
+	slowThreshold     time.Duration
+	queryLogMaxLen    int64
+	stmtSummary       bool
+	stmtSummaryMaxSQL int64
 }
 
 // hotVar returns the cached hot variables, reading them again if a
@@ -73,6 +84,7 @@ func (s *Session) hotVar() *hotVars {
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
 			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions()}
+		s.readObserveVars(h)
 	}
 	return h
 }
@@ -221,6 +233,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	}
 	s.d.checkSchemaAtCommit(txn, is)
 	s.txn, s.explicit, s.txnIS = txn, explicit, is
+	s.obs.txnStartTS = txn.StartTS()
 	return nil
 }
 

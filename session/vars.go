@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -114,7 +115,13 @@ var sysVars = map[string]sysVarDef{
 	"tidb_gc_life_time":                   strVar("10m0s"),
 	"tidb_enable_clustered_index":         strVar("ON"),
 	"tidb_general_log":                    boolVar(false),
-	"tidb_enable_stmt_summary":            boolVar(true),
+	"tidb_enable_stmt_summary":            {def: types.NewBool(true), boolean: true, globalOnly: true},
+	"tidb_stmt_summary_refresh_interval":  {def: types.NewInt(1800), globalOnly: true},
+	"tidb_stmt_summary_history_size":      {def: types.NewInt(24), globalOnly: true},
+	"tidb_stmt_summary_max_stmt_count":    {def: types.NewInt(3000), globalOnly: true},
+	"tidb_stmt_summary_max_sql_length":    {def: types.NewInt(4096), globalOnly: true},
+	"tidb_enable_slow_log":                boolVar(true),
+	"tidb_query_log_max_len":              intVar(4096),
 	"tidb_hashagg_final_concurrency":      intVar(-1),
 	"tidb_hashagg_partial_concurrency":    intVar(-1),
 	"tidb_index_lookup_concurrency":       intVar(-1),
@@ -132,8 +139,8 @@ var sysVars = map[string]sysVarDef{
 	"completion_type":                     strVar("NO_CHAIN"),
 	"tmp_table_size":                      intVar(16777216),
 	"max_heap_table_size":                 intVar(16777216),
-	"long_query_time":                     intVar(10),
-	"slow_query_log":                      boolVar(false),
+	"long_query_time":                     sysVarDef{def: types.NewFloat(0.3)}, // tidb_slow_log_threshold in seconds
+	"slow_query_log":                      boolVar(true),                       // tidb_enable_slow_log
 	"general_log":                         boolVar(false),
 	"max_prepared_stmt_count":             intVar(16382),
 	"max_sp_recursion_depth":              intVar(0),
@@ -170,6 +177,16 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 	if v, ok := s.serverVar(name, global); ok {
 		return v, nil
 	}
+	switch name {
+	case "long_query_time":
+		ms, err := s.sysVar("tidb_slow_log_threshold", global)
+		if err != nil {
+			return ms, err
+		}
+		return types.NewFloat(float64(ms.Int()) / 1000), nil
+	case "slow_query_log":
+		return s.sysVar("tidb_enable_slow_log", global)
+	}
 	def, ok := sysVars[name]
 	if !ok {
 		return types.Null, errno.New(errno.ErUnknownSystemVariable, "Unknown system variable '%s'", name)
@@ -191,6 +208,16 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 // setSysVar sets a system variable at session or global scope.
 func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 	name = strings.ToLower(name)
+	switch name {
+	case "long_query_time": // MySQL's name, in seconds
+		f, tr := types.ToFloat(v)
+		if tr || v.IsNull() {
+			return errno.New(errno.ErWrongTypeForVar, "Incorrect argument type to variable '%s'", name)
+		}
+		return s.setSysVar("tidb_slow_log_threshold", types.NewInt(int64(math.Round(max(f, 0)*1000))), global)
+	case "slow_query_log":
+		return s.setSysVar("tidb_enable_slow_log", v, global)
+	}
 	def, ok := sysVars[name]
 	if !ok {
 		return errno.New(errno.ErUnknownSystemVariable, "Unknown system variable '%s'", name)
@@ -260,6 +287,9 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		s.d.globals[name] = v
 		s.d.mu.Unlock()
 		s.d.globalsChanged.Add(1)
+		if strings.HasPrefix(name, "tidb_stmt_summary_") || name == "tidb_enable_stmt_summary" {
+			s.d.configureSummary(s)
+		}
 	} else {
 		s.vars[name] = v
 		s.hot.valid = false
