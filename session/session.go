@@ -8,6 +8,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
@@ -54,6 +55,9 @@ type Session struct {
 	// obs is what the running statement's handler learned, for the slow
 	// log and the statement summary (observe.go).
 	obs stmtObs
+	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
+	// operators do (explain_analyze.go); nil otherwise.
+	rtStats *executor.RuntimeStats
 }
 
 // hotVars holds the values of the system variables that every statement
