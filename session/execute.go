@@ -56,7 +56,7 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	parse := time.Since(start)
 	for i, st := range stmts {
 		if i > 0 {
-			start, parse = time.Now(), 0
+			start, parse = time.Time{}, 0
 		}
 		if err := s.execute(ctx, st, start, parse, nil, nil, nil, w, i < len(stmts)-1); err != nil {
 			return err
@@ -97,7 +97,7 @@ func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, mul
 	for i, u := range units {
 		more := i < len(units)-1
 		if u.st != nil {
-			if err := s.execute(ctx, u.st, time.Now(), 0, nil, nil, nil, w, more); err != nil {
+			if err := s.execute(ctx, u.st, time.Time{}, 0, nil, nil, nil, w, more); err != nil {
 				return err
 			}
 			continue

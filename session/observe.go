@@ -69,8 +69,9 @@ func (r *countedRows) Next() ([]types.Datum, error) {
 }
 
 // execute runs one statement and hands its result to w, recording it
-// when observing. start is when its query's parsing began, parse how long
-// that took (0 for the second statement of a query and after); ps is the
+// when observing. start is when its query's parsing began (zero: now),
+// parse how long that took (0 for the second statement of a query and
+// after, and for a prepared statement); ps is the
 // prepared statement it runs as, nil for a text statement.
 func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time, parse time.Duration, params []types.Datum,
 	cached *cachedPlan, ps *Stmt, w ResultWriter, more bool) error {
@@ -81,13 +82,20 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 		}
 		return w.WriteResult(res, more)
 	}
+	if start.IsZero() {
+		start = time.Now()
+	}
 	s.obs = stmtObs{}
 	s.mem.Reset(0, nil) // Mem_max is this statement's
 	res, err := s.run(ctx, st, params, cached)
 	var counted *countedRows
 	if err == nil {
 		if res.Rows != nil {
-			counted = &countedRows{RecordSet: res.Rows}
+			// The session's own: the rows are read to the end and
+			// closed before WriteResult returns, and statements run one
+			// at a time.
+			s.counted = countedRows{RecordSet: res.Rows}
+			counted = &s.counted
 			res.Rows = counted
 		}
 		err = w.WriteResult(res, more)

@@ -122,7 +122,7 @@ func (st *Stmt) Execute(ctx context.Context, params []types.Datum, w ResultWrite
 	if len(params) != st.nParams {
 		return errno.New(errno.ErWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
-	return st.s.execute(ctx, st.node, time.Now(), 0, params, st.plan, st, w, false)
+	return st.s.execute(ctx, st.node, time.Time{}, 0, params, st.plan, st, w, false)
 }
 
 // isQuery reports a SELECT or a set operation of SELECTs.

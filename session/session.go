@@ -54,7 +54,8 @@ type Session struct {
 
 	// obs is what the running statement's handler learned, for the slow
 	// log and the statement summary (observe.go).
-	obs stmtObs
+	obs     stmtObs
+	counted countedRows // the running statement's rows, counted (observe.go)
 	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
 	// operators do (explain_analyze.go); nil otherwise.
 	rtStats *executor.RuntimeStats

@@ -18,6 +18,7 @@ package stmtsummary
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 	"sync"
 	"time"
@@ -278,12 +279,32 @@ func (w *window) rows(out []Stats) []Stats {
 // from one of 20 ms, in 64 counters per row.
 type histogram [64]uint32
 
+// quarterSteps are 2^(1/4), 2^(2/4), 2^(3/4): where a power of two's
+// range splits into buckets.
+var quarterSteps = [3]float64{1.189207115002721, 1.4142135623730951, 1.681792830507429}
+
+// bucketOf is ceil(4*log2(µs)), found from the highest bit and three
+// comparisons rather than a logarithm: it runs for every statement.
 func bucketOf(d time.Duration) int {
-	us := float64(d) / float64(time.Microsecond)
-	if us <= 1 {
+	if d <= time.Microsecond {
 		return 0
 	}
-	return min(int(math.Ceil(4*math.Log2(us))), len(histogram{})-1)
+	us := float64(d) / float64(time.Microsecond)
+	e := bits.Len64(uint64(us)) - 1 // 2^e <= us < 2^(e+1)
+	m := us / float64(uint64(1)<<e) // in [1, 2)
+	i := 4 * e
+	switch {
+	case m == 1:
+	case m <= quarterSteps[0]:
+		i++
+	case m <= quarterSteps[1]:
+		i += 2
+	case m <= quarterSteps[2]:
+		i += 3
+	default:
+		i += 4
+	}
+	return min(i, len(histogram{})-1)
 }
 
 func (h *histogram) add(d time.Duration) {

@@ -2,6 +2,7 @@ package stmtsummary
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -106,5 +107,20 @@ func TestP95(t *testing.T) {
 	one.add(&Record{Latency: 7 * time.Millisecond, End: t0})
 	if p := one.P95Latency(); p != 7*time.Millisecond {
 		t.Errorf("p95 of one statement %v, want its latency", p)
+	}
+}
+
+// TestBucketOf: the bucket is ceil(4*log2(µs)), as the logarithm says.
+func TestBucketOf(t *testing.T) {
+	for _, d := range []time.Duration{0, 500, time.Microsecond, 1001, 1189, 1190, 1414, 1415, 1682, 1999,
+		2 * time.Microsecond, 3 * time.Microsecond, time.Millisecond, 1500 * time.Microsecond, time.Second, time.Hour} {
+		us := float64(d) / 1000
+		want := 0
+		if us > 1 {
+			want = min(int(math.Ceil(4*math.Log2(us))), 63)
+		}
+		if got := bucketOf(d); got != want {
+			t.Errorf("bucketOf(%v) = %d, want %d", d, got, want)
+		}
 	}
 }
