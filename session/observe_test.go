@@ -10,17 +10,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/session"
 	"github.com/basalt-db/basalt/slowlog"
+	"github.com/basalt-db/basalt/store/local"
+	"github.com/basalt-db/basalt/store/tikv"
 )
 
 // serveObserved serves a fresh Basalt with a slow log in the test's
-// directory, and returns one connection to it and the log's path.
-func serveObserved(t *testing.T) (*sql.Conn, *sql.DB, string) {
+// directory, and returns one connection to it, its address and the log's
+// path.
+func serveObserved(t *testing.T) (conn *sql.Conn, addr, logPath string) {
 	t.Helper()
 	dir := t.TempDir()
-	logPath := filepath.Join(dir, "slow.log")
-	_, _, addr, stop := serveStore(t, filepath.Join(dir, "data"), session.Config{PessimisticByDefault: true,
+	st, err := local.Open(filepath.Join(dir, "data"), local.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveObservedOn(t, st, filepath.Join(dir, "slow.log"))
+}
+
+// serveObservedOn is serveObserved on the store st, its slow log in
+// logPath.
+func serveObservedOn(t *testing.T, st kv.Storage, logPath string) (*sql.Conn, string, string) {
+	t.Helper()
+	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true,
 		PlanCacheCapacity: 100, LockWaitTimeout: time.Second, SlowQueryFile: logPath})
 	t.Cleanup(stop)
 	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
@@ -33,7 +47,7 @@ func serveObserved(t *testing.T) (*sql.Conn, *sql.DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return conn, db, logPath
+	return conn, addr.String(), logPath
 }
 
 func connExec(t *testing.T, conn *sql.Conn, stmts ...string) {
@@ -284,5 +298,93 @@ func TestStmtSummary(t *testing.T) {
 	}
 	if _, err := conn.ExecContext(ctx, "SET tidb_enable_stmt_summary = ON"); err == nil {
 		t.Errorf("tidb_enable_stmt_summary took a session value")
+	}
+}
+
+// TestObservedStatementsPrivate: without PROCESS an account sees only
+// its own statements in SLOW_QUERY and the summary; with it, everyone's.
+func TestObservedStatementsPrivate(t *testing.T) {
+	conn, addr, _ := serveObserved(t)
+	ctx := context.Background()
+	connExec(t, conn, "SET GLOBAL tidb_slow_log_threshold = 0", "CREATE USER u2 IDENTIFIED BY 'pw2'",
+		"CREATE USER u3 IDENTIFIED BY 'pw3'", "GRANT PROCESS ON *.* TO u3", "SELECT 'by root'")
+	asUser := func(user, pw string) *sql.Conn {
+		t.Helper()
+		udb, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/", user, pw, addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { udb.Close() })
+		c, err := udb.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	u2 := asUser("u2", "pw2")
+	connExec(t, u2, "SELECT 'by u2'")
+	users := func(c *sql.Conn, q string) map[string]bool {
+		t.Helper()
+		rs, err := c.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		out := map[string]bool{}
+		for rs.Next() {
+			var u string
+			if err := rs.Scan(&u); err != nil {
+				t.Fatal(err)
+			}
+			out[u] = true
+		}
+		return out
+	}
+	for _, q := range []string{"SELECT DISTINCT User FROM information_schema.slow_query",
+		"SELECT DISTINCT SAMPLE_USER FROM information_schema.statements_summary"} {
+		if got := users(u2, q); len(got) != 1 || !got["u2"] {
+			t.Errorf("u2, without PROCESS: %s gives %v, want u2 only", q, got)
+		}
+		if got := users(asUser("u3", "pw3"), q); !got["u2"] || !got["root"] {
+			t.Errorf("u3, with PROCESS: %s gives %v, want root and u2", q, got)
+		}
+	}
+}
+
+// TestObservedOnClientGo: a SQL node on a cluster (client-go's mock)
+// logs and sums up its statements as an embedded one does, with the
+// cluster's start timestamps.
+func TestObservedOnClientGo(t *testing.T) {
+	if err := tikv.SetLogLevel("error"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := tikv.OpenMock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "slow.log")
+	conn, _, _ := serveObservedOn(t, st, logPath)
+	ctx := context.Background()
+	connExec(t, conn, "SET tidb_slow_log_threshold = 0", "CREATE DATABASE d1", "USE d1",
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 1), (2, 2)")
+	rows, err := conn.QueryContext(ctx, "SELECT v FROM t WHERE id = ?", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	var ts uint64
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT Txn_start_ts, Result_rows FROM information_schema.slow_query WHERE Query LIKE 'SELECT v FROM t WHERE id = ? [arguments: 2]%'").Scan(&ts, &n); err != nil {
+		t.Fatal(err)
+	}
+	if ts == 0 || n != 1 {
+		t.Errorf("the point select's entry: Txn_start_ts %d, Result_rows %d", ts, n)
+	}
+	var count int
+	if err := conn.QueryRowContext(ctx, "SELECT EXEC_COUNT FROM information_schema.statements_summary WHERE SCHEMA_NAME = 'd1' AND STMT_TYPE = 'Insert'").Scan(&count); err != nil || count != 1 {
+		t.Errorf("the INSERT's summary: %d executions (%v)", count, err)
 	}
 }
