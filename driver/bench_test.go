@@ -254,7 +254,8 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkPointSelectObserved measures what the statement summary and
-// the slow log cost a prepared point select, side by side in one run:
+// the slow log cost a prepared point select (and a text INSERT, sysbench's
+// oltp_insert), side by side in one run:
 // both off; the summary on (the default); the summary and the slow log on
 // with the default threshold (300 ms: nothing is written); and both on
 // with a threshold of 0, every statement written to the log.
@@ -280,6 +281,14 @@ func BenchmarkPointSelectObserved(b *testing.B) {
 			defer reportCPU(b)()
 			for b.Loop() {
 				benchRun(b, ps, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
+		// A text statement pays its digest (a second lexing) each time.
+		b.Run(c.name+"/insert_text", func(b *testing.B) {
+			defer reportCPU(b)()
+			for b.Loop() {
+				benchExec(b, s, fmt.Sprintf("INSERT INTO sbtest1 (id, k, c, pad) VALUES (%d, %d, '%s', '%s')",
+					0, rng.IntN(benchRows), sbString(rng, 10), sbString(rng, 5)))
 			}
 		})
 	}
