@@ -54,6 +54,9 @@ type Ctx struct {
 	// RuntimeStats, under EXPLAIN ANALYZE of a write, counts what the
 	// operators that read its rows do; nil counts nothing.
 	RuntimeStats *RuntimeStats
+	// KeysRead counts the row and index entries the statement's reads
+	// found in the store (the slow log's Process_keys).
+	KeysRead int64
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

@@ -170,6 +170,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 		}
 		sp := txn.Savepoint()
 		res, err := p.run(ec)
+		s.obs.readKeys(ec)
 		if err == nil {
 			txn.ReleaseSavepoint(sp)
 			return res, nil
@@ -206,6 +207,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
+		s.obs.readKeys(ec)
 		if err == nil {
 			err = txn.Commit(ctx)
 			if err == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/slowlog"
 	"github.com/basalt-db/basalt/stmtsummary"
@@ -36,6 +37,14 @@ type stmtObs struct {
 	txnStartTS uint64        // the start timestamp it read or wrote at
 	fromCache  bool          // its plan came from the plan cache
 	plan       planner.Plan  // a query's plan, for Plan_digest
+	keys       int64         // entries its reads found (Process_keys)
+	read       bool          // it read from the store: keys is known
+}
+
+// readKeys adds what a statement's executor context read.
+func (o *stmtObs) readKeys(ec *executor.Ctx) {
+	o.keys += ec.KeysRead
+	o.read = true
 }
 
 // digestOf is a statement's normalized text and digest.
@@ -162,6 +171,9 @@ func (s *Session) record(r *stmtRecord) {
 		if s.obs.plan != nil {
 			e.PlanDigest = planDigest(s.obs.plan)
 		}
+		if s.obs.read {
+			e.ProcessKeys = s.obs.keys
+		}
 		s.d.slowLog.Write(&e) //nolint:errcheck // a full disk must not fail the statement
 	}
 	if h.stmtSummary {
@@ -171,7 +183,7 @@ func (s *Session) record(r *stmtRecord) {
 		s.d.summary.Add(&stmtsummary.Record{Schema: s.db, Digest: dg.digest, DigestText: dg.normalized,
 			StmtType: ast.GetStmtLabel(r.st), SampleText: text, User: s.info.User,
 			Latency: latency, ParseLatency: r.parse, CompileLatency: s.obs.compile,
-			AffectedRows: r.affected, ResultRows: r.resultRows, Mem: mem, Warnings: len(s.warnings),
+			AffectedRows: r.affected, ResultRows: r.resultRows, ProcessedKeys: s.obs.keys, Mem: mem, Warnings: len(s.warnings),
 			Err: r.err != nil, PlanFromCache: s.obs.fromCache, Prepared: r.ps != nil, End: end})
 	}
 }
@@ -315,7 +327,8 @@ func (s *Session) stmtSummaryRows(history bool) [][]types.Datum {
 			str(st.Schema), digest, text, str(st.SampleUser), u64(st.ExecCount), u64(st.SumErrors), u64(st.SumWarnings),
 			ns(st.SumLatency), ns(st.MaxLatency), ns(st.MinLatency), ns(st.AvgLatency()), ns(st.P95Latency()),
 			ns(st.SumParse / time.Duration(n)), ns(st.MaxParse), ns(st.SumCompile / time.Duration(n)), ns(st.MaxCompile),
-			u64(uint64(max(st.SumMem, 0)) / n), u64(uint64(max(st.MaxMem, 0))), u64(st.SumAffectedRows),
+			u64(uint64(max(st.SumMem, 0)) / n), u64(uint64(max(st.MaxMem, 0))),
+			u64(uint64(max(st.SumProcessedKeys, 0)) / n), u64(uint64(max(st.MaxProcessedKeys, 0))), u64(st.SumAffectedRows),
 			types.NewFloat(float64(st.SumAffectedRows) / float64(n)), types.NewFloat(float64(st.SumResultRows) / float64(n)),
 			u64(st.MaxResultRows), u64(st.MinResultRows), types.NewBool(st.Prepared), u64(st.PlanCacheHits),
 			timeDatum(st.FirstSeen, loc), timeDatum(st.LastSeen, loc), str(st.SampleText), str(st.PlanDigest)})

@@ -175,6 +175,13 @@ func TestSlowLogEverything(t *testing.T) {
 	if !es[7].Prepared {
 		t.Errorf("the prepared statement's entry says Prepared: false")
 	}
+	// Process_keys: the entries the reads found; none for a statement
+	// that reads nothing.
+	for i, want := range map[int]int64{0: -1, 5: 3, 7: 2} {
+		if es[i].ProcessKeys != want {
+			t.Errorf("entry %d (%s): Process_keys %d, want %d", i, es[i].Query, es[i].ProcessKeys, want)
+		}
+	}
 	var n int
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.slow_query WHERE Succ = 0 AND Query LIKE '%nosuch%'").Scan(&n); err != nil || n != 1 {
 		t.Errorf("SLOW_QUERY finds %d failed statements (%v), want 1", n, err)
@@ -264,6 +271,14 @@ func TestStmtSummary(t *testing.T) {
 		s.sumLat < s.maxLat || s.maxLat < s.minLat || s.p95 > s.maxLat || s.p95 == 0 ||
 		s.sample != "SELECT * FROM t WHERE id >= 3" || s.prepared || s.last.Before(s.first) {
 		t.Errorf("SELECT row: %+v", s)
+	}
+	var avgKeys, maxKeys uint64
+	if err := conn.QueryRowContext(ctx, "SELECT AVG_PROCESSED_KEYS, MAX_PROCESSED_KEYS FROM information_schema.statements_summary "+
+		"WHERE SCHEMA_NAME = 'd1' AND DIGEST_TEXT LIKE 'select % from `t` where `id` >= ?'").Scan(&avgKeys, &maxKeys); err != nil {
+		t.Fatal(err)
+	}
+	if avgKeys != 2 || maxKeys != 3 { // a range scan of 3, 2 and 1 rows
+		t.Errorf("AVG_PROCESSED_KEYS %d, MAX_PROCESSED_KEYS %d, want 2 and 3", avgKeys, maxKeys)
 	}
 	upd := read("statements_summary", "update %")
 	if len(upd) != 1 || upd[0].count != 2 || upd[0].avgAffected != 1 || !upd[0].prepared || upd[0].stmtType != "Update" {

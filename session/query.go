@@ -115,6 +115,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	found := new(uint64)
 	registered = false // the rows' done exits
 	return Result{Rows: &rows{ctx: ec, exec: ex, fields: q.Fields, counted: found, done: func() {
+		s.obs.readKeys(ec)
 		s.foundRows = *found
 		release()
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
@@ -148,6 +149,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 			Mem: s.stmtMem(nil)}
 		executor.BindSubqueries(ec)
 		data, err := drain(ec, q.Plan)
+		s.obs.readKeys(ec)
 		if err == nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
 			s.foundRows = uint64(len(data))

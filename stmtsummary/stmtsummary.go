@@ -39,6 +39,7 @@ type Record struct {
 	CompileLatency time.Duration
 	AffectedRows   uint64
 	ResultRows     uint64
+	ProcessedKeys  int64 // entries the statement's reads found
 	Mem            int64
 	Warnings       int
 	Err            bool
@@ -87,6 +88,7 @@ type Stats struct {
 	SumAffectedRows, SumResultRows     uint64
 	MaxResultRows, MinResultRows       uint64
 	SumMem, MaxMem                     int64
+	SumProcessedKeys, MaxProcessedKeys int64
 	PlanCacheHits                      uint64
 	Prepared                           bool
 	FirstSeen, LastSeen                time.Time
@@ -127,6 +129,8 @@ func (s *Stats) add(r *Record) {
 	s.MaxResultRows = max(s.MaxResultRows, r.ResultRows)
 	s.SumMem += r.Mem
 	s.MaxMem = max(s.MaxMem, r.Mem)
+	s.SumProcessedKeys += r.ProcessedKeys
+	s.MaxProcessedKeys = max(s.MaxProcessedKeys, r.ProcessedKeys)
 	if r.PlanFromCache {
 		s.PlanCacheHits++
 	}
