@@ -95,7 +95,7 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 		start = time.Now()
 	}
 	s.obs = stmtObs{}
-	s.mem.Reset(0, nil) // Mem_max is this statement's
+	s.mem.Reset(s.memQuota, nil) // Mem_max is this statement's
 	res, err := s.run(ctx, st, params, cached)
 	var counted *countedRows
 	if err == nil {
