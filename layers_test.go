@@ -39,6 +39,10 @@ var layers = []layer{
 	{"metrics", nil},
 	{"privilege", nil},
 	{"trigger", nil},
+	// What the SQL layer records of its statements: the slow query log
+	// and the statement summary.
+	{"slowlog", nil},
+	{"stmtsummary", nil},
 
 	// SQL, bottom up.
 	{"parserdriver", []string{"types"}},
@@ -52,7 +56,7 @@ var layers = []layer{
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
 	{"schemasync", []string{"catalog", "codec"}},
 	{"session", []string{"catalog", "codec", "ddl", "errno", "executor", "expression", "kv", "metrics",
-		"parserdriver", "planner", "privilege", "schemasync", "table", "tablecodec", "trigger", "types"}},
+		"parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary", "table", "tablecodec", "trigger", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.
 	{"server", []string{"errno"}},

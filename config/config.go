@@ -16,10 +16,12 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +101,25 @@ type Log struct {
 	Level string `toml:"level"`
 	// File is the file logs are appended to; empty means stderr.
 	File string `toml:"file"`
+	// SlowQueryFile is the slow query log (TiDB's key): statements slower
+	// than tidb_slow_log_threshold, in TiDB's format. Empty: basalt-slow.log
+	// in the data directory with the embedded store, in the working
+	// directory otherwise (TiDB's default is a relative tidb-slow.log).
+	SlowQueryFile string `toml:"slow-query-file"`
+	// SlowQueryMaxSize is the size in megabytes past which the slow log is
+	// rotated (TiDB's log.file.max-size); SlowQueryMaxBackups the rotated
+	// files kept, 0 for all (log.file.max-backups).
+	SlowQueryMaxSize    int `toml:"slow-query-max-size"`
+	SlowQueryMaxBackups int `toml:"slow-query-max-backups"`
+}
+
+// SlowQueryPath is the slow log's file for a node whose data directory
+// (embedded store) is dataDir, "" for none.
+func (l Log) SlowQueryPath(dataDir string) string {
+	if l.SlowQueryFile != "" || dataDir == "" {
+		return cmp.Or(l.SlowQueryFile, "basalt-slow.log")
+	}
+	return filepath.Join(dataDir, "basalt-slow.log")
 }
 
 // Performance holds knobs of the process as a whole.
@@ -236,7 +257,7 @@ func Default() *Config {
 		Lease:            Duration(45 * time.Second),
 		Status:           Status{StatusPort: 10080},
 		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
-		Log:              Log{Level: "info"},
+		Log:              Log{Level: "info", SlowQueryMaxSize: 300, SlowQueryMaxBackups: 10},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  true,
 			Capacity: 100,
@@ -341,6 +362,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxAllowedPacket < minMaxAllowedPacket || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		add(invalid("max-allowed-packet", "%s is out of range %s..%s", c.MaxAllowedPacket, ByteSize(minMaxAllowedPacket), ByteSize(maxMaxAllowedPacket)))
+	}
+	if c.Log.SlowQueryMaxSize < 0 {
+		add(invalid("log.slow-query-max-size", "must not be negative"))
+	}
+	if c.Log.SlowQueryMaxBackups < 0 {
+		add(invalid("log.slow-query-max-backups", "must not be negative"))
 	}
 	if _, err := ParseLogLevel(c.Log.Level); err != nil {
 		add(invalid("log.level", "%v", err))

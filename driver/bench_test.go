@@ -49,8 +49,12 @@ func benchSession(b *testing.B) server.Session {
 
 // benchSessionOn is benchSession on st, which it closes at the end.
 func benchSessionOn(b *testing.B, st kv.Storage) server.Session {
+	return benchSessionWith(b, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+}
+
+func benchSessionWith(b *testing.B, st kv.Storage, cfg session.Config) server.Session {
 	b.Helper()
-	sqlDrv, err := session.Open(st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	sqlDrv, err := session.Open(st, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -247,4 +251,45 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPointSelectObserved measures what the statement summary and
+// the slow log cost a prepared point select (and a text INSERT, sysbench's
+// oltp_insert), side by side in one run:
+// both off; the summary on (the default); the summary and the slow log on
+// with the default threshold (300 ms: nothing is written); and both on
+// with a threshold of 0, every statement written to the log.
+//
+//	go test -run '^$' -bench PointSelectObserved -benchtime 20000x -count 5 ./driver/
+func BenchmarkPointSelectObserved(b *testing.B) {
+	st, err := local.Open(b.TempDir(), local.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := benchSessionWith(b, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100,
+		LockWaitTimeout: time.Second, SlowQueryFile: b.TempDir() + "/slow.log"})
+	rng := rand.New(rand.NewPCG(5, 6))
+	ps := benchPrepare(b, s, "SELECT c FROM sbtest1 WHERE id=?")
+	for _, c := range []struct{ name, set string }{
+		{"off", "SET GLOBAL tidb_enable_stmt_summary = OFF, tidb_enable_slow_log = OFF"},
+		{"summary", "SET GLOBAL tidb_enable_stmt_summary = ON, tidb_enable_slow_log = OFF"},
+		{"summary+slowlog", "SET GLOBAL tidb_enable_stmt_summary = ON, tidb_enable_slow_log = ON"},
+		{"summary+slowlog-all", "SET GLOBAL tidb_enable_stmt_summary = ON, tidb_enable_slow_log = ON, tidb_slow_log_threshold = 0"},
+	} {
+		benchExec(b, s, c.set)
+		b.Run(c.name, func(b *testing.B) {
+			defer reportCPU(b)()
+			for b.Loop() {
+				benchRun(b, ps, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
+		// A text statement pays its digest (a second lexing) each time.
+		b.Run(c.name+"/insert_text", func(b *testing.B) {
+			defer reportCPU(b)()
+			for b.Loop() {
+				benchExec(b, s, fmt.Sprintf("INSERT INTO sbtest1 (id, k, c, pad) VALUES (%d, %d, '%s', '%s')",
+					0, rng.IntN(benchRows), sbString(rng, 10), sbString(rng, 5)))
+			}
+		})
+	}
 }

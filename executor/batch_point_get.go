@@ -57,6 +57,7 @@ func (e *batchPointGetExec) Open(ctx *Ctx) error {
 		if err != nil {
 			return err
 		}
+		ctx.KeysRead++
 		h, err := tablecodec.DecodeHandle(hv, t.CommonHandle)
 		if err != nil {
 			return err

@@ -62,7 +62,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	rows := p.Rows
 	var selRows [][]types.Datum
 	if p.Select != nil {
-		e, err := Build(p.Select.Plan)
+		e, err := BuildAnalyzed(p.Select.Plan, ctx.RuntimeStats)
 		if err != nil {
 			return res, err
 		}
@@ -342,7 +342,7 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 
 // rowsToWrite reads the rows an UPDATE or DELETE changes and locks them.
 func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types.Datum, error) {
-	src, err := Build(source)
+	src, err := BuildAnalyzed(source, ctx.RuntimeStats)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,12 @@ type Ctx struct {
 	// Triggers runs the row triggers of the tables a write statement
 	// changes; nil runs none.
 	Triggers Triggers
+	// RuntimeStats, under EXPLAIN ANALYZE of a write, counts what the
+	// operators that read its rows do; nil counts nothing.
+	RuntimeStats *RuntimeStats
+	// KeysRead counts the row and index entries the statement's reads
+	// found in the store (the slow log's Process_keys).
+	KeysRead int64
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

@@ -59,6 +59,7 @@ func (e *indexScanExec) fill(ctx *Ctx) error {
 		}
 		handles = append(handles, h)
 		keys = append(keys, tablecodec.RowKey(t.ID, h))
+		ctx.KeysRead++
 		if err := e.scan.it.Next(); err != nil {
 			return err
 		}

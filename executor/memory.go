@@ -114,10 +114,12 @@ const memBatch = 256 << 10
 type memAcc struct {
 	t              *MemTracker
 	pending, total int64
+	peak           int64 // the most total+pending has been, for EXPLAIN ANALYZE
 }
 
 func (a *memAcc) add(n int64) error {
 	a.pending += n
+	a.peak = max(a.peak, a.total+a.pending)
 	if a.pending < memBatch {
 		return nil
 	}

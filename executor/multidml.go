@@ -27,7 +27,7 @@ func handleKey(h tablecodec.Handle) string { return string(h.Encoded()) }
 // sub its slice of the joined row, h its handle).
 func eachTarget(ctx *Ctx, source planner.Plan, targets []*planner.MultiTarget,
 	fn func(i int, w *table.Writer, r, sub []types.Datum, h tablecodec.Handle) error) error {
-	src, err := Build(source)
+	src, err := BuildAnalyzed(source, ctx.RuntimeStats)
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,7 @@ func (e *pointGetExec) Next(ctx *Ctx) ([]types.Datum, error) {
 			if err != nil {
 				return nil, err
 			}
+			ctx.KeysRead++
 			if h, err = tablecodec.DecodeHandle(hv, t.CommonHandle); err != nil {
 				return nil, err
 			}

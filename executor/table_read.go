@@ -54,6 +54,7 @@ func readRow(ctx *Ctx, t *catalog.TableInfo, dec *table.Decoder, h tablecodec.Ha
 	if err != nil {
 		return nil, err
 	}
+	ctx.KeysRead++
 	if err := dec.Decode(h, val, row); err != nil {
 		return nil, err
 	}
@@ -72,6 +73,7 @@ func fetchRows(ctx *Ctx, dec *table.Decoder, handles []tablecodec.Handle, keys [
 	if err != nil {
 		return nil, err
 	}
+	ctx.KeysRead += int64(len(vals))
 	for i, k := range keys {
 		v, ok := vals[string(k)]
 		if !ok {

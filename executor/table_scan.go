@@ -41,6 +41,7 @@ func (e *tableScanExec) Next(ctx *Ctx) ([]types.Datum, error) {
 		return nil, err
 	}
 	it := e.scan.it
+	ctx.KeysRead++
 	_, h, err := tablecodec.DecodeRowKey(it.Key(), e.p.Table.CommonHandle)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ type ExplainRow struct {
 	ID      string // the operator's name, indented two spaces per level
 	EstRows string // the estimated rows, with two decimals
 	Info    string // the operator info
+	Op      Plan   // the operator, for what EXPLAIN ANALYZE adds
 }
 
 // Explain describes the plan p, root first.
@@ -27,7 +28,7 @@ func Explain(p Plan) []ExplainRow {
 	walk = func(p Plan, depth int) {
 		name, info := Describe(p)
 		rows = append(rows, ExplainRow{ID: strings.Repeat("  ", depth) + name,
-			EstRows: strconv.FormatFloat(EstRows(p), 'f', 2, 64), Info: info})
+			EstRows: strconv.FormatFloat(EstRows(p), 'f', 2, 64), Info: info, Op: p})
 		for _, c := range p.Children() {
 			walk(c, depth+1)
 		}

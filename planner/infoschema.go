@@ -17,8 +17,11 @@ type MemTable struct {
 	TableSource
 }
 
-// memTableColumns lists each virtual table's columns: name and whether it
-// is numeric (the rest are strings). Names follow MySQL 8.
+// memTableColumns lists each virtual table's columns: the name, after a
+// prefix that gives its type: '#' BIGINT UNSIGNED, '%' DOUBLE, '@'
+// DATETIME(6) (TiDB has TIMESTAMP: the same values, in the session's time
+// zone), none a string. Names follow MySQL 8, and TiDB for TiDB's
+// tables.
 var memTableColumns = map[string][]string{
 	"schemata": {"CATALOG_NAME", "SCHEMA_NAME", "DEFAULT_CHARACTER_SET_NAME", "DEFAULT_COLLATION_NAME", "SQL_PATH", "DEFAULT_ENCRYPTION"},
 	"tables": {"TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "TABLE_TYPE", "ENGINE", "#VERSION", "ROW_FORMAT",
@@ -48,8 +51,23 @@ var memTableColumns = map[string][]string{
 		"ACTION_ORIENTATION", "ACTION_TIMING", "ACTION_REFERENCE_OLD_TABLE", "ACTION_REFERENCE_NEW_TABLE",
 		"ACTION_REFERENCE_OLD_ROW", "ACTION_REFERENCE_NEW_ROW", "CREATED", "SQL_MODE", "DEFINER",
 		"CHARACTER_SET_CLIENT", "COLLATION_CONNECTION", "DATABASE_COLLATION"},
-	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
+	// The slow query log (slowlog), TiDB's columns that Basalt fills.
+	"slow_query": {"@Time", "#Txn_start_ts", "User", "Host", "#Conn_ID", "%Query_time", "%Parse_time",
+		"%Compile_time", "%Process_time", "#Total_keys", "#Process_keys", "DB", "#Is_internal", "Digest",
+		"#Mem_max", "#Result_rows", "#Prepared", "#Plan_from_cache", "#Succ", "Plan_digest", "Query"},
+	// The statement summary (stmtsummary); latencies in nanoseconds.
+	"statements_summary":         stmtSummaryColumns,
+	"statements_summary_history": stmtSummaryColumns,
+	"referential_constraints":    {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
 }
+
+var stmtSummaryColumns = []string{"@SUMMARY_BEGIN_TIME", "@SUMMARY_END_TIME", "STMT_TYPE", "SCHEMA_NAME",
+	"DIGEST", "DIGEST_TEXT", "SAMPLE_USER", "#EXEC_COUNT", "#SUM_ERRORS", "#SUM_WARNINGS",
+	"#SUM_LATENCY", "#MAX_LATENCY", "#MIN_LATENCY", "#AVG_LATENCY", "#P95_LATENCY",
+	"#AVG_PARSE_LATENCY", "#MAX_PARSE_LATENCY", "#AVG_COMPILE_LATENCY", "#MAX_COMPILE_LATENCY",
+	"#AVG_MEM", "#MAX_MEM", "#AVG_PROCESSED_KEYS", "#MAX_PROCESSED_KEYS", "#SUM_AFFECTED_ROWS", "%AVG_AFFECTED_ROWS", "%AVG_RESULT_ROWS",
+	"#MAX_RESULT_ROWS", "#MIN_RESULT_ROWS", "#PREPARED", "#PLAN_CACHE_HITS", "@FIRST_SEEN", "@LAST_SEEN",
+	"QUERY_SAMPLE_TEXT", "PLAN_DIGEST"}
 
 // MemTableNames lists the virtual tables, for SHOW TABLES.
 func MemTableNames() []string {
@@ -69,9 +87,16 @@ func memTableInfo(name string) *catalog.TableInfo {
 	t := &catalog.TableInfo{ID: -1, Name: strings.ToUpper(name)}
 	for i, c := range cols {
 		ft := types.FieldType{Tp: mysql.TypeVarString, Flen: 512, Charset: "utf8mb4"}
-		if strings.HasPrefix(c, "#") {
-			c = c[1:]
+		switch c[0] {
+		case '#':
 			ft = types.FieldType{Tp: mysql.TypeLonglong, Flen: 21, Flag: mysql.UnsignedFlag}
+		case '%':
+			ft = types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
+		case '@':
+			ft = types.FieldType{Tp: mysql.TypeDatetime, Flen: 26, Decimal: 6, Flag: mysql.BinaryFlag}
+		}
+		if strings.ContainsRune("#%@", rune(c[0])) {
+			c = c[1:]
 		}
 		t.Columns = append(t.Columns, &catalog.ColumnInfo{ID: int64(i + 1), Name: c, Offset: i, Type: ft})
 	}

@@ -188,6 +188,16 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Res
 
 // execExplain shows the plan tree of a statement.
 func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (Result, error) {
+	switch strings.ToLower(x.Format) {
+	case "", "row", "brief", "traditional":
+		// Basalt's operator names carry no numbers to leave out: 'brief'
+		// is 'row'.
+	default:
+		return Result{}, errno.New(1791, "Unknown EXPLAIN format name: '%s'", x.Format)
+	}
+	if x.Analyze {
+		return s.explainAnalyze(ctx, x)
+	}
 	var p planner.Plan
 	switch st := x.Stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:

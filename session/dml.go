@@ -99,10 +99,13 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	var p *dmlPlan
 	if cached != nil && cached.dml != nil && cached.version == is.Version {
 		p = cached.dml
+		s.obs.fromCache = true
 	} else {
 		var err error
 		s.stmtIS = is
+		start := time.Now()
 		p, err = s.planDML(st)
+		s.obs.compile = time.Since(start)
 		s.stmtIS = nil
 		if err != nil {
 			return Result{}, err
@@ -150,7 +153,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	txn := s.txn
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats}
 		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
@@ -161,6 +164,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 		}
 		sp := txn.Savepoint()
 		res, err := p.run(ec)
+		s.obs.readKeys(ec)
 		if err == nil {
 			txn.ReleaseSavepoint(sp)
 			return res, nil
@@ -191,11 +195,13 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 			return executor.DMLResult{}, err
 		}
 		s.d.checkSchemaAtCommit(txn, is)
+		s.obs.txnStartTS = txn.StartTS()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
-			LazyUniqueChecks: lazy}
+			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
+		s.obs.readKeys(ec)
 		if err == nil {
 			err = txn.Commit(ctx)
 			if err == nil {

@@ -20,6 +20,8 @@ import (
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/schemasync"
+	"github.com/basalt-db/basalt/slowlog"
+	"github.com/basalt-db/basalt/stmtsummary"
 	"github.com/basalt-db/basalt/types"
 )
 
@@ -49,6 +51,12 @@ type Config struct {
 	// nodes through PD's etcd (package schemasync); nil on an embedded
 	// store, which has no other node.
 	SchemaSync *schemasync.Config
+	// SlowQueryFile is the slow query log (TiDB's log.slow-query-file);
+	// empty: none. It is rotated past SlowQueryMaxSize megabytes (0: 300),
+	// keeping SlowQueryMaxBackups old files (0: all).
+	SlowQueryFile       string
+	SlowQueryMaxSize    int
+	SlowQueryMaxBackups int
 }
 
 // Driver opens sessions over one store.
@@ -74,6 +82,11 @@ type Driver struct {
 	globalsChanged atomic.Uint64
 
 	acl aclState // accounts and grants (acl.go)
+
+	// slowLog is the slow query log, nil without one; summary the
+	// statement summary (observe.go).
+	slowLog *slowlog.Logger
+	summary *stmtsummary.Summary
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
@@ -105,6 +118,10 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	}
 	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
 	d.drained = sync.NewCond(&d.mu)
+	d.summary = stmtsummary.New(stmtsummary.Config{})
+	if cfg.SlowQueryFile != "" {
+		d.slowLog = slowlog.Open(cfg.SlowQueryFile, cfg.SlowQueryMaxSize, cfg.SlowQueryMaxBackups)
+	}
 	if cfg.RequireSecureTransport {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
@@ -152,6 +169,9 @@ func (d *Driver) waitServing() error {
 // Close stops sharing the schema with the other SQL nodes (they no
 // longer wait for this one). Call it once the sessions are closed.
 func (d *Driver) Close() error {
+	if d.slowLog != nil {
+		d.slowLog.Close()
+	}
 	if d.sync != nil {
 		return d.sync.Close()
 	}

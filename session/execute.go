@@ -31,6 +31,7 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	if err := checkNesting(sql); err != nil {
 		return err
 	}
+	start := time.Now()
 	s.syncParserMode()
 	if trigger.Mentions(sql) {
 		if pieces, ok := trigger.Split(sql); ok {
@@ -54,17 +55,17 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	if len(stmts) > 1 && !multi {
 		return errno.New(errno.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your MySQL server version for the right syntax to use")
 	}
+	parse := time.Since(start)
 	if len(stmts) > 1 {
 		// The parser reuses the slice it returns, and a statement
 		// (PREPARE) may parse again before the next one runs.
 		stmts = slices.Clone(stmts)
 	}
 	for i, st := range stmts {
-		res, err := s.run(ctx, st, nil, nil)
-		if err != nil {
-			return err
+		if i > 0 {
+			start, parse = time.Time{}, 0
 		}
-		if err := w.WriteResult(res, i < len(stmts)-1); err != nil {
+		if err := s.execute(ctx, st, start, parse, nil, nil, nil, w, i < len(stmts)-1); err != nil {
 			return err
 		}
 	}
@@ -101,17 +102,18 @@ func (s *Session) executePieces(ctx context.Context, pieces []trigger.Piece, mul
 		}
 	}
 	for i, u := range units {
-		var res Result
-		var err error
+		more := i < len(units)-1
 		if u.st != nil {
-			res, err = s.run(ctx, u.st, nil, nil)
-		} else {
-			res, err = s.runTriggerStmt(ctx, u.trigger)
+			if err := s.execute(ctx, u.st, time.Time{}, 0, nil, nil, nil, w, more); err != nil {
+				return err
+			}
+			continue
 		}
+		res, err := s.runTriggerStmt(ctx, u.trigger)
 		if err != nil {
 			return err
 		}
-		if err := w.WriteResult(res, i < len(units)-1); err != nil {
+		if err := w.WriteResult(res, more); err != nil {
 			return err
 		}
 	}

@@ -121,6 +121,13 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 		}
 	case "triggers":
 		out = s.triggerRows(is)
+	case "slow_query":
+		var err error
+		if out, err = s.slowQueryRows(); err != nil {
+			return nil, err
+		}
+	case "statements_summary", "statements_summary_history":
+		out = s.stmtSummaryRows(strings.HasSuffix(strings.ToLower(name), "history"))
 	case "session_variables", "global_variables":
 		global := strings.HasPrefix(strings.ToLower(name), "global")
 		names := make([]string, 0, len(sysVars))

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/parserdriver"
@@ -28,6 +29,9 @@ type Stmt struct {
 	nParams int
 	fields  []planner.ResultField // the result's columns, known at prepare; nil for no rows
 	plan    *cachedPlan
+	// digest is the statement's, computed at its first recorded
+	// execution (observe.go).
+	digest *digestOf
 }
 
 // paramCollector finds a statement's '?' placeholders.
@@ -127,11 +131,7 @@ func (st *Stmt) Execute(ctx context.Context, params []types.Datum, w ResultWrite
 	if len(params) != st.nParams {
 		return errno.New(errno.ErWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
-	res, err := st.s.run(ctx, st.node, params, st.plan)
-	if err != nil {
-		return err
-	}
-	return w.WriteResult(res, false)
+	return st.s.execute(ctx, st.node, time.Time{}, 0, params, st.plan, st, w, false)
 }
 
 // isQuery reports a SELECT or a set operation of SELECTs.

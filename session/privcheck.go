@@ -410,13 +410,16 @@ func (s *Session) filterVisible(name string, rows [][]types.Datum) [][]types.Dat
 		return rows
 	}
 	name = strings.ToLower(name)
-	if name == "processlist" {
+	// Without PROCESS, an account sees its own statements only, as in
+	// TiDB: by the column that names the user.
+	if userCol, ok := map[string]int{"processlist": 1, "slow_query": 2, "statements_summary": 6,
+		"statements_summary_history": 6}[name]; ok {
 		if s.seesAllProcesses() {
 			return rows
 		}
 		out := rows[:0]
 		for _, r := range rows {
-			if r[1].String() == s.info.User {
+			if r[userCol].String() == s.info.User {
 				out = append(out, r)
 			}
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/kv"
@@ -37,6 +38,7 @@ func (s *Session) readView(ctx context.Context, forUpdate, start bool) (kv.Retri
 	if err != nil {
 		return nil, 0, err
 	}
+	s.obs.txnStartTS = ts
 	return s.d.store.Snapshot(ts), ts, nil
 }
 
@@ -59,10 +61,13 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	var q *planner.Query
 	if cached != nil && cached.query != nil && cached.version == is.Version {
 		q = cached.query
+		s.obs.fromCache = true
 	} else {
 		var err error
 		s.stmtIS = is
+		start := time.Now()
 		q, err = planner.BuildQuery(s.planContext(), node)
+		s.obs.compile = time.Since(start)
 		s.stmtIS = nil
 		if err != nil {
 			return Result{}, err
@@ -71,6 +76,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 			cached.query, cached.version = q, is.Version
 		}
 	}
+	s.obs.plan = q.Plan
 	sel, _ := node.(*ast.SelectStmt)
 	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
 	reader, ts, err := s.readView(ctx, forUpdate, start)
@@ -109,6 +115,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	found := new(uint64)
 	registered = false // the rows' done exits
 	return Result{Rows: &rows{ctx: ec, exec: ex, fields: q.Fields, counted: found, done: func() {
+		s.obs.readKeys(ec)
 		s.foundRows = *found
 		release()
 		s.warnings = append(s.warnings, ec.Eval.Warnings...)
@@ -142,6 +149,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 			Mem: s.stmtMem(nil)}
 		executor.BindSubqueries(ec)
 		data, err := drain(ec, q.Plan)
+		s.obs.readKeys(ec)
 		if err == nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
 			s.foundRows = uint64(len(data))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
@@ -61,6 +62,14 @@ type Session struct {
 
 	// hot caches the variables every statement reads (see hotVars).
 	hot hotVars
+
+	// obs is what the running statement's handler learned, for the slow
+	// log and the statement summary (observe.go).
+	obs     stmtObs
+	counted countedRows // the running statement's rows, counted (observe.go)
+	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
+	// operators do (explain_analyze.go); nil otherwise.
+	rtStats *executor.RuntimeStats
 }
 
 // hotVars holds the values of the system variables that every statement
@@ -75,6 +84,13 @@ type hotVars struct {
 	sqlMode    expression.SQLMode
 	lockWait   time.Duration
 	commit     kv.CommitOptions
+
+	// The slow log and the statement summary (observe.go).
+	slowLog           bool
+	slowThreshold     time.Duration
+	queryLogMaxLen    int64
+	stmtSummary       bool
+	stmtSummaryMaxSQL int64
 }
 
 // hotVar returns the cached hot variables, reading them again if a
@@ -84,6 +100,7 @@ func (s *Session) hotVar() *hotVars {
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
 			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions()}
+		s.readObserveVars(h)
 	}
 	return h
 }
@@ -260,6 +277,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	s.txn, s.explicit, s.txnIS = txn, explicit, is
 	s.deferred = false
 	s.markSavepoints()
+	s.obs.txnStartTS = txn.StartTS()
 	return nil
 }
 

@@ -197,11 +197,17 @@ var sysVars = map[string]sysVarDef{
 	"tidb_index_lookup_concurrency":       intVar(-1).within(-1, 256),
 	"tidb_index_serial_scan_concurrency":  uintVar(1).within(1, 256),
 	"tidb_session_plan_cache_size":        uintVar(100).within(1, 100000),
+	"tidb_stmt_summary_refresh_interval":  intVar(1800).within(1, math.MaxInt32).global(),
+	"tidb_stmt_summary_history_size":      intVar(24).within(0, 255).global(),
+	"tidb_stmt_summary_max_stmt_count":    intVar(3000).within(1, 32767).global(),
+	"tidb_stmt_summary_max_sql_length":    intVar(4096).within(0, math.MaxInt32).global(),
+	"tidb_enable_slow_log":                boolVar(true),
+	"tidb_query_log_max_len":              intVar(4096).within(0, 1<<30),
 	"tidb_enable_non_prepared_plan_cache": boolVar(false),
 	"tidb_isolation_read_engines":         strVar("tikv,tidb"),
 	"tidb_opt_agg_push_down":              boolVar(false),
 	"tidb_enable_tmp_storage_on_oom":      boolVar(true).global(),
-	"tidb_slow_log_threshold":             intVar(300).within(-1, math.MaxInt64).global(),
+	"tidb_slow_log_threshold":             intVar(300).within(-1, math.MaxInt64),
 	"innodb_flush_log_at_trx_commit":      uintVar(1).within(0, 3).global(),
 	"sync_binlog":                         uintVar(1).within(0, 4294967295).global(),
 	"transaction_alloc_block_size":        uintVar(8192).within(1024, 131072),
@@ -297,6 +303,16 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 			return types.NewString("YES"), nil
 		}
 	}
+	switch name { // MySQL's names of the slow log's settings
+	case "long_query_time":
+		ms, err := s.sysVar("tidb_slow_log_threshold", global)
+		if err != nil {
+			return ms, err
+		}
+		return types.NewFloat(float64(ms.Int()) / 1000), nil
+	case "slow_query_log":
+		return s.sysVar("tidb_enable_slow_log", global)
+	}
 	def, ok := sysVars[name]
 	if !ok {
 		return types.Null, errno.New(errno.ErUnknownSystemVariable, "Unknown system variable '%s'", name)
@@ -333,6 +349,16 @@ func (v sysVarDef) coerce(d types.Datum) types.Datum {
 // setSysVar sets a system variable at session or global scope.
 func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 	name = strings.ToLower(name)
+	switch name {
+	case "long_query_time": // MySQL's name, in seconds
+		f, tr := types.ToFloat(v)
+		if tr || v.IsNull() {
+			return errno.New(errno.ErWrongTypeForVar, "Incorrect argument type to variable '%s'", name)
+		}
+		return s.setSysVar("tidb_slow_log_threshold", types.NewInt(int64(math.Round(max(f, 0)*1000))), global)
+	case "slow_query_log":
+		return s.setSysVar("tidb_enable_slow_log", v, global)
+	}
 	def, ok := sysVars[name]
 	if !ok {
 		return errno.New(errno.ErUnknownSystemVariable, "Unknown system variable '%s'", name)
@@ -359,6 +385,9 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		s.d.globals[name] = v
 		s.d.mu.Unlock()
 		s.d.globalsChanged.Add(1)
+		if strings.HasPrefix(name, "tidb_stmt_summary_") || name == "tidb_enable_stmt_summary" {
+			s.d.configureSummary(s)
+		}
 	} else {
 		s.vars[name] = v
 		s.hot.valid = false

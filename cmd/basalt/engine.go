@@ -33,6 +33,10 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		planCache = cfg.PreparedPlanCache.Capacity
 	}
 	var sync *schemasync.Config
+	dataDir := "" // the embedded store's, where the slow log goes
+	if cfg.Store == config.StoreLocal {
+		dataDir = cfg.Path
+	}
 	if cfg.Store == config.StoreTiKV {
 		// Other SQL nodes may share the cluster: keep the schema in step
 		// with them through PD's etcd.
@@ -51,6 +55,9 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
 		SchemaSync:             sync,
+		SlowQueryFile:          cfg.Log.SlowQueryPath(dataDir),
+		SlowQueryMaxSize:       cfg.Log.SlowQueryMaxSize,
+		SlowQueryMaxBackups:    cfg.Log.SlowQueryMaxBackups,
 	})
 	if err != nil {
 		return nil, err
