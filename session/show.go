@@ -116,6 +116,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			if !like(x.Pattern, c.Name) {
 				continue
 			}
+			if x.Column != nil && !expression.MatchLike(strings.ToLower(c.Name), x.Column.Name.L, '\\') {
+				continue
+			}
 			null := "YES"
 			if c.Type.NotNull() {
 				null = "NO"
