@@ -14,7 +14,7 @@ import (
 )
 
 // Version is what VERSION() and @@version report.
-var Version = "8.0.11-Basalt"
+var Version = "8.4.0-Basalt"
 
 // builtin describes one scalar function. Functions are looked up by
 // lower-case name; each may check its argument count and pick its result
