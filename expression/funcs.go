@@ -211,7 +211,13 @@ func (b *Builder) call(x *ast.FuncCallExpr) (Expr, error) {
 	if bi.mk != nil {
 		fn = bi.mk(args)
 	}
-	return &Func{Name: name, Args: args, Tp: bi.tp(args), NullSafe: bi.nullSafe, Fn: fn, Lazy: bi.lazy}, nil
+	tp := bi.tp(args)
+	lazy := bi.lazy
+	switch name {
+	case "coalesce", "ifnull", "if":
+		lazy = fitDecimal(tp, lazy)
+	}
+	return &Func{Name: name, Args: args, Tp: tp, NullSafe: bi.nullSafe, Fn: fn, Lazy: lazy}, nil
 }
 
 func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -229,7 +230,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 		if s.d.conns != nil {
 			conns = s.d.conns.ConnectionCount()
 		}
-		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"},
+		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", fmt.Sprint(int64(time.Since(s.d.started).Seconds()))},
 			{"Ssl_cipher", s.info.TLSCipher}, {"Ssl_version", s.info.TLSVersion}} {
 			if like(x.Pattern, kvp[0]) {
 				data = append(data, []types.Datum{str(kvp[0]), str(kvp[1])})
