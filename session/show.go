@@ -191,8 +191,25 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			return Result{}, err
 		}
 		_ = db
+		if t.View != nil {
+			// As MySQL: SHOW CREATE TABLE of a view is SHOW CREATE VIEW,
+			// which dump tools recognize by its first column's name.
+			cols = textFields("View", "Create View", "character_set_client", "collation_connection")
+			data = append(data, []types.Datum{str(t.Name), str(showCreateView(t)), str("utf8mb4"), str("utf8mb4_general_ci")})
+			break
+		}
 		cols = textFields("Table", "Create Table")
 		data = append(data, []types.Datum{str(t.Name), str(ShowCreateTable(t))})
+	case ast.ShowCreateView:
+		db, t, err := s.showTable(x)
+		if err != nil {
+			return Result{}, err
+		}
+		if t.View == nil {
+			return Result{}, errno.New(errno.ErWrongObject, "'%s.%s' is not VIEW", db, t.Name)
+		}
+		cols = textFields("View", "Create View", "character_set_client", "collation_connection")
+		data = append(data, []types.Datum{str(t.Name), str(showCreateView(t)), str("utf8mb4"), str("utf8mb4_general_ci")})
 	case ast.ShowCreateDatabase:
 		db := is.DB(x.DBName)
 		if db == nil {
@@ -285,6 +302,16 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			"Check_time", "Collation", "Checksum", "Create_options", "Comment")
 		for _, t := range is.Tables(db) {
 			if !like(x.Pattern, t.Name) || !s.visibleTable(db, t.Name) {
+				continue
+			}
+			if t.View != nil {
+				// mariadb-dump tells views by this row (no engine,
+				// comment VIEW), as MySQL has it.
+				row := []types.Datum{str(t.Name)}
+				for range 16 {
+					row = append(row, types.Null)
+				}
+				data = append(data, append(row, str("VIEW")))
 				continue
 			}
 			rows := int64(0)
@@ -413,6 +440,10 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 		}
 		if c.Type.NotNull() {
 			l += " NOT NULL"
+		} else if c.Type.Tp == mysql.TypeTimestamp {
+			// As MySQL: a TIMESTAMP says it is nullable, which
+			// explicit_defaults_for_timestamp=OFF would not assume.
+			l += " NULL"
 		}
 		switch {
 		case c.DefaultNow:
