@@ -59,6 +59,10 @@ func TestDump(t *testing.T) {
 		mustExec(t, db, "INSERT INTO wide VALUES "+strings.Join(vals, ","))
 	}
 	want := readAll(t, db)
+	sums := checksums(t, db)
+	if sums["dumped.kinds"] == "0" || sums["dumped.wide"] == "0" || sums["dumped.gone"] != "NULL" {
+		t.Fatalf("CHECKSUM TABLE on the source: %v", sums)
+	}
 	if len(want["kinds"]) != 3 || len(want["wide"]) != 300 || len(want["named"]) != 2 {
 		t.Fatalf("the source has %d, %d and %d rows", len(want["kinds"]), len(want["wide"]), len(want["named"]))
 	}
@@ -118,6 +122,9 @@ func TestDump(t *testing.T) {
 		fresh := testkit.StartBasalt(t, testkit.BasaltOptions{})
 		load(fresh, path)
 		check(filepath.Base(path)+" into Basalt", fresh)
+		if got := checksums(t, fresh.OpenDB(t, "dumped")); !reflect.DeepEqual(got, sums) {
+			t.Errorf("%s into Basalt: CHECKSUM TABLE %v, want %v", filepath.Base(path), got, sums)
+		}
 		fresh.Stop()
 	}
 
@@ -134,6 +141,36 @@ func TestDump(t *testing.T) {
 	again := testkit.StartBasalt(t, testkit.BasaltOptions{})
 	load(again, back)
 	check("MariaDB's dump into Basalt", again)
+	if got := checksums(t, again.OpenDB(t, "dumped")); !reflect.DeepEqual(got, sums) {
+		t.Errorf("MariaDB's dump into Basalt: CHECKSUM TABLE %v, want %v", got, sums)
+	}
+}
+
+// checksums is CHECKSUM TABLE of the tables TestDump fills and of a
+// missing one (NULL), by table name.
+func checksums(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query("CHECKSUM TABLE wide, kinds, gone")
+	if err != nil {
+		t.Fatalf("CHECKSUM TABLE: %v", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name string
+		var sum sql.NullString
+		if err := rows.Scan(&name, &sum); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = "NULL"
+		if sum.Valid {
+			out[name] = sum.String
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // runTool runs a MariaDB command-line tool against srv and returns its

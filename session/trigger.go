@@ -60,6 +60,9 @@ func (s *Session) runTriggerStmt(ctx context.Context, sql string) (Result, error
 		case *trigger.ShowCreate:
 			kind = metrics.StmtShow
 			res, err = s.showCreateTrigger(x)
+		case *trigger.Checksum:
+			kind = metrics.StmtOther
+			res, err = s.checksumTable(ctx, x)
 		}
 	}
 	metrics.ObserveQuery(kind, time.Since(start), err)
