@@ -19,12 +19,14 @@ import (
 
 // dumpSchema is the database TestDump dumps: every kind of column a dump
 // writes differently (escapes, binary bytes, fractions, zones, JSON,
-// ENUM/SET, NULLs), an AUTO_INCREMENT table with a secondary index, and a
-// view.
+// ENUM/SET, NULLs), an AUTO_INCREMENT table with a secondary index, a
+// trigger (which filled audit) and a view.
 var dumpSchema = []string{
 	"CREATE TABLE kinds (id INT PRIMARY KEY AUTO_INCREMENT, i BIGINT, u BIGINT UNSIGNED, d DECIMAL(12,3), f DOUBLE," +
 		" s VARCHAR(40) NOT NULL DEFAULT '', t TEXT, b VARBINARY(16), bl BLOB, dt DATETIME(3), da DATE, tm TIME," +
 		" ts TIMESTAMP NULL, y YEAR, e ENUM('red','green'), st SET('x','y','z'), j JSON, KEY k_s (s))",
+	"CREATE TABLE audit (id INT, msg VARCHAR(80))",
+	"CREATE TRIGGER kinds_ai AFTER INSERT ON kinds FOR EACH ROW INSERT INTO audit VALUES (NEW.id, CONCAT('added ', NEW.s))",
 	`INSERT INTO kinds (i, u, d, f, s, t, b, bl, dt, da, tm, ts, y, e, st, j) VALUES
 		(-9223372036854775808, 18446744073709551615, -123456789.125, 1.5e300, 'it''s', 'tab	and
 newline', x'00ff27', x'5c30', '2024-02-29 10:11:12.345', '1000-01-01', '-838:59:59', '2038-01-19 03:14:07', 1901, 'green', 'x,z', '{"a": [1, "two", null]}'),
@@ -63,8 +65,8 @@ func TestDump(t *testing.T) {
 	if sums["dumped.kinds"] == "0" || sums["dumped.wide"] == "0" || sums["dumped.gone"] != "NULL" {
 		t.Fatalf("CHECKSUM TABLE on the source: %v", sums)
 	}
-	if len(want["kinds"]) != 3 || len(want["wide"]) != 300 || len(want["named"]) != 2 {
-		t.Fatalf("the source has %d, %d and %d rows", len(want["kinds"]), len(want["wide"]), len(want["named"]))
+	if len(want["kinds"]) != 3 || len(want["wide"]) != 300 || len(want["named"]) != 2 || len(want["audit"]) != 3 {
+		t.Fatalf("the source has %d, %d, %d and %d rows", len(want["kinds"]), len(want["wide"]), len(want["named"]), len(want["audit"]))
 	}
 
 	dir := t.TempDir()
@@ -104,7 +106,18 @@ func TestDump(t *testing.T) {
 	}
 	check := func(what string, srv *testkit.Server) {
 		t.Helper()
-		got := readAll(t, srv.OpenDB(t, "dumped"))
+		conn := srv.OpenDB(t, "dumped")
+		got := readAll(t, conn)
+		defer func() {
+			// The trigger came along: a new row is audited.
+			mustExec(t, conn, "INSERT INTO kinds (id, s) VALUES (100, 'late')")
+			var msg string
+			if err := conn.QueryRow("SELECT msg FROM audit WHERE id = 100").Scan(&msg); err != nil || msg != "added late" {
+				t.Errorf("%s: the trigger did not fire: %q, %v", what, msg, err)
+			}
+			mustExec(t, conn, "DELETE FROM kinds WHERE id = 100")
+			mustExec(t, conn, "DELETE FROM audit WHERE id = 100")
+		}()
 		for name, rows := range want {
 			if !reflect.DeepEqual(got[name], rows) {
 				t.Errorf("%s: %s differs:\n got %q\nwant %q", what, name, got[name], rows)
@@ -201,7 +214,7 @@ func runToolStdin(bin string, srv *testkit.Server, in *os.File) ([]byte, error) 
 // primary key order (views by their first column), as text.
 func readAll(t *testing.T, db *sql.DB) map[string][]string {
 	t.Helper()
-	order := map[string]string{"kinds": "id", "wide": "k, n", "named": "id"}
+	order := map[string]string{"kinds": "id", "wide": "k, n", "named": "id", "audit": "id"}
 	out := map[string][]string{}
 	for name, by := range order {
 		// JSON columns are compared as text: MariaDB keeps them as

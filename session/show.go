@@ -241,6 +241,19 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			}
 			data = append(data, []types.Datum{str(n), str(v.String())})
 		}
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		// Basalt has no stored routines: MySQL's columns, no rows, so
+		// that mariadb-dump --routines finds nothing to dump.
+		cols = textFields("Db", "Name", "Type", "Definer", "Modified", "Created", "Security_type", "Comment",
+			"character_set_client", "collation_connection", "Database Collation")
+	case ast.ShowEvents:
+		// Nor events.
+		if x.DBName == "" && s.db == "" {
+			return Result{}, errno.New(errno.ErNoDB, "No database selected")
+		}
+		cols = textFields("Db", "Name", "Definer", "Time zone", "Type", "Execute at", "Interval value",
+			"Interval field", "Starts", "Ends", "Status", "Originator", "character_set_client",
+			"collation_connection", "Database Collation")
 	case ast.ShowStatus:
 		cols = textFields("Variable_name", "Value")
 		conns := 0
