@@ -5,6 +5,7 @@ import (
 
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
@@ -29,6 +30,13 @@ func literalResultType(c *expression.Constant) types.FieldType {
 		tp.Flen = max(len(strings.Replace(s, ".", "", 1)), 1)
 	}
 	return tp
+}
+
+// isCount reports a COUNT() select item, which is never NULL (it reads
+// as a column of the aggregation, whose type does not say so).
+func isCount(n ast.ExprNode) bool {
+	a, ok := n.(*ast.AggregateFuncExpr)
+	return ok && strings.EqualFold(a.F, "count")
 }
 
 // notNull reports an expression that is never NULL, as far as the

@@ -192,7 +192,7 @@ func (f *field) result(e expression.Expr) ResultField {
 			r.Param = x.Order + 1
 		}
 	}
-	if notNull(e) {
+	if notNull(e) || isCount(f.expr) {
 		r.Type.Flag |= mysql.NotNullFlag
 	}
 	if f.col != nil {
