@@ -192,4 +192,3 @@ func (a *aggBuilder) plan() Plan {
 	}
 	return &Aggregation{base: base{schema: s}, Child: a.src, GroupBy: a.groupBy, Aggs: a.aggs}
 }
-
