@@ -30,11 +30,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	// The IANA zone database, for time_zone and CONVERT_TZ zone names on
-	// machines without /usr/share/zoneinfo (Go reads the system's copy
-	// first); about 450 KB.
-	_ "time/tzdata"
 )
 
 func main() {
