@@ -148,6 +148,9 @@ type TableInfo struct {
 type ViewInfo struct {
 	Select string   `json:"select"`
 	Cols   []string `json:"cols"`
+	// Definer is 'user@host', as SHOW CREATE VIEW shows it; empty for
+	// views made before it was kept.
+	Definer string `json:"definer,omitempty"`
 }
 
 // FindColumn returns the column named name (case-insensitively), or nil.

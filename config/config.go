@@ -56,6 +56,10 @@ type Config struct {
 	// the schema for this long stops serving, and the other SQL nodes
 	// stop waiting for it after a schema change (package schemasync).
 	Lease Duration `toml:"lease"`
+	// ServerVersion, TiDB's server-version, replaces the version string
+	// the handshake, VERSION() and @@version report (by default
+	// "8.4.0-Basalt-<release>"): clients and ORMs branch on it.
+	ServerVersion string `toml:"server-version"`
 
 	Status            Status            `toml:"status"`
 	Log               Log               `toml:"log"`
@@ -334,6 +338,9 @@ func (c *Config) Validate() error {
 		add(invalid("store", "%q: want %s, %s or %s", c.Store, StoreLocal, StoreTiKV, StoreMockTiKV))
 	}
 
+	if strings.ContainsAny(c.ServerVersion, "\x00\r\n") {
+		add(invalid("server-version", "%q holds a NUL or line break", c.ServerVersion))
+	}
 	if c.Lease < Duration(time.Second) {
 		add(invalid("lease", "%v is below 1s", time.Duration(c.Lease)))
 	}

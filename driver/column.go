@@ -43,11 +43,13 @@ func wireColumn(f *planner.ResultField) server.Column {
 	return c
 }
 
-// wireType returns the protocol type, display length and decimals.
+// wireType returns the protocol type, display length and decimals. A
+// type without a display width (MySQL 8 dropped INT(11) and friends)
+// has the length MySQL 8 still sends for it.
 func wireType(tp *types.FieldType) (server.FieldType, uint32, uint8) {
 	flen := tp.Flen
-	if flen < 0 {
-		flen = 0
+	if flen <= 0 {
+		flen = defaultLength(tp)
 	}
 	switch tp.Tp {
 	case mysql.TypeVarchar:
@@ -64,13 +66,56 @@ func wireType(tp *types.FieldType) (server.FieldType, uint32, uint8) {
 		}
 		return server.FieldType(tp.Tp), uint32(flen), uint8(dec)
 	case mysql.TypeNewDecimal:
-		return server.TypeNewDecimal, uint32(flen + 2), uint8(max(tp.Decimal, 0))
+		// The precision, a point if there are decimals, and a sign.
+		n := flen
+		if tp.Decimal > 0 {
+			n++
+		}
+		if !tp.Unsigned() {
+			n++
+		}
+		return server.TypeNewDecimal, uint32(n), uint8(max(tp.Decimal, 0))
 	case mysql.TypeDatetime, mysql.TypeTimestamp, mysql.TypeDuration:
 		return server.FieldType(tp.Tp), uint32(flen), uint8(max(tp.Decimal, 0))
 	case mysql.TypeEnum, mysql.TypeSet:
 		return server.TypeString, uint32(flen * 4), 0
 	}
 	return server.FieldType(tp.Tp), uint32(flen), 0
+}
+
+// defaultLength is MySQL 8's display length of a type declared without
+// one: the widest value's characters, sign included.
+func defaultLength(tp *types.FieldType) int {
+	u := tp.Unsigned()
+	fsp := 0
+	if tp.Decimal > 0 && tp.Decimal <= 6 {
+		fsp = tp.Decimal + 1
+	}
+	switch tp.Tp {
+	case mysql.TypeTiny:
+		return map[bool]int{false: 4, true: 3}[u]
+	case mysql.TypeShort:
+		return map[bool]int{false: 6, true: 5}[u]
+	case mysql.TypeInt24:
+		return map[bool]int{false: 9, true: 8}[u]
+	case mysql.TypeLong:
+		return map[bool]int{false: 11, true: 10}[u]
+	case mysql.TypeLonglong:
+		return 20
+	case mysql.TypeYear:
+		return 4
+	case mysql.TypeDate:
+		return 10
+	case mysql.TypeDatetime, mysql.TypeTimestamp:
+		return 19 + fsp
+	case mysql.TypeDuration:
+		return 10 + fsp
+	case mysql.TypeDouble:
+		return 22
+	case mysql.TypeFloat:
+		return 12
+	}
+	return 0
 }
 
 // wireValue converts a datum to the wire value of a column of type t.

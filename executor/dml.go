@@ -17,6 +17,10 @@ type DMLResult struct {
 	Affected     uint64
 	Matched      uint64
 	LastInsertID uint64
+	// ExplicitID is the last AUTO_INCREMENT value an INSERT was given and
+	// stored, which the OK packet reports when none was generated
+	// (mysql_insert_id()); LAST_INSERT_ID() ignores it.
+	ExplicitID uint64
 	// Records and Duplicates are the rows an INSERT processed and those
 	// that met a duplicate key (ignored, replaced or updated).
 	Records, Duplicates uint64
@@ -132,6 +136,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 				row[col.Offset] = table.ZeroValue(col)
 			}
 		}
+		explicit := uint64(0)
 		if auto != nil {
 			v := row[auto.Offset]
 			if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
@@ -150,6 +155,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 				if err := ctx.Catalog.RebaseAutoID(ctx.Context, t, iv); err != nil {
 					return res, err
 				}
+				explicit = uint64(iv)
 			}
 		}
 		h, err := handleFor(ctx, t, row)
@@ -163,6 +169,9 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		res.Records++
 		if n != 1 {
 			res.Duplicates++
+		}
+		if n > 0 && explicit != 0 {
+			res.ExplicitID = explicit
 		}
 		res.Affected += n
 	}

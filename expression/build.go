@@ -2,6 +2,7 @@ package expression
 
 import (
 	"fmt"
+	"github.com/cockroachdb/apd/v3"
 	"strings"
 
 	"github.com/basalt-db/basalt/errno"
@@ -451,7 +452,7 @@ func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 	}
 	tp := unifyTypes(append(append([]Expr(nil), results...), elseExpr)...)
 	reads := append(append(append([]Expr(nil), conds...), results...), value, elseExpr)
-	return &Func{Name: "case", Tp: tp, reads: reads, Lazy: func(ctx *Ctx, row []types.Datum, _ []Expr) (types.Datum, error) {
+	return &Func{Name: "case", Tp: tp, reads: reads, Lazy: fitDecimal(tp, func(ctx *Ctx, row []types.Datum, _ []Expr) (types.Datum, error) {
 		var v types.Datum
 		if value != nil {
 			var err error
@@ -481,7 +482,38 @@ func (b *Builder) caseExpr(x *ast.CaseExpr) (Expr, error) {
 			return elseExpr.Eval(ctx, row)
 		}
 		return types.Null, nil
-	}}, nil
+	})}, nil
+}
+
+// fitDecimal makes a function that returns one of several arguments
+// (CASE, IF, IFNULL, COALESCE) give its values the scale of its DECIMAL
+// result type, as MySQL does: COALESCE(SUM(d), 0) on no rows is 0.00
+// when d is DECIMAL(10,2), not 0. Other result types pass as they are.
+func fitDecimal(tp types.FieldType, lazy func(*Ctx, []types.Datum, []Expr) (types.Datum, error)) func(*Ctx, []types.Datum, []Expr) (types.Datum, error) {
+	if tp.Tp != mysql.TypeNewDecimal || tp.Decimal < 0 || tp.Decimal > 30 {
+		return lazy
+	}
+	scale := int32(-tp.Decimal)
+	return func(ctx *Ctx, row []types.Datum, args []Expr) (types.Datum, error) {
+		v, err := lazy(ctx, row, args)
+		if err != nil || v.IsNull() {
+			return v, err
+		}
+		switch v.Kind() {
+		case types.KindInt, types.KindUint, types.KindDecimal:
+		default:
+			return v, nil
+		}
+		d, _ := types.ToDecimal(v)
+		if d == nil || (v.Kind() == types.KindDecimal && d.Exponent == scale) {
+			return v, nil
+		}
+		r := new(apd.Decimal)
+		if _, err := types.DecimalContext().Quantize(r, d, scale); err != nil {
+			return v, nil
+		}
+		return types.NewDecimal(r), nil
+	}
 }
 
 // unifyTypes picks the result type of expressions that may each be the
@@ -513,7 +545,13 @@ func unifyTypes(es ...Expr) types.FieldType {
 		case out.Tp == mysql.TypeDouble || t.Tp == mysql.TypeDouble || out.Tp == mysql.TypeFloat || t.Tp == mysql.TypeFloat:
 			out = typeDouble
 		case out.Tp == mysql.TypeNewDecimal || t.Tp == mysql.TypeNewDecimal:
-			out = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: max(out.Decimal, t.Decimal), Flag: mysql.BinaryFlag}
+			// As MySQL: the most integer digits and the most decimals.
+			dec := max(out.Decimal, t.Decimal, 0)
+			if !out.IsInteger() && out.Tp != mysql.TypeNewDecimal || !t.IsInteger() && t.Tp != mysql.TypeNewDecimal {
+				out = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+				break
+			}
+			out = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: min(max(out.IntegerDigits(), t.IntegerDigits())+dec, 65), Decimal: dec, Flag: mysql.BinaryFlag}
 		case out.IsInteger() && t.IsInteger():
 			unsigned := out.Unsigned()
 			out = typeInt

@@ -65,8 +65,7 @@ func ParseTimeZone(s string) (*time.Location, bool) {
 		}
 		return time.FixedZone(s, off), true
 	}
-	loc, err := time.LoadLocation(s)
-	return loc, err == nil
+	return loadZone(s)
 }
 
 // Location is the session's time zone (time_zone).
@@ -924,8 +923,7 @@ func timeFieldFn(f func(us int64) int64) builtin {
 
 // unixSeconds converts a local date-time in loc to seconds since the epoch.
 func unixSeconds(t types.Time, loc *time.Location) (int64, int) {
-	g := time.Date(t.Year(), time.Month(t.Month()), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Microsecond()*1000, loc)
-	return g.Unix(), t.Microsecond()
+	return localInstant(t, loc).Unix(), t.Microsecond()
 }
 
 func timeBuiltins() map[string]builtin {
@@ -1056,6 +1054,7 @@ func timeBuiltins() map[string]builtin {
 			}
 			return types.NewInt(n), nil
 		}},
+		"convert_tz": convertTZ,
 		"unix_timestamp": {maxArgs: 1, tp: func(a []Expr) types.FieldType {
 			if len(a) == 1 && a[0].Type().Decimal > 0 && a[0].Type().Decimal <= 6 {
 				return types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 18, Decimal: a[0].Type().Decimal, Flag: mysql.BinaryFlag}

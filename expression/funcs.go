@@ -14,7 +14,7 @@ import (
 )
 
 // Version is what VERSION() and @@version report.
-var Version = "8.0.11-Basalt"
+var Version = "8.4.0-Basalt"
 
 // builtin describes one scalar function. Functions are looked up by
 // lower-case name; each may check its argument count and pick its result
@@ -211,7 +211,13 @@ func (b *Builder) call(x *ast.FuncCallExpr) (Expr, error) {
 	if bi.mk != nil {
 		fn = bi.mk(args)
 	}
-	return &Func{Name: name, Args: args, Tp: bi.tp(args), NullSafe: bi.nullSafe, Fn: fn, Lazy: bi.lazy}, nil
+	tp := bi.tp(args)
+	lazy := bi.lazy
+	switch name {
+	case "coalesce", "ifnull", "if":
+		lazy = fitDecimal(tp, lazy)
+	}
+	return &Func{Name: name, Args: args, Tp: tp, NullSafe: bi.nullSafe, Fn: fn, Lazy: lazy}, nil
 }
 
 func (b *Builder) cast(x *ast.FuncCastExpr) (Expr, error) {

@@ -154,14 +154,21 @@ func (a *aggBuilder) aggCall(x *ast.AggregateFuncExpr) (expression.Expr, error) 
 		if at.Tp == mysql.TypeDouble || at.Tp == mysql.TypeFloat || at.IsString() {
 			tp = types.FieldType{Tp: mysql.TypeDouble, Flen: 22, Decimal: 31, Flag: mysql.BinaryFlag}
 		} else {
-			dec := at.Decimal
-			if !(at.Tp == mysql.TypeNewDecimal) {
-				dec = 0
+			// MySQL's: SUM adds 22 digits of precision to its argument's,
+			// AVG 4 and 4 decimals (div_precision_increment).
+			dec, prec := at.Decimal, at.Flen
+			if at.Tp != mysql.TypeNewDecimal {
+				dec, prec = 0, at.IntegerDigits()
+			}
+			if prec <= 0 {
+				prec = 65
 			}
 			if f.Name == "avg" {
-				dec += 4
+				dec, prec = min(dec+4, 30), prec+4
+			} else {
+				prec += 22
 			}
-			tp = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: 65, Decimal: dec, Flag: mysql.BinaryFlag}
+			tp = types.FieldType{Tp: mysql.TypeNewDecimal, Flen: min(prec, 65), Decimal: dec, Flag: mysql.BinaryFlag}
 		}
 	case "min", "max":
 		tp = f.Args[0].Type()

@@ -58,7 +58,9 @@ var memTableColumns = map[string][]string{
 	// The statement summary (stmtsummary); latencies in nanoseconds.
 	"statements_summary":         stmtSummaryColumns,
 	"statements_summary_history": stmtSummaryColumns,
-	"referential_constraints":    {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
+	// CHECK constraints are accepted and not kept (ddl), so it has no rows.
+	"check_constraints":       {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
+	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
 }
 
 var stmtSummaryColumns = []string{"@SUMMARY_BEGIN_TIME", "@SUMMARY_END_TIME", "STMT_TYPE", "SCHEMA_NAME",

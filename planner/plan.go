@@ -78,6 +78,10 @@ type ResultField struct {
 	Table, OrgTable string
 	DB              string
 	Type            types.FieldType
+	// Param, for a select item that is a bare untyped ? (SELECT ?), is
+	// the parameter's 1-based position: the value each execution binds
+	// decides the column's type, as in MySQL 8 (ParamFields).
+	Param int
 }
 
 // Query is a planned SELECT.

@@ -184,6 +184,17 @@ type field struct {
 
 func (f *field) result(e expression.Expr) ResultField {
 	r := ResultField{Name: f.text, Type: e.Type()}
+	switch x := e.(type) {
+	case *expression.Constant:
+		r.Type = literalResultType(x)
+	case *expression.Param:
+		if x.Tp == nil {
+			r.Param = x.Order + 1
+		}
+	}
+	if notNull(e) || isCount(f.expr) {
+		r.Type.Flag |= mysql.NotNullFlag
+	}
 	if f.col != nil {
 		r.Name, r.OrgName, r.Table, r.DB = f.col.Name, f.col.Name, f.col.Table, f.col.DB
 		r.OrgTable = f.col.Table

@@ -40,7 +40,7 @@ import (
 
 // DefaultServerVersion is the version the greeting announces unless
 // configured: clients and tools branch on the leading MySQL version.
-const DefaultServerVersion = "8.0.11-Basalt-dev"
+const DefaultServerVersion = "8.4.0-Basalt-dev"
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("server: closed")

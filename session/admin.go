@@ -200,6 +200,10 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (Result, 
 	}
 	var p planner.Plan
 	switch st := x.Stmt.(type) {
+	case *ast.ShowStmt:
+		// DESCRIBE t [col], DESC t and EXPLAIN t: SHOW COLUMNS FROM t,
+		// the column as a LIKE pattern.
+		return s.execShow(ctx, st)
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		q, err := planner.BuildQuery(s.planContext(), st.(ast.ResultSetNode))
 		if err != nil {

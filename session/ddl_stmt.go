@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/basalt-db/basalt/errno"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -83,6 +84,37 @@ func (s *Session) dropIndexStmt(ctx context.Context, x *ast.DropIndexStmt, _ stm
 func (s *Session) alterTableStmt(ctx context.Context, x *ast.AlterTableStmt, _ stmtArgs) (Result, error) {
 	if err := s.commit(ctx); err != nil {
 		return Result{}, err
+	}
+	// DISABLE KEYS and ENABLE KEYS, which dumps wrap their INSERTs in,
+	// change nothing on InnoDB, which says so in a note; so here.
+	specs := x.Specs[:0:0]
+	for _, spec := range x.Specs {
+		if spec.Tp == ast.AlterTableDisableKeys || spec.Tp == ast.AlterTableEnableKeys {
+			db := x.Table.Schema.O
+			if db == "" {
+				db = s.db
+			}
+			if db == "" {
+				return Result{}, errno.New(errno.ErNoDB, "No database selected")
+			}
+			if s.d.catalog.InfoSchema().Table(db, x.Table.Name.O) == nil {
+				return Result{}, errno.New(errno.ErNoSuchTable, "Table '%s.%s' doesn't exist", db, x.Table.Name.O)
+			}
+			note := errno.New(1031, // ER_ILLEGAL_HA
+				"Table storage engine for '%s' doesn't have this option", x.Table.Name.O)
+			note.Note = true
+			s.warnings = append(s.warnings, note)
+			continue
+		}
+		specs = append(specs, spec)
+	}
+	if len(specs) == 0 {
+		return Result{}, nil
+	}
+	if len(specs) != len(x.Specs) {
+		y := *x
+		y.Specs = specs
+		x = &y
 	}
 	res, err := s.d.ddl.AlterTable(ctx, s.db, x, uint32(s.sqlMode()))
 	s.warnings = append(s.warnings, res.Warnings...)

@@ -58,6 +58,8 @@ func init() {
 	on(metrics.StmtOther, (*Session).doStmt)
 	on(metrics.StmtOther, (*Session).killStmt)
 	on(metrics.StmtOther, (*Session).flushStmt)
+	on(metrics.StmtOther, (*Session).lockTablesStmt)
+	on(metrics.StmtOther, (*Session).unlockTablesStmt)
 
 	// Schema changes (ddl_stmt.go).
 	on(metrics.StmtDDL, (*Session).createDatabaseStmt)

@@ -133,6 +133,9 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	s.rowCount = int64(res.Affected)
 	out := Result{AffectedRows: res.Affected, LastInsertID: res.LastInsertID}
+	if out.LastInsertID == 0 {
+		out.LastInsertID = res.ExplicitID
+	}
 	if p.insert != nil && (len(p.insert.Rows) > 1 || p.insert.Select != nil) {
 		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
 	}

@@ -71,6 +71,8 @@ type Driver struct {
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
+	// started is when the SQL layer opened: SHOW STATUS's Uptime.
+	started time.Time
 
 	mu sync.Mutex
 	// active counts running statements and open transactions per schema
@@ -116,7 +118,7 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	if cfg.ServerVersion != "" {
 		expression.Version = cfg.ServerVersion
 	}
-	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}}
+	d := &Driver{cfg: cfg, store: store, catalog: cat, active: map[int64]int{}, globals: map[string]types.Datum{}, started: time.Now()}
 	d.drained = sync.NewCond(&d.mu)
 	d.summary = stmtsummary.New(stmtsummary.Config{})
 	if cfg.SlowQueryFile != "" {

@@ -128,6 +128,15 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 		}
 	case "statements_summary", "statements_summary_history":
 		out = s.stmtSummaryRows(strings.HasSuffix(strings.ToLower(name), "history"))
+	case "views":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				if t.View != nil {
+					out = append(out, []types.Datum{str("def"), str(db.Name), str(t.Name), str(t.View.Select), str("NONE"),
+						str("NO"), str(viewDefiner(t.View)), str("DEFINER"), str("utf8mb4"), str("utf8mb4_general_ci")})
+				}
+			}
+		}
 	case "session_variables", "global_variables":
 		global := strings.HasPrefix(strings.ToLower(name), "global")
 		names := make([]string, 0, len(sysVars))

@@ -82,6 +82,12 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 				return err
 			}
 		}
+	case *ast.LockTablesStmt:
+		for _, l := range x.TableLocks {
+			if err := ch.table(l.Table, privilege.LockTables|privilege.Select); err != nil {
+				return err
+			}
+		}
 	case *ast.TruncateTableStmt:
 		return ch.table(x.Table, privilege.Drop)
 	case *ast.CreateIndexStmt:
@@ -401,6 +407,7 @@ var visibleColumns = map[string][2]int{
 	"table_constraints": {3, 4},
 	"key_column_usage":  {4, 5},
 	"triggers":          {5, 6},
+	"views":             {1, 2},
 }
 
 // filterVisible drops the rows of information_schema table name that the

@@ -114,7 +114,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	// statement may be SELECT FOUND_ROWS() itself).
 	found := new(uint64)
 	registered = false // the rows' done exits
-	return Result{Rows: &rows{ctx: ec, exec: ex, fields: q.Fields, counted: found, done: func() {
+	return Result{Rows: &rows{ctx: ec, exec: ex, fields: planner.ParamFields(q.Fields, params), counted: found, done: func() {
 		s.obs.readKeys(ec)
 		s.foundRows = *found
 		release()
@@ -153,7 +153,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 		if err == nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
 			s.foundRows = uint64(len(data))
-			return Result{Rows: &staticRows{fields: q.Fields, data: data}}, nil
+			return Result{Rows: &staticRows{fields: planner.ParamFields(q.Fields, params), data: data}}, nil
 		}
 		if errors.Is(err, kv.ErrWriteConflict) && attempt < s.d.pessimisticRetries() {
 			eval.Warnings = eval.Warnings[:0]

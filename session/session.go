@@ -48,6 +48,8 @@ type Session struct {
 	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
 	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
+	// tablesLocked is set from LOCK TABLES to UNLOCK TABLES (lock_tables.go).
+	tablesLocked bool
 	foundRows    uint64
 	rowCount     int64
 	warnings     []*errno.Error

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -116,6 +117,9 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			if !like(x.Pattern, c.Name) {
 				continue
 			}
+			if x.Column != nil && !expression.MatchLike(strings.ToLower(c.Name), x.Column.Name.L, '\\') {
+				continue
+			}
 			null := "YES"
 			if c.Type.NotNull() {
 				null = "NO"
@@ -187,8 +191,25 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			return Result{}, err
 		}
 		_ = db
+		if t.View != nil {
+			// As MySQL: SHOW CREATE TABLE of a view is SHOW CREATE VIEW,
+			// which dump tools recognize by its first column's name.
+			cols = textFields("View", "Create View", "character_set_client", "collation_connection")
+			data = append(data, []types.Datum{str(t.Name), str(showCreateView(t)), str("utf8mb4"), str("utf8mb4_general_ci")})
+			break
+		}
 		cols = textFields("Table", "Create Table")
 		data = append(data, []types.Datum{str(t.Name), str(ShowCreateTable(t))})
+	case ast.ShowCreateView:
+		db, t, err := s.showTable(x)
+		if err != nil {
+			return Result{}, err
+		}
+		if t.View == nil {
+			return Result{}, errno.New(errno.ErWrongObject, "'%s.%s' is not VIEW", db, t.Name)
+		}
+		cols = textFields("View", "Create View", "character_set_client", "collation_connection")
+		data = append(data, []types.Datum{str(t.Name), str(showCreateView(t)), str("utf8mb4"), str("utf8mb4_general_ci")})
 	case ast.ShowCreateDatabase:
 		db := is.DB(x.DBName)
 		if db == nil {
@@ -213,13 +234,26 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			}
 			data = append(data, []types.Datum{str(n), str(showValue(n, v))})
 		}
+	case ast.ShowProcedureStatus, ast.ShowFunctionStatus:
+		// Basalt has no stored routines: MySQL's columns, no rows, so
+		// that mariadb-dump --routines finds nothing to dump.
+		cols = textFields("Db", "Name", "Type", "Definer", "Modified", "Created", "Security_type", "Comment",
+			"character_set_client", "collation_connection", "Database Collation")
+	case ast.ShowEvents:
+		// Nor events.
+		if x.DBName == "" && s.db == "" {
+			return Result{}, errno.New(errno.ErNoDB, "No database selected")
+		}
+		cols = textFields("Db", "Name", "Definer", "Time zone", "Type", "Execute at", "Interval value",
+			"Interval field", "Starts", "Ends", "Status", "Originator", "character_set_client",
+			"collation_connection", "Database Collation")
 	case ast.ShowStatus:
 		cols = textFields("Variable_name", "Value")
 		conns := 0
 		if s.d.conns != nil {
 			conns = s.d.conns.ConnectionCount()
 		}
-		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", "0"},
+		for _, kvp := range [][2]string{{"Threads_connected", fmt.Sprint(conns)}, {"Uptime", fmt.Sprint(int64(time.Since(s.d.started).Seconds()))},
 			{"Ssl_cipher", s.info.TLSCipher}, {"Ssl_version", s.info.TLSVersion}} {
 			if like(x.Pattern, kvp[0]) {
 				data = append(data, []types.Datum{str(kvp[0]), str(kvp[1])})
@@ -274,6 +308,16 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			"Check_time", "Collation", "Checksum", "Create_options", "Comment")
 		for _, t := range is.Tables(db) {
 			if !like(x.Pattern, t.Name) || !s.visibleTable(db, t.Name) {
+				continue
+			}
+			if t.View != nil {
+				// mariadb-dump tells views by this row (no engine,
+				// comment VIEW), as MySQL has it.
+				row := []types.Datum{str(t.Name)}
+				for range 16 {
+					row = append(row, types.Null)
+				}
+				data = append(data, append(row, str("VIEW")))
 				continue
 			}
 			rows := int64(0)
@@ -435,6 +479,10 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 		}
 		if c.Type.NotNull() {
 			l += " NOT NULL"
+		} else if c.Type.Tp == mysql.TypeTimestamp {
+			// As MySQL: a TIMESTAMP says it is nullable, which
+			// explicit_defaults_for_timestamp=OFF would not assume.
+			l += " NULL"
 		}
 		switch {
 		case c.DefaultNow:

@@ -60,6 +60,9 @@ func (s *Session) runTriggerStmt(ctx context.Context, sql string) (Result, error
 		case *trigger.ShowCreate:
 			kind = metrics.StmtShow
 			res, err = s.showCreateTrigger(x)
+		case *trigger.Checksum:
+			kind = metrics.StmtOther
+			res, err = s.checksumTable(ctx, x)
 		}
 	}
 	metrics.ObserveQuery(kind, time.Since(start), err)
@@ -507,7 +510,7 @@ func (s *Session) showCreateTrigger(x *trigger.ShowCreate) (Result, error) {
 	cols := textFields("Trigger", "sql_mode", "SQL Original Statement", "character_set_client",
 		"collation_connection", "Database Collation", "Created")
 	row := []types.Datum{str(tr.Name), str(tr.SQLMode), str(createTriggerText(t, tr)), str("utf8mb4"),
-		str("utf8mb4_0900_ai_ci"), str(s.dbCollation(db)), str(triggerCreated(tr))}
+		str(triggerCollation), str(s.dbCollation(db)), str(triggerCreated(tr))}
 	return Result{Rows: &staticRows{fields: cols, data: [][]types.Datum{row}}}, nil
 }
 
@@ -552,7 +555,7 @@ func (s *Session) showTriggers(x *ast.ShowStmt) (Result, error) {
 		}
 		for _, tr := range triggersInOrder(t) {
 			data = append(data, []types.Datum{str(tr.Name), str(tr.Event), str(t.Name), str(tr.Body), str(tr.Timing),
-				str(triggerCreated(tr)), str(tr.SQLMode), str(tr.Definer), str("utf8mb4"), str("utf8mb4_0900_ai_ci"),
+				str(triggerCreated(tr)), str(tr.SQLMode), str(tr.Definer), str("utf8mb4"), str(triggerCollation),
 				str(s.dbCollation(db))})
 		}
 	}
@@ -587,9 +590,15 @@ func (s *Session) triggerRows(is *catalog.InfoSchema) [][]types.Datum {
 				out = append(out, []types.Datum{str("def"), str(db.Name), str(tr.Name), str(tr.Event), str("def"),
 					str(db.Name), str(t.Name), types.NewInt(order), types.Null, str(tr.Body), str("ROW"), str(tr.Timing),
 					types.Null, types.Null, str("OLD"), str("NEW"), str(triggerCreated(tr)), str(tr.SQLMode), str(tr.Definer),
-					str("utf8mb4"), str("utf8mb4_0900_ai_ci"), str(db.Collate)})
+					str("utf8mb4"), str(triggerCollation), str(db.Collate)})
 			}
 		}
 	}
 	return out
 }
+
+// triggerCollation is the collation_connection SHOW TRIGGERS, SHOW CREATE
+// TRIGGER and information_schema.TRIGGERS give: Basalt's default, which a
+// dump sets before it recreates the trigger (MariaDB knows no
+// utf8mb4_0900_ai_ci).
+const triggerCollation = "utf8mb4_general_ci"

@@ -49,7 +49,12 @@ func (s *Session) createView(ctx context.Context, x *ast.CreateViewStmt) error {
 	for i, n := range names {
 		cols[i] = &catalog.ColumnInfo{Name: n, Type: q.Fields[i].Type}
 	}
-	return s.d.ddl.CreateView(ctx, s.db, x.ViewName, x.OrReplace, &catalog.ViewInfo{Select: sb.String(), Cols: names}, cols)
+	definer := ""
+	if x.Definer != nil && !x.Definer.CurrentUser {
+		definer = x.Definer.Username + "@" + x.Definer.Hostname
+	}
+	info := &catalog.ViewInfo{Select: sb.String(), Cols: names, Definer: s.definer(definer)}
+	return s.d.ddl.CreateView(ctx, s.db, x.ViewName, x.OrReplace, info, cols)
 }
 
 // parseView parses a stored view query.
@@ -63,3 +68,27 @@ func tableType(t *catalog.TableInfo) string {
 	}
 	return "BASE TABLE"
 }
+
+// viewDefiner is a view's definer, user@host.
+func viewDefiner(v *catalog.ViewInfo) string {
+	if v.Definer == "" {
+		return "root@%"
+	}
+	return v.Definer
+}
+
+// showCreateView is SHOW CREATE VIEW's statement, as MySQL writes it
+// (Basalt's views are all ALGORITHM=UNDEFINED and SQL SECURITY DEFINER,
+// without CHECK OPTION); mariadb-dump finds the definer in it as
+// information_schema.VIEWS gives it.
+func showCreateView(t *catalog.TableInfo) string {
+	user, host, _ := strings.Cut(viewDefiner(t.View), "@")
+	cols := make([]string, len(t.View.Cols))
+	for i, c := range t.View.Cols {
+		cols[i] = quoteName(c)
+	}
+	return "CREATE ALGORITHM=UNDEFINED DEFINER=" + quoteName(user) + "@" + quoteName(host) +
+		" SQL SECURITY DEFINER VIEW " + quoteName(t.Name) + " (" + strings.Join(cols, ",") + ") AS " + t.View.Select
+}
+
+func quoteName(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

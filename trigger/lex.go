@@ -1,7 +1,9 @@
 // Package trigger reads the trigger statements that the TiDB parser has no
 // grammar for — CREATE TRIGGER, DROP TRIGGER and SHOW CREATE TRIGGER — and
 // splits a multi-statement query so that the ';' between the statements of
-// a trigger's BEGIN ... END body does not end the CREATE TRIGGER.
+// a trigger's BEGIN ... END body does not end the CREATE TRIGGER. It reads
+// CHECKSUM TABLE too, the other statement tools send that the TiDB parser
+// lacks (it has ADMIN CHECKSUM TABLE instead).
 //
 // It only recognises the statements' frame (names, timing, event, order);
 // each statement of a trigger's body is left as text for the TiDB parser.

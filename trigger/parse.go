@@ -59,6 +59,8 @@ func Parse(sql string) (any, error) {
 	switch {
 	case p.accept("DROP"):
 		st = p.drop()
+	case p.accept("CHECKSUM"):
+		st = p.checksum()
 	case p.accept("SHOW"):
 		p.expect("CREATE")
 		p.expect("TRIGGER")
@@ -308,4 +310,32 @@ func IsCompound(stmt string) bool {
 		}
 	}
 	return false
+}
+
+// Checksum is CHECKSUM TABLE[S] [db.]t [, [db.]t ...] [QUICK | EXTENDED].
+type Checksum struct {
+	Tables []TableName
+}
+
+// TableName is a [db.]name; Schema is "" for the current database.
+type TableName struct {
+	Schema, Name string
+}
+
+func (p *parser) checksum() *Checksum {
+	p.oneOf("TABLE", "TABLES")
+	c := &Checksum{}
+	for {
+		var t TableName
+		t.Schema, t.Name = p.qualified()
+		c.Tables = append(c.Tables, t)
+		if !p.peek().isSym(',') {
+			break
+		}
+		p.i++
+	}
+	if !p.accept("QUICK") {
+		p.accept("EXTENDED")
+	}
+	return c
 }

@@ -66,6 +66,11 @@ func TestParse(t *testing.T) {
 		{"CREATE TRIGGER tr AFTER UPDATE ON t1 FOR EACH ROW BEGIN SET @a = 1 END", "error: END"},
 		{"CREATE TRIGGER tr AFTER UPDATE ON t1 FOR EACH ROW BEGIN SET @a = 1;", "error: "},
 		{"DROP TRIGGER tr extra", "error: extra"},
+		{"CHECKSUM TABLE t", "&{Tables:[{Schema: Name:t}]}"},
+		{"checksum tables d.`a b`, t2 EXTENDED;", "&{Tables:[{Schema:d Name:a b} {Schema: Name:t2}]}"},
+		{"CHECKSUM TABLE t QUICK", "&{Tables:[{Schema: Name:t}]}"},
+		{"CHECKSUM TABLE t, ", "error: "},
+		{"CHECKSUM TABLE t FAST", "error: FAST"},
 	}
 	for _, c := range cases {
 		st, err := Parse(c.sql)

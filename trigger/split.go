@@ -17,6 +17,9 @@ func Mentions(sql string) bool {
 		if (sql[i] == 't' || sql[i] == 'T') && strings.EqualFold(sql[i:i+7], "trigger") {
 			return true
 		}
+		if (sql[i] == 'c' || sql[i] == 'C') && i+8 <= len(sql) && strings.EqualFold(sql[i:i+8], "checksum") {
+			return true
+		}
 	}
 	return false
 }
@@ -59,6 +62,8 @@ func isTriggerStmt(t []token) bool {
 	case len(t) >= 2 && t[0].is("DROP") && t[1].is("TRIGGER"):
 		return true
 	case len(t) >= 3 && t[0].is("SHOW") && t[1].is("CREATE") && t[2].is("TRIGGER"):
+		return true
+	case len(t) >= 2 && t[0].is("CHECKSUM") && (t[1].is("TABLE") || t[1].is("TABLES")):
 		return true
 	}
 	return isCreate(t)

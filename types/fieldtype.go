@@ -74,3 +74,32 @@ func (ft *FieldType) CollationName() string {
 	}
 	return "utf8mb4_general_ci"
 }
+
+// IntegerDigits is the number of digits left of the point in the widest
+// value of a numeric type: the precision less the scale for a DECIMAL,
+// the digits of the largest value for an integer, 65 (DECIMAL's most)
+// for anything else.
+func (ft *FieldType) IntegerDigits() int {
+	switch ft.Tp {
+	case mysql.TypeNewDecimal:
+		if ft.Flen > 0 {
+			return max(ft.Flen-max(ft.Decimal, 0), 1)
+		}
+	case mysql.TypeTiny:
+		return 3
+	case mysql.TypeShort:
+		return 5
+	case mysql.TypeInt24:
+		return 8
+	case mysql.TypeLong:
+		return 10
+	case mysql.TypeLonglong:
+		if ft.Unsigned() {
+			return 20
+		}
+		return 19
+	case mysql.TypeYear:
+		return 4
+	}
+	return 65
+}

@@ -51,7 +51,7 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		LockWaitTimeout:        cfg.Txn.LockWait(),
 		PessimisticByDefault:   cfg.Txn.Pessimistic(),
 		PlanCacheCapacity:      planCache,
-		ServerVersion:          info.ServerVersion(),
+		ServerVersion:          serverVersion(cfg, info),
 		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
 		SchemaSync:             sync,

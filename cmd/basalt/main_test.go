@@ -24,7 +24,7 @@ func TestRun(t *testing.T) {
 		stdout string // substring; "" for no check
 		stderr string
 	}{
-		{[]string{"--version"}, 0, "MySQL version: 8.0.11-Basalt-", ""},
+		{[]string{"--version"}, 0, "MySQL version: 8.4.0-Basalt-", ""},
 		{[]string{"-V"}, 0, "Basalt ", ""},
 		{[]string{"version"}, 0, "Go version:", ""},
 		{[]string{"version", "extra"}, 2, "", "takes no arguments"},

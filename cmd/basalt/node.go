@@ -95,10 +95,10 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 			n.failed <- fmt.Errorf("MySQL listener: %w", err)
 		}
 	}()
-	logger.Info("serving MySQL clients", "addr", n.sqlLn.Addr().String(), "version", info.ServerVersion())
+	logger.Info("serving MySQL clients", "addr", n.sqlLn.Addr().String(), "version", serverVersion(cfg, info))
 	if n.statusLn != nil {
 		n.status = &http.Server{
-			Handler:           statusHandler(info, time.Now(), n.sql.ConnectionCount),
+			Handler:           statusHandler(info, serverVersion(cfg, info), time.Now(), n.sql.ConnectionCount),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		}

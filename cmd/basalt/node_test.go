@@ -134,7 +134,7 @@ func TestNodeLifecycle(t *testing.T) {
 	}
 
 	resp, err := (&netClient{}).get(fmt.Sprintf("http://127.0.0.1:%d/status", cfg.Status.StatusPort))
-	if err != nil || !strings.Contains(resp, `"connections":`) || !strings.Contains(resp, "8.0.11-Basalt-test") {
+	if err != nil || !strings.Contains(resp, `"connections":`) || !strings.Contains(resp, "8.4.0-Basalt-test") {
 		t.Errorf("/status: %v %s", err, resp)
 	}
 

@@ -61,10 +61,19 @@ func (s storeLog) Write(p []byte) (int, error) {
 	return len(p), s.h.Handle(ctx, slog.NewRecord(time.Now(), level, msg, 0))
 }
 
+// serverVersion is the version the greeting, VERSION() and /status
+// report: the configuration's server-version, else the build's.
+func serverVersion(cfg *config.Config, info buildInfo) string {
+	if cfg.ServerVersion != "" {
+		return cfg.ServerVersion
+	}
+	return info.ServerVersion()
+}
+
 // serverConfig maps the configuration onto the MySQL protocol server's.
 func serverConfig(cfg *config.Config, info buildInfo, logger *slog.Logger) server.Config {
 	return server.Config{
-		ServerVersion:    info.ServerVersion(),
+		ServerVersion:    serverVersion(cfg, info),
 		MaxAllowedPacket: int(cfg.MaxAllowedPacket),
 		MaxConnections:   cfg.MaxConnections,
 		Logger:           logger.With("component", "server"),

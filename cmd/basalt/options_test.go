@@ -38,9 +38,14 @@ func TestServerConfig(t *testing.T) {
 	cfg.MaxAllowedPacket = 16 * config.MiB
 	info := buildInfo{Version: "v1.2.3"}
 	sc := serverConfig(cfg, info, slog.New(slog.DiscardHandler))
-	if sc.ServerVersion != "8.0.11-Basalt-v1.2.3" || sc.MaxConnections != 500 ||
+	if sc.ServerVersion != "8.4.0-Basalt-v1.2.3" || sc.MaxConnections != 500 ||
 		sc.MaxAllowedPacket != 16<<20 || sc.Logger == nil {
 		t.Errorf("%+v", sc)
+	}
+	// server-version replaces the whole string, as TiDB's.
+	cfg.ServerVersion = "8.0.11-Basalt-custom"
+	if sc := serverConfig(cfg, info, slog.New(slog.DiscardHandler)); sc.ServerVersion != "8.0.11-Basalt-custom" {
+		t.Errorf("server-version: %q", sc.ServerVersion)
 	}
 }
 

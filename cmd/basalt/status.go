@@ -13,7 +13,7 @@ import (
 // for tools that probe a TiDB status port.
 type statusJSON struct {
 	Connections   int     `json:"connections"`
-	Version       string  `json:"version"`  // the MySQL version string, "8.0.11-Basalt-dev"
+	Version       string  `json:"version"`  // the MySQL version string, "8.4.0-Basalt-dev"
 	GitHash       string  `json:"git_hash"` // "" if unknown
 	BasaltVersion string  `json:"basalt_version"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
@@ -26,13 +26,13 @@ type statusJSON struct {
 //	/debug/pprof/    Go's profiles, as on TiDB's status port
 //
 // connections is called on each /status request, from its goroutine.
-func statusHandler(info buildInfo, started time.Time, connections func() int) http.Handler {
+func statusHandler(info buildInfo, version string, started time.Time, connections func() int) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(statusJSON{
 			Connections:   connections(),
-			Version:       info.ServerVersion(),
+			Version:       version,
 			GitHash:       info.GitHash,
 			BasaltVersion: info.Version,
 			UptimeSeconds: time.Since(started).Seconds(),

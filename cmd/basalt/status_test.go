@@ -12,7 +12,7 @@ import (
 func TestStatusHandler(t *testing.T) {
 	info := buildInfo{Version: "v0.1.0", GitHash: "8dd2d34"}
 	conns := 3
-	h := statusHandler(info, time.Now().Add(-90*time.Second), func() int { return conns })
+	h := statusHandler(info, info.ServerVersion(), time.Now().Add(-90*time.Second), func() int { return conns })
 
 	get := func(path string) (int, string, string) {
 		rec := httptest.NewRecorder()
@@ -29,7 +29,7 @@ func TestStatusHandler(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatalf("/status: %v: %s", err, body)
 	}
-	if st.Connections != 3 || st.Version != "8.0.11-Basalt-v0.1.0" || st.GitHash != "8dd2d34" ||
+	if st.Connections != 3 || st.Version != "8.4.0-Basalt-v0.1.0" || st.GitHash != "8dd2d34" ||
 		st.BasaltVersion != "v0.1.0" || st.UptimeSeconds < 90 || st.UptimeSeconds > 120 {
 		t.Errorf("/status = %+v", st)
 	}

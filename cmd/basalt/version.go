@@ -13,9 +13,13 @@ import (
 //	go build -ldflags "-X main.version=v0.1.0" ./cmd/basalt
 var version = "dev"
 
-// mysqlVersion is the MySQL version Basalt announces: clients and tools
-// branch on it, so it names the MySQL whose behaviour Basalt follows.
-const mysqlVersion = "8.0.11"
+// mysqlVersion is the MySQL version Basalt announces by default (the
+// server-version key replaces the whole string). Clients and ORMs branch
+// on it: Django 6 refuses MySQL before 8.4, and takes any version string
+// containing "mariadb" for MariaDB (whose RETURNING Basalt lacks), so it
+// is a MySQL 8.4 version. The MySQL 8.0.13-8.4 features a client may then
+// use and Basalt lacks are listed in the README (server-version).
+const mysqlVersion = "8.4.0"
 
 // buildInfo says what was built.
 type buildInfo struct {
@@ -48,7 +52,8 @@ func readBuildInfo() buildInfo {
 }
 
 // ServerVersion is the version of the MySQL greeting and of VERSION():
-// "8.0.11-Basalt-dev", as TiDB says "8.0.11-TiDB-v7.5.0".
+// "8.4.0-Basalt-dev", as TiDB says "8.0.11-TiDB-v7.5.0", unless the
+// configuration's server-version replaces it (serverVersion).
 func (b buildInfo) ServerVersion() string {
 	return mysqlVersion + "-Basalt-" + b.Version
 }
