@@ -250,6 +250,12 @@ var compareOps = map[opcode.Op]string{opcode.EQ: "=", opcode.NE: "<>", opcode.LT
 	opcode.GT: ">", opcode.GE: ">=", opcode.NullEQ: "<=>"}
 
 func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
+	if op, ok := compareOps[x.Op]; ok && (rowArity(x.L) > 0 || rowArity(x.R) > 0) {
+		if op == "<>" {
+			op = "!="
+		}
+		return b.rowCompare(op, x.L, x.R)
+	}
 	l, err := b.Build(x.L)
 	if err != nil {
 		return nil, err
@@ -338,6 +344,14 @@ func (b *Builder) in(x *ast.PatternInExpr) (Expr, error) {
 			return nil, errno.New(errno.ErNotSupportedYet, "subqueries are not supported here")
 		}
 		return b.Subquery(b, x)
+	}
+	if n := rowArity(x.Expr); n > 0 {
+		return b.rowIn(x)
+	}
+	for _, v := range x.List {
+		if rowArity(v) > 0 {
+			return nil, errno.New(errno.ErOperandColumns, "Operand should contain 1 column(s)")
+		}
 	}
 	e, err := b.Build(x.Expr)
 	if err != nil {
