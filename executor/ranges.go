@@ -250,12 +250,99 @@ func mergeKeyRanges(rs []keyRange) []keyRange {
 	return out
 }
 
-// indexKeyRanges returns the index-key ranges of intervals on an index's
-// first column. Bounds are converted to the column's type; a bound that
-// does not convert exactly widens to unbounded on its side.
-func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs []interval) ([]keyRange, error) {
-	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
-	col := t.Columns[ix.Columns[0].Offset]
+// keySpace is where a key's entries live: an index's entries, or the rows
+// of a table clustered on its primary key (the row key's handle is the
+// primary key's values, encoded as an index's are).
+func keySpace(t *catalog.TableInfo, ix *catalog.IndexInfo) []byte {
+	if ix.Primary && t.CommonHandle {
+		return tablecodec.RowPrefix(t.ID)
+	}
+	return tablecodec.IndexPrefix(t.ID, ix.ID)
+}
+
+// compositeKeyRanges returns the key ranges of planned key ranges of ix
+// (planner.KeyRange): each column's points are converted to the column's
+// type as a point get converts them (a value no stored value can equal
+// matches nothing), their cross product makes the prefixes, and the last
+// column's intervals are appended to each prefix. Ranges are sorted and
+// merged, so that no entry is read twice and entries come in key order.
+func compositeKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, krs []planner.KeyRange) ([]keyRange, error) {
+	space := keySpace(t, ix)
+	var out []keyRange
+	for _, kr := range krs {
+		prefixes := [][]byte{space}
+		for i, pts := range kr.Eq {
+			col := t.Columns[ix.Columns[i].Offset]
+			var vals [][]byte
+			for _, x := range pts {
+				v, ok, err := evalKeyValue(ctx, t, col, x)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+				enc, err := tablecodec.EncodeKeyDatum(nil, v)
+				if err != nil {
+					return nil, err
+				}
+				if !slices.ContainsFunc(vals, func(b []byte) bool { return bytes.Equal(b, enc) }) {
+					vals = append(vals, enc)
+				}
+			}
+			next := make([][]byte, 0, len(prefixes)*len(vals))
+			for _, p := range prefixes {
+				for _, v := range vals {
+					next = append(next, append(append(make([]byte, 0, len(p)+len(v)), p...), v...))
+				}
+			}
+			prefixes = next
+		}
+		if len(prefixes) == 0 {
+			continue
+		}
+		if kr.Last == nil {
+			for _, p := range prefixes {
+				out = append(out, keyRange{start: p, end: kv.PrefixEnd(p)})
+			}
+			continue
+		}
+		col := t.Columns[ix.Columns[len(kr.Eq)].Offset]
+		ivs, err := evalRanges(ctx, kr.Last, col.Type.Collation())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range prefixes {
+			rs, err := colKeyRanges(ctx, t, col, p, ivs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+	}
+	return mergeKeyRanges(out), nil
+}
+
+// evalKeyValue evaluates a point of a key column and converts it to the
+// value the key holds; ok is false if it is NULL or no stored value can
+// equal it.
+func evalKeyValue(ctx *Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, x expressionLike) (types.Datum, bool, error) {
+	v, err := x.Eval(ctx.Eval, nil)
+	if err != nil || v.IsNull() {
+		return v, false, err
+	}
+	cv, err := table.Convert(nil, v, col)
+	if err != nil || types.Compare(cv, v) != 0 {
+		return v, false, nil
+	}
+	return table.StoredKeyValue(ctx.Eval, t, col, cv), true, nil
+}
+
+// colKeyRanges returns the key ranges of intervals on one key column
+// whose entries start with prefix (the key space and the values of the
+// columns before it). Bounds are converted to the column's type; a bound
+// that does not convert exactly widens to unbounded on its side.
+func colKeyRanges(ctx *Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, prefix []byte, ivs []interval) ([]keyRange, error) {
 	var out []keyRange
 	for _, iv := range ivs {
 		if col.Type.IsInteger() {
@@ -352,7 +439,7 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 		}
 		out = append(out, kr)
 	}
-	return mergeKeyRanges(out), nil
+	return out, nil
 }
 
 func isFloatCol(col *catalog.ColumnInfo) bool {

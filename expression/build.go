@@ -159,10 +159,14 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		not := x.Not
-		return &Func{Name: "isnull", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			return types.NewBool(v[0].IsNull() != not), nil
-		}}, nil
+		isNull := &Func{Name: "isnull", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(v[0].IsNull()), nil
+		}}
+		if x.Not {
+			// As TiDB shows it: not(isnull(a)).
+			return newNot(isNull), nil
+		}
+		return isNull, nil
 	case *ast.IsTruthExpr:
 		a, err := b.Build(x.Expr)
 		if err != nil {
