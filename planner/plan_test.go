@@ -152,7 +152,15 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		if td.HasArg("subqueries") {
 			for i, sq := range subqueries(p) {
-				out += fmt.Sprintf("subquery %d:\n%s", i+1, explain(sq.Plan.(planner.Plan)))
+				keyed := ""
+				if sq.Keyed {
+					var keys []string
+					for _, k := range sq.Left {
+						keys = append(keys, expression.String(k))
+					}
+					keyed = " (decorrelated, keyed by " + strings.Join(keys, ", ") + ")"
+				}
+				out += fmt.Sprintf("subquery %d%s:\n%s", i+1, keyed, explain(sq.Plan.(planner.Plan)))
 			}
 		}
 		return out
