@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/table"
@@ -261,34 +262,33 @@ func keySpace(t *catalog.TableInfo, ix *catalog.IndexInfo) []byte {
 }
 
 // compositeKeyRanges returns the key ranges of planned key ranges of ix
-// (planner.KeyRange): each column's points are converted to the column's
-// type as a point get converts them (a value no stored value can equal
-// matches nothing), their cross product makes the prefixes, and the last
-// column's intervals are appended to each prefix. Ranges are sorted and
-// merged, so that no entry is read twice and entries come in key order.
+// (planner.KeyRange): the points of each column make, in their cross
+// product, the prefixes to which the last column's intervals are
+// appended. A column's points become key bytes only where that is exact
+// (pointKey); otherwise that column is ranged over as the intervals of
+// its points, as a last column would be, and the columns after it are
+// left to the condition above the scan. Ranges are sorted and merged, so
+// that no entry is read twice and entries come in key order.
 func compositeKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, krs []planner.KeyRange) ([]keyRange, error) {
 	space := keySpace(t, ix)
 	var out []keyRange
 	for _, kr := range krs {
 		prefixes := [][]byte{space}
+		last := kr.Last
+		lastCol := len(kr.Eq)
 		for i, pts := range kr.Eq {
 			col := t.Columns[ix.Columns[i].Offset]
-			var vals [][]byte
-			for _, x := range pts {
-				v, ok, err := evalKeyValue(ctx, t, col, x)
-				if err != nil {
-					return nil, err
+			vals, exact, err := pointKeys(ctx, col, pts)
+			if err != nil {
+				return nil, err
+			}
+			if !exact {
+				last = make([]planner.Range, len(pts))
+				for j, p := range pts {
+					last[j] = planner.Range{Low: p, High: p}
 				}
-				if !ok {
-					continue
-				}
-				enc, err := tablecodec.EncodeKeyDatum(nil, v)
-				if err != nil {
-					return nil, err
-				}
-				if !slices.ContainsFunc(vals, func(b []byte) bool { return bytes.Equal(b, enc) }) {
-					vals = append(vals, enc)
-				}
+				lastCol = i
+				break
 			}
 			next := make([][]byte, 0, len(prefixes)*len(vals))
 			for _, p := range prefixes {
@@ -301,14 +301,14 @@ func compositeKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, k
 		if len(prefixes) == 0 {
 			continue
 		}
-		if kr.Last == nil {
+		if last == nil {
 			for _, p := range prefixes {
 				out = append(out, keyRange{start: p, end: kv.PrefixEnd(p)})
 			}
 			continue
 		}
-		col := t.Columns[ix.Columns[len(kr.Eq)].Offset]
-		ivs, err := evalRanges(ctx, kr.Last, col.Type.Collation())
+		col := t.Columns[ix.Columns[lastCol].Offset]
+		ivs, err := evalRanges(ctx, last, col.Type.Collation())
 		if err != nil {
 			return nil, err
 		}
@@ -323,19 +323,55 @@ func compositeKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, k
 	return mergeKeyRanges(out), nil
 }
 
-// evalKeyValue evaluates a point of a key column and converts it to the
-// value the key holds; ok is false if it is NULL or no stored value can
-// equal it.
-func evalKeyValue(ctx *Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, x expressionLike) (types.Datum, bool, error) {
-	v, err := x.Eval(ctx.Eval, nil)
-	if err != nil || v.IsNull() {
-		return v, false, err
+// pointKeys evaluates the points of a key column into the encodings of
+// the stored values equal to them, without duplicates. exact is false
+// when a point's comparison with the column is not one of stored values'
+// equality (a string compared with a number as doubles, a TIMESTAMP, a
+// FLOAT, an ENUM, ...): colKeyRanges knows how to range over those.
+// NULL points match nothing.
+func pointKeys(ctx *Ctx, col *catalog.ColumnInfo, pts []expression.Expr) ([][]byte, bool, error) {
+	var keys [][]byte
+	for _, x := range pts {
+		v, err := x.Eval(ctx.Eval, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.IsNull() {
+			continue
+		}
+		switch {
+		case col.Type.IsInteger() && col.Type.Tp != mysql.TypeYear && col.Type.Tp != mysql.TypeBit &&
+			(v.Kind() == types.KindInt || v.Kind() == types.KindUint):
+			// Keys hold a signed column's values as ints, an unsigned
+			// one's as uints; a value out of the column's domain
+			// equals nothing stored.
+			switch {
+			case col.Type.Unsigned() && v.Kind() == types.KindInt:
+				if v.Int() < 0 {
+					continue
+				}
+				v = types.NewUint(uint64(v.Int()))
+			case !col.Type.Unsigned() && v.Kind() == types.KindUint:
+				if v.Uint() > math.MaxInt64 {
+					continue
+				}
+				v = types.NewInt(int64(v.Uint()))
+			}
+		case col.Type.IsString() && v.Kind() == types.KindString:
+			v = v.WithCollation(col.Type.Collation())
+		case col.Type.Tp == mysql.TypeNewDecimal && v.Kind() == types.KindDecimal:
+		default:
+			return nil, false, nil
+		}
+		enc, err := tablecodec.EncodeKeyDatum(nil, v)
+		if err != nil {
+			return nil, false, err
+		}
+		if !slices.ContainsFunc(keys, func(b []byte) bool { return bytes.Equal(b, enc) }) {
+			keys = append(keys, enc)
+		}
 	}
-	cv, err := table.Convert(nil, v, col)
-	if err != nil || types.Compare(cv, v) != 0 {
-		return v, false, nil
-	}
-	return table.StoredKeyValue(ctx.Eval, t, col, cv), true, nil
+	return keys, true, nil
 }
 
 // colKeyRanges returns the key ranges of intervals on one key column
