@@ -357,7 +357,8 @@ func pointKeys(ctx *Ctx, col *catalog.ColumnInfo, pts []expression.Expr) ([][]by
 				}
 				v = types.NewInt(int64(v.Uint()))
 			}
-		case col.Type.IsString() && v.Kind() == types.KindString:
+		case col.Type.IsString() && col.Type.Tp != mysql.TypeEnum && col.Type.Tp != mysql.TypeSet && v.Kind() == types.KindString:
+			// (ENUM and SET keys hold member numbers.)
 			v = v.WithCollation(col.Type.Collation())
 		case col.Type.Tp == mysql.TypeNewDecimal && v.Kind() == types.KindDecimal:
 		default:
