@@ -5,7 +5,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test test-deps bench rss chaos
+.PHONY: build run test test-deps bench rss chaos tpcc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/basalt ./cmd/basalt
@@ -49,3 +49,20 @@ rss:
 chaos: test-deps
 	mkdir -p chaos-out
 	BASALT_CHAOS=1 BASALT_CHAOS_OUT=$(CURDIR)/chaos-out $(GO) test -count=1 -run '^TestChaos' -v -timeout 30m ./e2e/
+
+# TPC-C with go-tpc, as a user would run it, against Basalt and against a
+# MariaDB started the way the comparison tests start one; prints both
+# tpmC. Not part of `make test`. go-tpc is installed into bin/ (not
+# go.mod). TPCC_PROFILE=file also writes a CPU profile of basalt taken
+# during the run.
+GOTPC_VERSION ?= v1.0.7
+TPCC_WAREHOUSES ?= 1
+TPCC_THREADS ?= 8
+TPCC_TIME ?= 1m
+TPCC_PROFILE ?=
+tpcc:
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/pingcap/go-tpc/cmd/go-tpc@$(GOTPC_VERSION)
+	BASALT_GOTPC=$(CURDIR)/bin/go-tpc BASALT_TPCC_WAREHOUSES=$(TPCC_WAREHOUSES) \
+	BASALT_TPCC_THREADS=$(TPCC_THREADS) BASALT_TPCC_TIME=$(TPCC_TIME) \
+	BASALT_TPCC_PROFILE=$(if $(TPCC_PROFILE),$(abspath $(TPCC_PROFILE))) \
+		$(GO) test -tags tpcc -count=1 -v -timeout 90m -run '^TestTPCC$$' ./e2e/

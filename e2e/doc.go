@@ -4,7 +4,9 @@
 // check transactional invariants and crash safety: acknowledged writes
 // survive SIGKILL (crash_test.go), the bank test (bank_test.go) and
 // concurrent increments (lostupdate_test.go), which share
-// txnclient_test.go and killer_test.go. It has no code of its own.
+// txnclient_test.go and killer_test.go; and go-tpc's TPC-C on Basalt and
+// MariaDB side by side (tpcc_test.go, built only with the tpcc tag: make
+// tpcc). It has no code of its own.
 //
 // Every test starts its own server through testkit. The target is basalt,
 // built from this module, unless BASALT_E2E_TARGET names another:

@@ -16,6 +16,9 @@ type indexScanExec struct {
 	scan  rangeScan
 	batch [][]types.Datum
 	pos   int
+	// size is how many entries the next lookup reads: the statement's
+	// LIMIT at first, where it has one, doubling up to lookupBatch.
+	size int
 }
 
 const lookupBatch = 256
@@ -24,19 +27,25 @@ func (e *indexScanExec) Open(ctx *Ctx) error {
 	t := e.p.Table
 	e.dec = newDecoder(ctx, &e.p.TableSource)
 	e.batch, e.pos = nil, 0
-	ivs := []interval{{loInf: true, hiInf: true}}
-	if e.p.Ranges != nil {
-		var err error
-		col := t.Columns[e.p.Index.Columns[0].Offset]
-		if ivs, err = evalRanges(ctx, e.p.Ranges, col.Type.Collation()); err != nil {
-			return err
-		}
+	krs := e.p.Ranges
+	if krs == nil {
+		krs = []planner.KeyRange{{Last: []planner.Range{{}}}}
 	}
-	ranges, err := indexKeyRanges(ctx, t, e.p.Index, ivs)
+	ranges, err := compositeKeyRanges(ctx, t, e.p.Index, krs)
 	if err != nil {
 		return err
 	}
 	e.scan.start(ranges, e.p.Desc)
+	e.size = lookupBatch
+	if e.p.Limit != nil {
+		v, err := e.p.Limit.Eval(ctx.Eval, nil)
+		if err != nil {
+			return err
+		}
+		if n, _, _ := types.ToInt(v); !v.IsNull() && n >= 0 && n < lookupBatch {
+			e.size = max(int(n), 1)
+		}
+	}
 	return nil
 }
 
@@ -45,7 +54,9 @@ func (e *indexScanExec) fill(ctx *Ctx) error {
 	t := e.p.Table
 	var handles []tablecodec.Handle
 	var keys [][]byte
-	for len(handles) < lookupBatch {
+	size := e.size
+	e.size = min(e.size*2, lookupBatch)
+	for len(handles) < size {
 		ok, err := e.scan.valid(ctx)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/table"
@@ -250,12 +251,135 @@ func mergeKeyRanges(rs []keyRange) []keyRange {
 	return out
 }
 
-// indexKeyRanges returns the index-key ranges of intervals on an index's
-// first column. Bounds are converted to the column's type; a bound that
-// does not convert exactly widens to unbounded on its side.
-func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs []interval) ([]keyRange, error) {
-	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
-	col := t.Columns[ix.Columns[0].Offset]
+// keySpace is where a key's entries live: an index's entries, or the rows
+// of a table clustered on its primary key (the row key's handle is the
+// primary key's values, encoded as an index's are).
+func keySpace(t *catalog.TableInfo, ix *catalog.IndexInfo) []byte {
+	if ix.Primary && t.CommonHandle {
+		return tablecodec.RowPrefix(t.ID)
+	}
+	return tablecodec.IndexPrefix(t.ID, ix.ID)
+}
+
+// compositeKeyRanges returns the key ranges of planned key ranges of ix
+// (planner.KeyRange): the points of each column make, in their cross
+// product, the prefixes to which the last column's intervals are
+// appended. A column's points become key bytes only where that is exact
+// (pointKey); otherwise that column is ranged over as the intervals of
+// its points, as a last column would be, and the columns after it are
+// left to the condition above the scan. Ranges are sorted and merged, so
+// that no entry is read twice and entries come in key order.
+func compositeKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, krs []planner.KeyRange) ([]keyRange, error) {
+	space := keySpace(t, ix)
+	var out []keyRange
+	for _, kr := range krs {
+		prefixes := [][]byte{space}
+		last := kr.Last
+		lastCol := len(kr.Eq)
+		for i, pts := range kr.Eq {
+			col := t.Columns[ix.Columns[i].Offset]
+			vals, exact, err := pointKeys(ctx, col, pts)
+			if err != nil {
+				return nil, err
+			}
+			if !exact {
+				last = make([]planner.Range, len(pts))
+				for j, p := range pts {
+					last[j] = planner.Range{Low: p, High: p}
+				}
+				lastCol = i
+				break
+			}
+			next := make([][]byte, 0, len(prefixes)*len(vals))
+			for _, p := range prefixes {
+				for _, v := range vals {
+					next = append(next, append(append(make([]byte, 0, len(p)+len(v)), p...), v...))
+				}
+			}
+			prefixes = next
+		}
+		if len(prefixes) == 0 {
+			continue
+		}
+		if last == nil {
+			for _, p := range prefixes {
+				out = append(out, keyRange{start: p, end: kv.PrefixEnd(p)})
+			}
+			continue
+		}
+		col := t.Columns[ix.Columns[lastCol].Offset]
+		ivs, err := evalRanges(ctx, last, col.Type.Collation())
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range prefixes {
+			rs, err := colKeyRanges(ctx, t, col, p, ivs)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+	}
+	return mergeKeyRanges(out), nil
+}
+
+// pointKeys evaluates the points of a key column into the encodings of
+// the stored values equal to them, without duplicates. exact is false
+// when a point's comparison with the column is not one of stored values'
+// equality (a string compared with a number as doubles, a TIMESTAMP, a
+// FLOAT, an ENUM, ...): colKeyRanges knows how to range over those.
+// NULL points match nothing.
+func pointKeys(ctx *Ctx, col *catalog.ColumnInfo, pts []expression.Expr) ([][]byte, bool, error) {
+	var keys [][]byte
+	for _, x := range pts {
+		v, err := x.Eval(ctx.Eval, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if v.IsNull() {
+			continue
+		}
+		switch {
+		case col.Type.IsInteger() && col.Type.Tp != mysql.TypeYear && col.Type.Tp != mysql.TypeBit &&
+			(v.Kind() == types.KindInt || v.Kind() == types.KindUint):
+			// Keys hold a signed column's values as ints, an unsigned
+			// one's as uints; a value out of the column's domain
+			// equals nothing stored.
+			switch {
+			case col.Type.Unsigned() && v.Kind() == types.KindInt:
+				if v.Int() < 0 {
+					continue
+				}
+				v = types.NewUint(uint64(v.Int()))
+			case !col.Type.Unsigned() && v.Kind() == types.KindUint:
+				if v.Uint() > math.MaxInt64 {
+					continue
+				}
+				v = types.NewInt(int64(v.Uint()))
+			}
+		case col.Type.IsString() && col.Type.Tp != mysql.TypeEnum && col.Type.Tp != mysql.TypeSet && v.Kind() == types.KindString:
+			// (ENUM and SET keys hold member numbers.)
+			v = v.WithCollation(col.Type.Collation())
+		case col.Type.Tp == mysql.TypeNewDecimal && v.Kind() == types.KindDecimal:
+		default:
+			return nil, false, nil
+		}
+		enc, err := tablecodec.EncodeKeyDatum(nil, v)
+		if err != nil {
+			return nil, false, err
+		}
+		if !slices.ContainsFunc(keys, func(b []byte) bool { return bytes.Equal(b, enc) }) {
+			keys = append(keys, enc)
+		}
+	}
+	return keys, true, nil
+}
+
+// colKeyRanges returns the key ranges of intervals on one key column
+// whose entries start with prefix (the key space and the values of the
+// columns before it). Bounds are converted to the column's type; a bound
+// that does not convert exactly widens to unbounded on its side.
+func colKeyRanges(ctx *Ctx, t *catalog.TableInfo, col *catalog.ColumnInfo, prefix []byte, ivs []interval) ([]keyRange, error) {
 	var out []keyRange
 	for _, iv := range ivs {
 		if col.Type.IsInteger() {
@@ -352,7 +476,7 @@ func indexKeyRanges(ctx *Ctx, t *catalog.TableInfo, ix *catalog.IndexInfo, ivs [
 		}
 		out = append(out, kr)
 	}
-	return mergeKeyRanges(out), nil
+	return out, nil
 }
 
 func isFloatCol(col *catalog.ColumnInfo) bool {

@@ -18,6 +18,7 @@ type subqueryRunner struct {
 	cache map[*expression.Subquery][][]types.Datum
 	execs map[*expression.Subquery]Executor
 	sets  map[*expression.Subquery]*rowSet
+	maps  map[*expression.Subquery]map[string]types.Datum
 }
 
 // rowSet is the rows of an uncorrelated IN subquery as hash keys; rows
@@ -60,6 +61,34 @@ func (r *subqueryRunner) Contains(ec *expression.Ctx, s *expression.Subquery, le
 	}
 	_, found := set.keys[string(rowKey(nil, left))]
 	return found, set.sawNull, nil
+}
+
+func (r *subqueryRunner) Lookup(ec *expression.Ctx, s *expression.Subquery, key []types.Datum) (types.Datum, bool, error) {
+	m := r.maps[s]
+	if m == nil {
+		rows, err := r.Rows(ec, s, nil, 0)
+		if err != nil {
+			return types.Null, false, err
+		}
+		m = make(map[string]types.Datum, len(rows))
+		n := s.Cols - 1
+	rows:
+		for _, row := range rows {
+			for _, v := range row[:n] {
+				if v.IsNull() {
+					// Equals no key.
+					continue rows
+				}
+			}
+			m[string(rowKey(nil, row[:n]))] = row[n]
+		}
+		if r.maps == nil {
+			r.maps = map[*expression.Subquery]map[string]types.Datum{}
+		}
+		r.maps[s] = m
+	}
+	v, found := m[string(rowKey(nil, key))]
+	return v, found, nil
 }
 
 func (r *subqueryRunner) Rows(ec *expression.Ctx, s *expression.Subquery, params []types.Datum, limit int) ([][]types.Datum, error) {

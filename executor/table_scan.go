@@ -27,6 +27,11 @@ func (e *tableScanExec) Open(ctx *Ctx) error {
 			return err
 		}
 		ranges = handleKeyRanges(t.ID, ivs)
+	} else if e.p.KeyRanges != nil {
+		var err error
+		if ranges, err = compositeKeyRanges(ctx, t, t.PrimaryKey(), e.p.KeyRanges); err != nil {
+			return err
+		}
 	}
 	e.scan.start(ranges, e.p.Desc)
 	return nil

@@ -160,10 +160,14 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		not := x.Not
-		return &Func{Name: "isnull", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
-			return types.NewBool(v[0].IsNull() != not), nil
-		}}, nil
+		isNull := &Func{Name: "isnull", Args: []Expr{a}, Tp: typeBool, NullSafe: true, Fn: func(_ *Ctx, v []types.Datum) (types.Datum, error) {
+			return types.NewBool(v[0].IsNull()), nil
+		}}
+		if x.Not {
+			// As TiDB shows it: not(isnull(a)).
+			return newNot(isNull), nil
+		}
+		return isNull, nil
 	case *ast.IsTruthExpr:
 		a, err := b.Build(x.Expr)
 		if err != nil {
@@ -251,6 +255,12 @@ var compareOps = map[opcode.Op]string{opcode.EQ: "=", opcode.NE: "<>", opcode.LT
 	opcode.GT: ">", opcode.GE: ">=", opcode.NullEQ: "<=>"}
 
 func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
+	if op, ok := compareOps[x.Op]; ok && (rowArity(x.L) > 0 || rowArity(x.R) > 0) {
+		if op == "<>" {
+			op = "!="
+		}
+		return b.rowCompare(op, x.L, x.R)
+	}
 	l, err := b.Build(x.L)
 	if err != nil {
 		return nil, err
@@ -339,6 +349,14 @@ func (b *Builder) in(x *ast.PatternInExpr) (Expr, error) {
 			return nil, errno.New(errno.ErNotSupportedYet, "subqueries are not supported here")
 		}
 		return b.Subquery(b, x)
+	}
+	if n := rowArity(x.Expr); n > 0 {
+		return b.rowIn(x)
+	}
+	for _, v := range x.List {
+		if rowArity(v) > 0 {
+			return nil, errno.New(errno.ErOperandColumns, "Operand should contain 1 column(s)")
+		}
 	}
 	e, err := b.Build(x.Expr)
 	if err != nil {

@@ -56,6 +56,10 @@ type SubqueryRunner interface {
 	// a row equal to left, and whether they hold a row with a NULL; only
 	// for subqueries with Hashable set.
 	Contains(ctx *Ctx, s *Subquery, left []types.Datum) (found, sawNull bool, err error)
+	// Lookup returns the last value of the row of a Keyed subquery
+	// whose other values equal key (none NULL), and whether there is
+	// one.
+	Lookup(ctx *Ctx, s *Subquery, key []types.Datum) (types.Datum, bool, error)
 }
 
 // SubqueryKind says what a subquery expression computes.
@@ -91,6 +95,13 @@ type Subquery struct {
 	// Hashable: an uncorrelated IN whose values compare as their hash
 	// keys do (see KeyClass), so the runner may look them up in a set.
 	Hashable bool
+	// Keyed: a decorrelated scalar aggregate (planner/decorrelate.go).
+	// The plan is uncorrelated; each of its rows is a group's key (Cols-1
+	// values) and the group's aggregate. The subquery's value is the
+	// aggregate of the group whose key equals Left's values, or Empty
+	// when no group does (a NULL in Left equals nothing).
+	Keyed bool
+	Empty types.Datum
 }
 
 func (s *Subquery) Type() types.FieldType {
@@ -114,6 +125,21 @@ func (s *Subquery) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 			}
 			params[i] = v
 		}
+	}
+	if s.Keyed {
+		key := make([]types.Datum, len(s.Left))
+		for i, l := range s.Left {
+			v, err := l.Eval(ctx, row)
+			if err != nil || v.IsNull() {
+				return s.Empty, err
+			}
+			key[i] = v
+		}
+		v, found, err := ctx.Subq.Lookup(ctx, s, key)
+		if err != nil || !found {
+			return s.Empty, err
+		}
+		return v, nil
 	}
 	switch s.Kind {
 	case SubScalar:

@@ -17,15 +17,18 @@ import (
 //  2. A unique index (no prefix columns), in the table's index order: a
 //     point get when every column is fixed to one value; for a one-column
 //     index fixed to a list of values, a batch point get.
-//  3. The index whose first column's ranges select the fewest rows
-//     (estimate.go; without statistics a unique index counts half), read
-//     with a table lookup per entry; unless, with statistics, a read that
-//     does not lock would look up so large a part of the table that a full
-//     scan is cheaper.
+//  3. The key whose ranges (key_ranges.go: points on leading columns,
+//     then a range; or a union of those for an OR) select the fewest rows
+//     (estimate.go; without statistics a unique index counts half; on a
+//     tie, the ranges that fix more leading columns, then the clustered
+//     primary key): a range scan of a clustered primary key that is not
+//     an integer (CommonHandle) reads the rows themselves, an index is
+//     read with a table lookup per entry, unless, with statistics, a read
+//     that does not lock would look up so large a part of the table that
+//     a full scan is cheaper.
 //  4. A full table scan.
 //
-// Only public indexes are read. A clustered primary key that is not an
-// integer (CommonHandle) serves point gets only.
+// Only public indexes are read.
 
 // chooseAccessPath returns the plan that reads src for cond (nil: no
 // condition), and what is left of cond to check on the rows it returns
@@ -70,7 +73,7 @@ func accessPath(c *Context, src *TableSource, cond expression.Expr, lock bool) P
 	if p := uniqueKeyPath(src, byCol, lock); p != nil {
 		return p
 	}
-	return rangeOrFullScan(c, src, byCol, lock)
+	return rangeOrFullScan(c, src, cond, lock)
 }
 
 // colRanges are the range unions the conjuncts put on one column.
@@ -154,37 +157,46 @@ func uniqueKeyPath(src *TableSource, byCol map[int]*colRanges, lock bool) Plan {
 	return nil
 }
 
-// rangeOrFullScan reads the index whose first column's ranges select the
-// fewest rows, or the whole table when no index applies or, with
-// statistics, a read that does not lock would look up a large part of the
-// table through the index.
-func rangeOrFullScan(c *Context, src *TableSource, byCol map[int]*colRanges, lock bool) Plan {
+// rangeOrFullScan reads the key whose ranges select the fewest rows, or
+// the whole table when no key applies or, with statistics, a read that
+// does not lock would look up a large part of the table through an index.
+func rangeOrFullScan(c *Context, src *TableSource, cond expression.Expr, lock bool) Plan {
 	t := src.Table
 	var best *catalog.IndexInfo
-	var bestRanges []Range
+	var bestPath keyPath
 	bestEst := math.Inf(1)
 	for _, ix := range t.Indexes {
-		if ix.State != catalog.StatePublic || (ix.Primary && t.CommonHandle) {
+		if ix.State != catalog.StatePublic {
 			continue
 		}
-		cr := byCol[ix.Columns[0].Offset]
-		if cr == nil || ix.Columns[0].Length > 0 {
+		cols := keyColumns(ix)
+		if cols == nil {
 			continue
 		}
-		est := rangeRows(c, t, t.Columns[ix.Columns[0].Offset], cr.unions)
-		if ix.Unique && !hasStats(c, t) {
+		path, ok := buildKeyPath(cols, cond)
+		if !ok {
+			continue
+		}
+		clustered := ix.Primary && t.CommonHandle
+		est := keyPathRows(c, t, cols, path)
+		if ix.Unique && !clustered && !hasStats(c, t) {
 			est /= 2
 		}
-		if est < bestEst {
-			best, bestRanges, bestEst = ix, intersectPlan(cr.unions), est
+		if best == nil || est < bestEst*(1-1e-9) ||
+			(est <= bestEst*(1+1e-9) && (path.better(bestPath) || (!bestPath.better(path) && clustered))) {
+			best, bestPath, bestEst = ix, path, est
 		}
 	}
 	rows := tableRows(c, t)
+	bestEst = max(bestEst, 1)
+	if best != nil && best.Primary && t.CommonHandle {
+		return withEst(&TableScan{TableSource: *src, KeyRanges: bestPath.ranges, Lock: lock}, bestEst)
+	}
 	// With statistics, a read (not a locking one, which would lock every
 	// row it scans) that would look up a large part of the table scans it
 	// instead.
 	if best != nil && !(hasStats(c, t) && !lock && bestEst*lookupCostRate > rows) {
-		return withEst(&IndexScan{TableSource: *src, Index: best, Ranges: bestRanges, Lock: lock}, bestEst)
+		return withEst(&IndexScan{TableSource: *src, Index: best, Ranges: bestPath.ranges, Lock: lock}, bestEst)
 	}
 	return withEst(&TableScan{TableSource: *src, Lock: lock}, rows)
 }

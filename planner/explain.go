@@ -51,12 +51,26 @@ func Describe(p Plan) (string, string) {
 		}
 		return "Batch_Point_Get", fmt.Sprintf("table:%s, handles:%d", x.Table.Name, len(x.Handles))
 	case *TableScan:
-		if x.Ranges == nil {
-			return "TableFullScan", "table:" + x.Table.Name
+		order := ""
+		if x.Desc {
+			order = ", desc"
 		}
-		return "TableRangeScan", fmt.Sprintf("table:%s, ranges:%d", x.Table.Name, len(x.Ranges))
+		switch {
+		case x.Ranges != nil:
+			return "TableRangeScan", fmt.Sprintf("table:%s, range:%s%s", x.Table.Name, formatKeyRanges([]KeyRange{{Last: x.Ranges}}), order)
+		case x.KeyRanges != nil:
+			return "TableRangeScan", fmt.Sprintf("table:%s, range:%s%s", x.Table.Name, formatKeyRanges(x.KeyRanges), order)
+		}
+		return "TableFullScan", "table:" + x.Table.Name + order
 	case *IndexScan:
-		return "IndexLookUp", fmt.Sprintf("table:%s, index:%s, ranges:%d", x.Table.Name, x.Index.Name, len(x.Ranges))
+		order := ""
+		if x.Desc {
+			order = ", desc"
+		}
+		if x.Limit != nil {
+			order += ", limit:" + expression.String(x.Limit)
+		}
+		return "IndexLookUp", fmt.Sprintf("table:%s, index:%s(%s), range:%s%s", x.Table.Name, x.Index.Name, indexColumnNames(x), formatKeyRanges(x.Ranges), order)
 	case *Selection:
 		return "Selection", expression.String(x.Cond)
 	case *Projection:
@@ -91,6 +105,93 @@ func Describe(p Plan) (string, string) {
 		return "WorkTable", ""
 	}
 	return fmt.Sprintf("%T", p), ""
+}
+
+func indexColumnNames(x *IndexScan) string {
+	names := make([]string, len(x.Index.Columns))
+	for i, c := range x.Index.Columns {
+		names[i] = x.Table.Columns[c.Offset].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// maxExplainRanges caps the ranges EXPLAIN spells out; the rest are
+// counted.
+const maxExplainRanges = 20
+
+// formatKeyRanges writes key ranges as TiDB's EXPLAIN does: one
+// [low,high] per range, the values of its columns separated by spaces,
+// ( and ) for exclusive bounds, -inf and +inf for unbounded ones. The
+// cross products of points are spelled out. A range intersected with
+// further unions is followed by "and" and those unions in braces.
+func formatKeyRanges(krs []KeyRange) string {
+	var parts []string
+	more := 0
+	for _, kr := range krs {
+		prefixes := [][]string{nil}
+		for _, pts := range kr.Eq {
+			var next [][]string
+			for _, p := range prefixes {
+				for _, v := range pts {
+					next = append(next, append(append([]string(nil), p...), expression.String(v)))
+				}
+			}
+			prefixes = next
+		}
+		for _, p := range prefixes {
+			pre := strings.Join(p, " ")
+			if pre != "" {
+				pre += " "
+			}
+			if kr.Last == nil {
+				if len(parts) < maxExplainRanges {
+					parts = append(parts, "["+strings.Join(p, " ")+","+strings.Join(p, " ")+"]")
+				} else {
+					more++
+				}
+				continue
+			}
+			for _, r := range kr.Last {
+				if len(parts) >= maxExplainRanges {
+					more++
+					continue
+				}
+				s := formatRange(pre, r)
+				if len(r.And) > 0 {
+					for _, u := range r.And {
+						var us []string
+						for _, ur := range u {
+							us = append(us, formatRange(pre, ur))
+						}
+						s += " and {" + strings.Join(us, ", ") + "}"
+					}
+				}
+				parts = append(parts, s)
+			}
+		}
+	}
+	out := strings.Join(parts, ", ")
+	if more > 0 {
+		out += fmt.Sprintf(", ...(%d more)", more)
+	}
+	return out
+}
+
+func formatRange(pre string, r Range) string {
+	lo, hi, lb, hb := "-inf", "+inf", "[", "]"
+	if r.Low != nil {
+		lo = expression.String(r.Low)
+		if r.LowExcl {
+			lb = "("
+		}
+	}
+	if r.High != nil {
+		hi = expression.String(r.High)
+		if r.HighExcl {
+			hb = ")"
+		}
+	}
+	return lb + pre + lo + "," + pre + hi + hb
 }
 
 // DescribeJoin names a join operator and describes it, for EXPLAIN.

@@ -396,9 +396,25 @@ func usesCorr(p Plan) bool {
 			}
 		}
 	case *TableScan:
-		return rangesUse(x.Ranges)
+		return rangesUse(x.Ranges) || keyRangesUse(x.KeyRanges, isCorr, rangesUse)
 	case *IndexScan:
-		return rangesUse(x.Ranges)
+		return keyRangesUse(x.Ranges, isCorr, rangesUse)
+	}
+	return false
+}
+
+func keyRangesUse(krs []KeyRange, isCorr func(expression.Expr) bool, rangesUse func([]Range) bool) bool {
+	for _, kr := range krs {
+		for _, pts := range kr.Eq {
+			for _, v := range pts {
+				if isCorr(v) {
+					return true
+				}
+			}
+		}
+		if rangesUse(kr.Last) {
+			return true
+		}
 	}
 	return false
 }

@@ -76,23 +76,31 @@ type Range struct {
 	And [][]Range
 }
 
-// TableScan reads rows in handle order, over Ranges of the handle (all
-// rows if Ranges is nil).
+// TableScan reads rows in handle order, over Ranges of an integer handle,
+// or over KeyRanges of a clustered primary key's columns (all rows if
+// both are nil).
 type TableScan struct {
 	TableSource
-	Ranges []Range
-	Desc   bool
-	Lock   bool
+	Ranges    []Range
+	KeyRanges []KeyRange
+	// Desc reads backwards (ORDER BY ... DESC served by the key's order).
+	Desc bool
+	Lock bool
 }
 
-// IndexScan reads an index over Ranges of its first column, and the rows
-// its entries point to.
+// IndexScan reads an index over Ranges of its columns (key_ranges.go), and
+// the rows its entries point to, in index order.
 type IndexScan struct {
 	TableSource
 	Index  *catalog.IndexInfo
-	Ranges []Range
+	Ranges []KeyRange
 	Desc   bool
 	Lock   bool
+	// Limit, if set, is how many rows the statement needs at most (its
+	// LIMIT, the scan's order serving its ORDER BY): the first lookups
+	// read only that many entries, so that a locking read locks no
+	// more rows than it returns.
+	Limit expression.Expr
 }
 
 // Selection keeps the rows for which Cond is true.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/ddl"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/store/local"
@@ -42,7 +43,9 @@ import (
 //	                      plan (for UPDATE and DELETE the rows they change), or
 //	                      the error; fields adds the result columns of a query,
 //	                      cols the columns each table source reads
-//	                      (planner.TableSource.Cols)
+//	                      (planner.TableSource.Cols); subqueries adds
+//	                      the plans of the subqueries in its conditions
+//	                      and select list
 //
 // The tables hold no rows: plans depend on the schema and the statistics
 // only. Rewrite the expected output with -rewrite.
@@ -146,6 +149,19 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		if td.HasArg("cols") {
 			out += sourceCols(p)
+		}
+		if td.HasArg("subqueries") {
+			for i, sq := range subqueries(p) {
+				keyed := ""
+				if sq.Keyed {
+					var keys []string
+					for _, k := range sq.Left {
+						keys = append(keys, expression.String(k))
+					}
+					keyed = " (decorrelated, keyed by " + strings.Join(keys, ", ") + ")"
+				}
+				out += fmt.Sprintf("subquery %d%s:\n%s", i+1, keyed, explain(sq.Plan.(planner.Plan)))
+			}
 		}
 		return out
 	}
@@ -353,5 +369,46 @@ func sourceCols(p planner.Plan) string {
 	for _, c := range p.Children() {
 		out += sourceCols(c)
 	}
+	return out
+}
+
+// subqueries returns the subqueries in the conditions and select lists of
+// p's operators, outermost first.
+func subqueries(p planner.Plan) []*expression.Subquery {
+	var out []*expression.Subquery
+	var walkExpr func(e expression.Expr)
+	walkExpr = func(e expression.Expr) {
+		switch x := e.(type) {
+		case *expression.Func:
+			for _, a := range x.Args {
+				walkExpr(a)
+			}
+		case *expression.In:
+			walkExpr(x.Expr)
+			for _, a := range x.List {
+				walkExpr(a)
+			}
+		case *expression.Subquery:
+			out = append(out, x)
+			for _, a := range x.Left {
+				walkExpr(a)
+			}
+		}
+	}
+	var walk func(p planner.Plan)
+	walk = func(p planner.Plan) {
+		switch x := p.(type) {
+		case *planner.Selection:
+			walkExpr(x.Cond)
+		case *planner.Projection:
+			for _, e := range x.Exprs {
+				walkExpr(e)
+			}
+		}
+		for _, c := range p.Children() {
+			walk(c)
+		}
+	}
+	walk(p)
 	return out
 }

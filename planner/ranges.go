@@ -26,7 +26,7 @@ func isConst(e expression.Expr) bool {
 		return true
 	case *expression.Subquery:
 		// An uncorrelated scalar subquery is one value for the statement.
-		return x.Kind == expression.SubScalar && len(x.Params) == 0
+		return x.Kind == expression.SubScalar && len(x.Params) == 0 && !x.Keyed
 	case *expression.Func:
 		if x.Lazy != nil && x.Name != "and" && x.Name != "or" {
 			return false

@@ -152,7 +152,11 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 	if sel.Distinct {
 		plan = &Distinct{base: base{schema: projSchema}, Child: plan}
 	}
-	if len(sortItems) > 0 {
+	var orderedScan Plan
+	if len(sortItems) > 0 && agg == nil && having == nil && !sel.Distinct {
+		orderedScan, _ = sortByScan(post, exprs, sortItems)
+	}
+	if len(sortItems) > 0 && orderedScan == nil {
 		plan = &Sort{base: base{schema: projSchema}, Child: plan, Items: sortItems}
 	}
 	if sel.Limit != nil {
@@ -167,6 +171,9 @@ func BuildSelect(c *Context, sel *ast.SelectStmt) (*Query, error) {
 			}
 		}
 		plan = lim
+		if ix, ok := orderedScan.(*IndexScan); ok && lim.Offset == nil {
+			ix.Limit = lim.Count
+		}
 	}
 	if len(exprs) > nVisible {
 		plan = &Trim{base: base{schema: &expression.Schema{Cols: projSchema.Cols[:nVisible]}}, Child: plan, N: nVisible}

@@ -125,6 +125,17 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 	if err != nil {
 		return nil, err
 	}
+	if sel, ok := se.Query.(*ast.SelectStmt); ok && sq.Kind == expression.SubScalar && len(sc.params) > 0 && !readsByFrame(q.Plan, sc.id) {
+		// No key serves the outer row's values: rather than read the
+		// inner side whole for each outer row, read it once.
+		keyed, err := c.decorrelate(b, sel)
+		if err != nil {
+			return nil, err
+		}
+		if keyed != nil {
+			return keyed, nil
+		}
+	}
 	sq.ID, sq.Plan, sq.Cols, sq.Params = sc.id, q.Plan, len(q.Fields), sc.params
 	switch sq.Kind {
 	case expression.SubScalar:
