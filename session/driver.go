@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/clustersync"
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/gcworker"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/schemasync"
 	"github.com/basalt-db/basalt/types"
@@ -60,6 +62,10 @@ type Driver struct {
 	// sync keeps the schema in step with the other SQL nodes of a
 	// cluster; nil on an embedded store.
 	sync *schemasync.Syncer
+	// vars shares the global variables, and gc is the node's part in GC,
+	// on a cluster (cluster.go); nil on an embedded store.
+	vars *clustersync.Vars
+	gc   *gcworker.Worker
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
@@ -122,6 +128,9 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
 	}
+	if err := d.startCluster(context.Background()); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -152,6 +161,7 @@ func (d *Driver) waitServing() error {
 // Close stops sharing the schema with the other SQL nodes (they no
 // longer wait for this one). Call it once the sessions are closed.
 func (d *Driver) Close() error {
+	d.stopCluster()
 	if d.sync != nil {
 		return d.sync.Close()
 	}

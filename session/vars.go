@@ -112,6 +112,8 @@ var sysVars = map[string]sysVarDef{
 	"tidb_disable_txn_auto_retry":         boolVar(true),
 	"tidb_mem_quota_query":                intVar(1 << 30),
 	"tidb_gc_life_time":                   strVar("10m0s"),
+	"tidb_gc_run_interval":                strVar("10m0s"),
+	"tidb_gc_enable":                      boolVar(true),
 	"tidb_enable_clustered_index":         strVar("ON"),
 	"tidb_general_log":                    boolVar(false),
 	"tidb_enable_stmt_summary":            boolVar(true),
@@ -265,6 +267,9 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		s.hot.valid = false
 	}
 	s.setLimit(name, v, global)
+	if global {
+		return s.d.afterSetGlobal(name, v)
+	}
 	return nil
 }
 
