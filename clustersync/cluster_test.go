@@ -2,13 +2,17 @@ package clustersync_test
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/basalt-db/basalt/testkit"
+	"github.com/go-sql-driver/mysql"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -26,6 +30,97 @@ func TestSQLStateAcrossNodes(t *testing.T) {
 
 	t.Run("AutoIncrement", func(t *testing.T) { autoIncrement(t, dbA, dbB) })
 	t.Run("AutoIDCache1", func(t *testing.T) { autoIDCache1(t, dbA, dbB) })
+	t.Run("Privileges", func(t *testing.T) { privileges(t, dbA, b) })
+	t.Run("GlobalVariables", func(t *testing.T) { globalVariables(t, dbA, b) })
+}
+
+// within is how soon a change on one node must hold on the other.
+const within = 5 * time.Second
+
+// userDSN is the DSN of user with password on server s.
+func userDSN(s *testkit.Server, user, password, db string) string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.DBName = user, password, "tcp", db
+	cfg.Addr = net.JoinHostPort(s.Host(), strconv.Itoa(s.Port()))
+	cfg.Timeout = 5 * time.Second
+	return cfg.FormatDSN()
+}
+
+// try runs q on a new connection of user on s and returns its MySQL error
+// code, 0 if it succeeded.
+func try(t *testing.T, s *testkit.Server, user, password, q string) uint16 {
+	t.Helper()
+	db, err := sql.Open("mysql", userDSN(s, user, password, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.Exec(q)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &me):
+		return me.Number
+	}
+	t.Fatalf("%s as %s: %v", q, user, err)
+	return 0
+}
+
+// eventually waits until q as user on s ends with code (0: succeeds).
+func eventually(t *testing.T, s *testkit.Server, user, password, q string, code uint16) {
+	t.Helper()
+	waitFor(t, within, fmt.Sprintf("%q as %s to give %d", q, user, code), func() (bool, string) {
+		got := try(t, s, user, password, q)
+		return got == code, fmt.Sprintf("got %d", got)
+	})
+}
+
+// privileges: accounts and grants changed on A hold on B within 5 s.
+func privileges(t *testing.T, dbA *sql.DB, b *testkit.Server) {
+	mustExec(t, dbA, "CREATE TABLE priv_t (x INT)")
+	const q = "SELECT * FROM test.priv_t"
+	mustExec(t, dbA, "CREATE USER 'u1'@'%' IDENTIFIED BY 'p1'")
+	eventually(t, b, "u1", "p1", "SELECT 1", 0)
+	if got := try(t, b, "u1", "p1", q); got != 1142 {
+		t.Fatalf("u1 without grants reads priv_t on B: code %d, want 1142", got)
+	}
+	mustExec(t, dbA, "GRANT SELECT ON test.* TO 'u1'@'%'")
+	eventually(t, b, "u1", "p1", q, 0)
+	mustExec(t, dbA, "REVOKE SELECT ON test.* FROM 'u1'@'%'")
+	eventually(t, b, "u1", "p1", q, 1142)
+	mustExec(t, dbA, "GRANT SELECT ON test.priv_t TO 'u1'@'%'")
+	eventually(t, b, "u1", "p1", q, 0)
+	mustExec(t, dbA, "SET PASSWORD FOR 'u1'@'%' = 'p2'")
+	eventually(t, b, "u1", "p2", "SELECT 1", 0)
+	if got := try(t, b, "u1", "p1", "SELECT 1"); got != 1045 {
+		t.Fatalf("u1 with the old password on B: code %d, want 1045", got)
+	}
+	mustExec(t, dbA, "DROP USER 'u1'@'%'")
+	eventually(t, b, "u1", "p2", "SELECT 1", 1045)
+}
+
+// globalVariables: SET GLOBAL on A holds on B within 5 s, for its global
+// value and for its new sessions.
+func globalVariables(t *testing.T, dbA *sql.DB, b *testkit.Server) {
+	mustExec(t, dbA, "SET GLOBAL sql_mode = 'ANSI_QUOTES'")
+	defer mustExec(t, dbA, "SET GLOBAL sql_mode = DEFAULT")
+	mustExec(t, dbA, "SET GLOBAL max_execution_time = 12345")
+	defer mustExec(t, dbA, "SET GLOBAL max_execution_time = DEFAULT")
+	waitFor(t, within, "B's new sessions to take A's globals", func() (bool, string) {
+		db, err := sql.Open("mysql", b.DSN(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var mode, global string
+		var met int
+		if err := db.QueryRow("SELECT @@sql_mode, @@GLOBAL.sql_mode, @@max_execution_time").Scan(&mode, &global, &met); err != nil {
+			t.Fatal(err)
+		}
+		return mode == "ANSI_QUOTES" && global == "ANSI_QUOTES" && met == 12345,
+			fmt.Sprintf("sql_mode %q, global %q, max_execution_time %d", mode, global, met)
+	})
 }
 
 // insertConcurrently inserts n rows into table from each node at once, one

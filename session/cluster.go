@@ -17,7 +17,9 @@ import (
 )
 
 // What a SQL node shares with the cluster's other SQL nodes beyond the
-// schema: its global variables (clustersync.Vars) and its part in GC
+// schema: its global variables (clustersync.Vars), the changes of
+// accounts and privileges (a notification through etcd, upon which every
+// node reloads the grant tables from KV), and its part in GC
 // (gcworker), with mysql.tidb where the GC leader records its state, as
 // TiDB's does. An embedded store has none of it: it is the only node, and
 // runs its own GC (store/local).
@@ -48,6 +50,7 @@ func (d *Driver) startCluster(ctx context.Context) error {
 		return err
 	}
 	d.vars = vars
+	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
 	if st, ok := d.store.(gcworker.Storage); ok {
 		host, _ := os.Hostname()
 		d.gc = gcworker.Start(gcworker.Config{
@@ -71,6 +74,34 @@ func (d *Driver) stopCluster() {
 	}
 	if d.vars != nil {
 		d.vars.Close()
+	}
+	if d.aclWatch != nil {
+		d.aclWatch.Close()
+	}
+}
+
+// afterACLChange is called once this node changed the accounts or
+// privileges and reloaded them: on a cluster it tells the other nodes.
+func (d *Driver) afterACLChange(ctx context.Context) error {
+	if d.sync == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := clustersync.Notify(ctx, d.sync.Client(), clustersync.PrivilegeKey); err != nil {
+		return errno.New(errno.ErUnknown, "%v", err)
+	}
+	return nil
+}
+
+// reloadACL reloads the grant tables after another node changed them (or
+// this one: its own notification comes back too), as FLUSH PRIVILEGES
+// does.
+func (d *Driver) reloadACL() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.flushACL(ctx); err != nil {
+		slog.Default().Warn("cannot reload the grant tables after another SQL node changed them", "err", err)
 	}
 }
 

@@ -62,10 +62,12 @@ type Driver struct {
 	// sync keeps the schema in step with the other SQL nodes of a
 	// cluster; nil on an embedded store.
 	sync *schemasync.Syncer
-	// vars shares the global variables, and gc is the node's part in GC,
-	// on a cluster (cluster.go); nil on an embedded store.
-	vars *clustersync.Vars
-	gc   *gcworker.Worker
+	// vars shares the global variables, aclWatch reloads the grant
+	// tables other nodes changed, and gc is the node's part in GC, on a
+	// cluster (cluster.go); nil on an embedded store.
+	vars     *clustersync.Vars
+	aclWatch *clustersync.Watcher
+	gc       *gcworker.Worker
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
