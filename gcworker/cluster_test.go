@@ -40,10 +40,11 @@ poll-safe-point-interval = "200ms"
 //
 //   - one node, and only one, is the GC leader: the etcd election's
 //     leader, the one mysql.tidb names, the same one throughout;
-//   - a key written five times through client-go keeps its newest
-//     version only, on every store (leader and followers: the deletions
-//     go through Raft), once the safe point passed the versions, and a
-//     snapshot read below the safe point fails with client-go's GC error;
+//   - a key written five times through client-go keeps every version
+//     while tidb_gc_enable is OFF, and its newest version only, on every
+//     store (leader and followers: the deletions go through Raft), once
+//     GC is on again and the safe point passed the versions; a snapshot
+//     read below the safe point fails with client-go's GC error;
 //   - a transaction left open on one node holds the safe point below its
 //     start, and its snapshot stays readable, until it commits;
 //   - the leader killed (SIGKILL), the other node takes over once the
@@ -129,6 +130,10 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	}
 
 	t.Run("OldVersionsCollected", func(t *testing.T) {
+		// GC paused (tidb_gc_enable) while the versions are written and
+		// counted, however slow the machine.
+		mustExec(t, dbLeader, "SET GLOBAL tidb_gc_enable = OFF")
+		time.Sleep(time.Second) // a run under way ends
 		key := []byte("gctest_key")
 		var commits []uint64
 		for i := range 5 {
@@ -144,12 +149,16 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 			}
 			commits = append(commits, txn.CommitTS())
 		}
-		// (Within the life time: GC leaves them; the followers may apply
-		// the last writes a moment later.)
-		waitFor(t, 800*time.Millisecond, "5 versions on each store", func() (bool, string) {
+		// (The followers may apply the last writes a moment later.)
+		waitFor(t, 5*time.Second, "5 versions on each store", func() (bool, string) {
 			n := versions(t, c, key)
 			return n == 15, fmt.Sprintf("%d versions on the 3 stores", n)
 		})
+		time.Sleep(1500 * time.Millisecond) // past the life time
+		if n, sp := versions(t, c, key), safePoint(); n != 15 || sp > commits[0] {
+			t.Fatalf("with tidb_gc_enable OFF: %d versions, safe point %d past the first write %d", n, sp, commits[0])
+		}
+		mustExec(t, dbOther, "SET GLOBAL tidb_gc_enable = ON")
 		waitFor(t, 15*time.Second, "the safe point to pass the last write", func() (bool, string) {
 			sp := safePoint()
 			return sp > commits[4], fmt.Sprintf("safe point %d, last commit %d", sp, commits[4])
