@@ -46,7 +46,8 @@ poll-safe-point-interval = "200ms"
 //     GC is on again and the safe point passed the versions; a snapshot
 //     read below the safe point fails with client-go's GC error;
 //   - a transaction left open on one node holds the safe point below its
-//     start, and its snapshot stays readable, until it commits;
+//     start, and its snapshot stays readable, until it commits; so does a
+//     long autocommit SELECT until it ends;
 //   - the leader killed (SIGKILL), the other node takes over once the
 //     leader's lease has expired.
 func TestGCAcrossSQLNodes(t *testing.T) {
@@ -226,6 +227,33 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		waitFor(t, 10*time.Second, "the safe point to move past the committed transaction", func() (bool, string) {
 			sp := safePoint()
 			return sp > after, fmt.Sprintf("safe point %d, transaction begun before %d", sp, after)
+		})
+	})
+
+	t.Run("AutocommitReadHoldsSafePoint", func(t *testing.T) {
+		// A 3 s autocommit SELECT on the node that is not the leader reads
+		// one snapshot throughout: GC keeps it.
+		done := make(chan error, 1)
+		go func() {
+			var v, z int
+			done <- dbOther.QueryRow("SELECT v, SLEEP(3) FROM t WHERE id = 1").Scan(&v, &z)
+		}()
+		time.Sleep(300 * time.Millisecond)
+		after, err := kvc.CurrentTimestamp(oracle.GlobalTxnScope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, dbLeader, "UPDATE t SET v = v + 1 WHERE id = 1")
+		time.Sleep(2500 * time.Millisecond)
+		if sp := safePoint(); sp >= after {
+			t.Fatalf("safe point %d passed a running SELECT (begun before %d)", sp, after)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, "the safe point to move past the finished SELECT", func() (bool, string) {
+			sp := safePoint()
+			return sp > after, fmt.Sprintf("safe point %d, SELECT begun before %d", sp, after)
 		})
 	})
 

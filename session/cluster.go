@@ -52,6 +52,7 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	d.vars = vars
 	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
 	if st, ok := d.store.(gcworker.Storage); ok {
+		st = gcStorage{st, d}
 		host, _ := os.Hostname()
 		d.gc = gcworker.Start(gcworker.Config{
 			Client:   d.sync.Client(),
@@ -65,6 +66,57 @@ func (d *Driver) startCluster(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+// gcStorage is the store as GC sees it, with this node's autocommit reads
+// counted among its transactions.
+type gcStorage struct {
+	gcworker.Storage
+	d *Driver
+}
+
+func (g gcStorage) MinStartTS() uint64 {
+	ts := g.Storage.MinStartTS()
+	if r := g.d.oldestRead(); r != 0 && (ts == 0 || r < ts) {
+		ts = r
+	}
+	return ts
+}
+
+// readingAt records an autocommit statement reading at ts, outside a
+// transaction, until done is called: GC keeps what it reads. It records
+// nothing on an embedded store, whose GC reads none of it.
+func (d *Driver) readingAt(ts uint64) (done func()) {
+	if d.gc == nil {
+		return func() {}
+	}
+	d.readsMu.Lock()
+	if d.reads == nil {
+		d.reads = map[uint64]int{}
+	}
+	d.reads[ts]++
+	d.readsMu.Unlock()
+	return func() {
+		d.readsMu.Lock()
+		if d.reads[ts]--; d.reads[ts] <= 0 {
+			delete(d.reads, ts)
+		}
+		d.readsMu.Unlock()
+	}
+}
+
+// oldestRead is the timestamp of the oldest autocommit read running, 0
+// if none.
+func (d *Driver) oldestRead() uint64 {
+	d.readsMu.Lock()
+	defer d.readsMu.Unlock()
+	var min uint64
+	for ts := range d.reads {
+		if min == 0 || ts < min {
+			min = ts
+		}
+	}
+	return min
 }
 
 // stopCluster stops what startCluster started.

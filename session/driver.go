@@ -68,6 +68,10 @@ type Driver struct {
 	vars     *clustersync.Vars
 	aclWatch *clustersync.Watcher
 	gc       *gcworker.Worker
+	// reads counts the autocommit reads running per read timestamp, for
+	// GC (cluster.go).
+	readsMu sync.Mutex
+	reads   map[uint64]int
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
