@@ -23,9 +23,10 @@ func Notify(ctx context.Context, cli *clientv3.Client, key string) error {
 	return nil
 }
 
-// Watcher calls a function whenever a key is written, and once more after
-// any gap in its watch (a compaction, a lost connection), when a
-// notification may have been missed.
+// Watcher calls a function whenever a key is written, and once at the
+// start and after any gap in its watch (a compaction, a lost connection),
+// so that no write is missed: each time, it reads the store's revision,
+// calls the function, and watches from the next revision on.
 type Watcher struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -42,24 +43,27 @@ func Watch(cli *clientv3.Client, key string, reload func(), log *slog.Logger) *W
 	go func() {
 		defer w.wg.Done()
 		for ctx.Err() == nil {
-			for resp := range cli.Watch(ctx, key) {
-				if resp.Err() != nil {
+			resp, err := cli.Get(ctx, key)
+			if err != nil {
+				if ctx.Err() == nil {
+					log.Warn("clustersync: cannot read a notification key", "key", key, "err", err)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+			reload()
+			for wr := range cli.Watch(ctx, key, clientv3.WithRev(resp.Header.Revision+1)) {
+				if wr.Err() != nil {
 					break
 				}
-				if len(resp.Events) > 0 {
+				if len(wr.Events) > 0 {
 					reload()
 				}
 			}
-			if ctx.Err() != nil {
-				return
-			}
-			log.Warn("clustersync: watch broken; reloading", "key", key)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			reload()
 		}
 	}()
 	return w
