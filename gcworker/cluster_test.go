@@ -130,6 +130,17 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		t.Fatalf("tikv_gc_last_run_time stayed %s for 1.5 s with a run interval of 300ms", got)
 	}
 
+	// The other rows TiDB shows.
+	for name, want := range map[string]string{"tikv_gc_life_time": "1s", "tikv_gc_run_interval": "300ms", "tikv_gc_enable": "true"} {
+		if got := gcRow(t, dbOther, name); got != want {
+			t.Errorf("mysql.tidb %s = %q, want %q", name, got, want)
+		}
+	}
+	if sp, err := time.Parse("20060102-15:04:05.000 -0700", gcRow(t, dbOther, "tikv_gc_safe_point")); err != nil ||
+		time.Since(sp) > time.Minute {
+		t.Errorf("mysql.tidb tikv_gc_safe_point: %v, %v; want a time less than a minute ago", sp, err)
+	}
+
 	t.Run("OldVersionsCollected", func(t *testing.T) {
 		// GC paused (tidb_gc_enable) while the versions are written and
 		// counted, however slow the machine.
