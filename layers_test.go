@@ -55,8 +55,13 @@ var layers = []layer{
 	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
 	{"schemasync", []string{"catalog", "codec"}},
-	{"session", []string{"catalog", "codec", "ddl", "errno", "executor", "expression", "kv", "metrics",
-		"parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary", "table", "tablecodec", "trigger", "types"}},
+	// Global variables and privilege changes shared by the SQL nodes, and
+	// their GC leader, through PD's etcd.
+	{"clustersync", nil},
+	{"gcworker", []string{"tso"}},
+	{"session", []string{"catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression", "gcworker",
+		"kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary", "table",
+		"tablecodec", "trigger", "tso", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.
 	{"server", []string{"errno"}},

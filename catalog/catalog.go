@@ -288,11 +288,20 @@ func (is *InfoSchema) DropTable(db *DBInfo, t *TableInfo) {
 }
 
 // AllocAutoID reserves n consecutive auto-increment values of table and
-// returns the first. Values are unique and increasing per table; a gap
-// follows a restart.
+// returns the first. Values are unique across the SQL nodes that share the
+// store, and increasing per node: each node reserves a batch of
+// autoIDBatch values from the stored counter at a time (TiDB's
+// allocator), so the values of two nodes interleave in batches and a gap
+// follows a restart. With AUTO_ID_CACHE 1, every value comes from the
+// counter itself: values are consecutive across all nodes, in the order
+// they were handed out, as MySQL's.
 func (c *Catalog) AllocAutoID(ctx context.Context, t *TableInfo, n int64) (int64, error) {
 	c.autoMu.Lock()
 	defer c.autoMu.Unlock()
+	if t.AutoIDCache == 1 {
+		base, _, err := c.reserve(ctx, t, n, 0)
+		return base + 1, err
+	}
 	r := c.autoIDs[t.ID]
 	if r == nil || r.next+n-1 > r.end {
 		base, end, err := c.reserve(ctx, t, max(n, autoIDBatch), 0)
@@ -317,6 +326,10 @@ func (c *Catalog) AllocAutoID(ctx context.Context, t *TableInfo, n int64) (int64
 func (c *Catalog) RebaseAutoID(ctx context.Context, t *TableInfo, v int64) error {
 	c.autoMu.Lock()
 	defer c.autoMu.Unlock()
+	if t.AutoIDCache == 1 {
+		_, _, err := c.reserve(ctx, t, 0, v)
+		return err
+	}
 	r := c.autoIDs[t.ID]
 	if r != nil && v < r.next {
 		return nil

@@ -129,6 +129,11 @@ type TableInfo struct {
 	MaxIndexID   int64  `json:"max_index_id"`
 	// AutoIncOffset is the first AUTO_INCREMENT value (table option).
 	AutoIncStart int64 `json:"auto_inc_start,omitempty"`
+	// AutoIDCache is TiDB's AUTO_ID_CACHE table option: 1 makes every
+	// auto-increment value come from the stored counter itself, so that
+	// the values of all SQL nodes are consecutive, as MySQL's; other
+	// values (0 = the default) let each node reserve a batch.
+	AutoIDCache int64 `json:"auto_id_cache,omitempty"`
 	// View, if set, makes this a view: it has no rows of its own, and
 	// Columns describe its query's result.
 	View *ViewInfo `json:"view,omitempty"`

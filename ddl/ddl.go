@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -165,6 +166,11 @@ func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
 			t.Comment = o.StrValue
 		case ast.TableOptionAutoIncrement:
 			t.AutoIncStart = int64(o.UintValue)
+		case ast.TableOptionAutoIdCache:
+			if o.UintValue > math.MaxInt64 {
+				return nil, errno.New(errno.ErUnknown, "table option auto_id_cache overflows int64")
+			}
+			t.AutoIDCache = int64(o.UintValue)
 		}
 	}
 	var constraints []*ast.Constraint

@@ -96,6 +96,7 @@ const (
 	ErPDServerTimeout              = 9001 // TiDB's, for a cluster
 	ErTiKVServerTimeout            = 9002
 	ErRegionUnavailable            = 9005
+	ErGCTooEarly                   = 9006
 	ErSpDoesNotExist               = 1305
 	ErFunctionNotExists            = 1305
 	ErWrongParamcountToFunc        = 1582

@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The errors a store returns. The SQL layer maps each to a MySQL error code
@@ -40,9 +41,25 @@ var (
 	ErrStoreTimeout = errors.New("kv: storage node timeout")
 	// ErrRegionUnavailable: no replica of a range of keys could serve.
 	ErrRegionUnavailable = errors.New("kv: region is unavailable")
+	// ErrGCTooEarly matches every *GCTooEarlyError.
+	ErrGCTooEarly = errors.New("kv: GC life time is shorter than transaction duration")
 	// ErrStoreClosed: the store was closed.
 	ErrStoreClosed = errors.New("kv: store closed")
 )
+
+// GCTooEarlyError reports a read or commit of a transaction whose start
+// is below the cluster's GC safe point: the versions it reads may have
+// been collected (TiDB's ErrGCTooEarly).
+type GCTooEarlyError struct {
+	StartTS, SafePoint time.Time
+}
+
+func (e *GCTooEarlyError) Error() string {
+	return fmt.Sprintf("GC life time is shorter than transaction duration, transaction starts at %v, GC safe point is %v",
+		e.StartTS, e.SafePoint)
+}
+
+func (e *GCTooEarlyError) Is(target error) bool { return target == ErrGCTooEarly }
 
 // EntryTooLargeError reports a key or value over its limit.
 type EntryTooLargeError struct {

@@ -179,6 +179,10 @@ func nodeID() string {
 // ID is this node's name in etcd.
 func (s *Syncer) ID() string { return s.id }
 
+// Client is the syncer's etcd client, for the node's other cluster-wide
+// state (package clustersync, gcworker); it is closed by Close.
+func (s *Syncer) Client() *clientv3.Client { return s.cli }
+
 // Lease is the schema lease in effect.
 func (s *Syncer) Lease() time.Duration { return s.cfg.Lease }
 

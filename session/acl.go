@@ -320,7 +320,17 @@ func (d *Driver) OpenSession(_ context.Context, info ConnInfo) (*Session, error)
 
 // FlushPrivileges reloads the grant tables and forgets
 // caching_sha2_password's cached verifiers (FLUSH PRIVILEGES).
+// On a cluster every other SQL node reloads them too (TiDB's FLUSH
+// PRIVILEGES notifies the others, for grant tables changed by DML).
 func (d *Driver) FlushPrivileges(ctx context.Context) error {
+	if err := d.flushACL(ctx); err != nil {
+		return err
+	}
+	return d.afterACLChange(ctx)
+}
+
+// flushACL reloads the grant tables and forgets the cached verifiers.
+func (d *Driver) flushACL(ctx context.Context) error {
 	d.acl.mu.Lock()
 	defer d.acl.mu.Unlock()
 	if err := d.loadACL(ctx); err != nil {

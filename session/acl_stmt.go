@@ -45,11 +45,22 @@ func (s *Session) revokeStmt(ctx context.Context, x *ast.RevokeStmt, _ stmtArgs)
 }
 
 // aclChange runs fn, which checks and changes the grant tables through in,
-// with the ACL lock held and the cache fresh; then reloads the cache.
+// with the ACL lock held and the cache fresh; then reloads the cache and,
+// on a cluster, has the other SQL nodes reload theirs.
 func (s *Session) aclChange(ctx context.Context, fn func(c *privilege.Cache, in *Session) error) error {
 	if err := s.commit(ctx); err != nil {
 		return err
 	}
+	// A change that failed part way may have written some rows: notify
+	// anyway.
+	err := s.aclChangeLocked(ctx, fn)
+	if nerr := s.d.afterACLChange(ctx); err == nil {
+		err = nerr
+	}
+	return err
+}
+
+func (s *Session) aclChangeLocked(ctx context.Context, fn func(c *privilege.Cache, in *Session) error) error {
 	d := s.d
 	d.acl.mu.Lock()
 	defer d.acl.mu.Unlock()

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/clustersync"
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/expression"
+	"github.com/basalt-db/basalt/gcworker"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/schemasync"
 	"github.com/basalt-db/basalt/slowlog"
@@ -68,6 +70,16 @@ type Driver struct {
 	// sync keeps the schema in step with the other SQL nodes of a
 	// cluster; nil on an embedded store.
 	sync *schemasync.Syncer
+	// vars shares the global variables, aclWatch reloads the grant
+	// tables other nodes changed, and gc is the node's part in GC, on a
+	// cluster (cluster.go); nil on an embedded store.
+	vars     *clustersync.Vars
+	aclWatch *clustersync.Watcher
+	gc       *gcworker.Worker
+	// reads counts the autocommit reads running per read timestamp, for
+	// GC (cluster.go).
+	readsMu sync.Mutex
+	reads   map[uint64]int
 	// conns is the server's connections (KILL, SHOW PROCESSLIST, ...); nil
 	// until SetConnections.
 	conns Connections
@@ -141,6 +153,9 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
 	}
+	if err := d.startCluster(context.Background()); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -174,6 +189,7 @@ func (d *Driver) Close() error {
 	if d.slowLog != nil {
 		d.slowLog.Close()
 	}
+	d.stopCluster()
 	if d.sync != nil {
 		return d.sync.Close()
 	}

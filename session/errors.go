@@ -22,6 +22,7 @@ func mapError(err error, is *catalog.InfoSchema) error {
 	var se *errno.Error
 	var ke *kv.KeyExistsError
 	var tl *kv.EntryTooLargeError
+	var gce *kv.GCTooEarlyError
 	switch {
 	case errors.As(err, &me):
 		return &errno.Error{Code: me.Code, State: me.State, Msg: me.Msg}
@@ -41,6 +42,9 @@ func mapError(err error, is *catalog.InfoSchema) error {
 	case errors.Is(err, catalog.ErrSchemaOutdated):
 		// TiDB's ErrInfoSchemaExpired: this SQL node lost its schema lease.
 		return &errno.Error{Code: 8027, State: "HY000", Msg: "Information schema is out of date: schema failed to update in 1 lease, please make sure TiDB can connect to TiKV"}
+	case errors.As(err, &gce):
+		// TiDB's ErrGCTooEarly: the snapshot is older than the GC safe point.
+		return &errno.Error{Code: errno.ErGCTooEarly, State: "HY000", Msg: gce.Error()}
 	case errors.Is(err, kv.ErrPDTimeout):
 		return &errno.Error{Code: errno.ErPDServerTimeout, State: "HY000", Msg: "PD server timeout"}
 	case errors.Is(err, kv.ErrStoreTimeout):

@@ -104,14 +104,20 @@ func (s *Session) setLimit(name string, v types.Datum, global bool) {
 		s.applyLimit(name, v)
 		return
 	}
-	if s.d.conns == nil {
+	s.d.setGlobalLimit(name, v)
+}
+
+// setGlobalLimit applies the global value of a limit variable to the
+// server's connections.
+func (d *Driver) setGlobalLimit(name string, v types.Datum) {
+	if d.conns == nil {
 		return
 	}
 	switch name {
 	case "max_connections":
-		s.d.conns.SetMaxConnections(int(v.Int()))
+		d.conns.SetMaxConnections(int(v.Int()))
 	case "max_allowed_packet":
-		s.d.conns.SetMaxAllowedPacket(int(v.Int()))
+		d.conns.SetMaxAllowedPacket(int(v.Int()))
 	}
 }
 

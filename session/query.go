@@ -83,6 +83,12 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	if err != nil {
 		return Result{}, err
 	}
+	if s.txn == nil {
+		// An autocommit read holds GC back as a transaction does, until
+		// its rows are done (cluster.go).
+		unread, unpin := s.d.readingAt(ts), release
+		release = func() { unread(); unpin() }
+	}
 	ctx, cancel := s.selectContext(ctx, sel)
 	if forUpdate && s.txn != nil && s.txn.Mode() == kv.Pessimistic {
 		if cancel != nil {

@@ -528,6 +528,9 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
 	fmt.Fprintf(&b, "\n) ENGINE=InnoDB DEFAULT CHARSET=%s COLLATE=%s", t.Charset, t.Collate)
+	if t.AutoIDCache != 0 {
+		fmt.Fprintf(&b, " /*T![auto_id_cache] AUTO_ID_CACHE=%d */", t.AutoIDCache)
+	}
 	if t.Comment != "" {
 		b.WriteString(" COMMENT='" + strings.ReplaceAll(t.Comment, "'", "''") + "'")
 	}

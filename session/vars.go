@@ -191,6 +191,8 @@ var sysVars = map[string]sysVarDef{
 	"tidb_disable_txn_auto_retry":         boolVar(true),
 	"tidb_mem_quota_query":                intVar(1<<30).within(-1, math.MaxInt64),
 	"tidb_gc_life_time":                   strVar("10m0s").global(),
+	"tidb_gc_run_interval":                strVar("10m0s").global(),
+	"tidb_gc_enable":                      boolVar(true).global(),
 	"tidb_enable_clustered_index":         enumVar("ON", "OFF", "ON", "INT_ONLY"),
 	"tidb_general_log":                    boolVar(false).global(),
 	"tidb_enable_stmt_summary":            boolVar(true).global(),
@@ -395,6 +397,9 @@ func (s *Session) setSysVar(name string, v types.Datum, global bool) error {
 		s.hot.valid = false
 	}
 	s.setLimit(name, v, global)
+	if global {
+		return s.d.afterSetGlobal(name, v)
+	}
 	return nil
 }
 

@@ -26,6 +26,7 @@ type Config struct {
 	RocksDB  RocksDBConfig  `toml:"rocksdb"`
 	Txn      PessimisticTxn `toml:"pessimistic-txn"`
 	Copr     CoprConfig     `toml:"coprocessor"`
+	GC       GCConfig       `toml:"gc"`
 	Log      LogConfig      `toml:"log"`
 }
 
@@ -146,6 +147,14 @@ type CoprConfig struct {
 	RegionMaxKeys   uint64   `toml:"region-max-keys"`
 }
 
+// GCConfig is [gc].
+type GCConfig struct {
+	// PollSafePointInterval is how often the store asks PD for the GC
+	// safe point, and collects the regions it leads once it moved (TiKV
+	// polls every 10 s, a constant there; Basalt's tests shorten it).
+	PollSafePointInterval Duration `toml:"poll-safe-point-interval"`
+}
+
 // LogConfig is [log].
 type LogConfig struct {
 	Level string `toml:"level"`
@@ -184,6 +193,7 @@ func DefaultConfig() Config {
 	c.Txn.Pipelined = true
 	c.Txn.WaitForLockTimeout = Duration{time.Second}
 	c.Copr.RegionSplitSize = 96 << 20
+	c.GC.PollSafePointInterval = Duration{10 * time.Second}
 	c.Copr.RegionMaxSize = 144 << 20
 	c.Copr.RegionSplitKeys = 960000
 	c.Copr.RegionMaxKeys = 1440000
@@ -302,6 +312,7 @@ func (c *Config) Validate() error {
 		bad("pessimistic-txn.wait-for-lock-timeout", "%s: must not be negative", c.Txn.WaitForLockTimeout)
 	}
 
+	positive("gc.poll-safe-point-interval", c.GC.PollSafePointInterval)
 	switch {
 	case c.Copr.RegionSplitSize == 0:
 		bad("coprocessor.region-split-size", "must be positive")

@@ -45,6 +45,7 @@ func TestConfigLoadFull(t *testing.T) {
 	want.Txn = storenode.PessimisticTxn{Pipelined: false, WaitForLockTimeout: dur(3 * time.Second)}
 	want.Copr = storenode.CoprConfig{RegionSplitSize: 64 << 20, RegionMaxSize: 96 << 20,
 		RegionSplitKeys: 640000, RegionMaxKeys: 960000}
+	want.GC.PollSafePointInterval = dur(30 * time.Second)
 	want.Log.Level = "warning"
 	want.Log.File.Filename = "/var/log/tikv.log"
 	if !reflect.DeepEqual(cfg, want) {

@@ -44,6 +44,7 @@ type Node struct {
 	grpc    *grpc.Server
 	status  *http.Server
 	started time.Time
+	gc      gcState
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -138,7 +139,8 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	if err := n.pd.putStore(sctx, store); err != nil {
 		return nil, fmt.Errorf("registering store %d with PD: %w", n.storeID, err)
 	}
-	n.wg.Add(5)
+	n.wg.Add(6)
+	go n.gcLoop(ctx)
 	go detector.run(ctx, graph)
 	go n.storeHeartbeats(ctx)
 	go n.regionHeartbeats(ctx)
@@ -295,6 +297,7 @@ func (n *Node) startStatus() error {
 			"address": n.cfg.AdvertiseAddr(), "start_timestamp": n.started.Unix(),
 			"region_count": len(ps), "leader_count": leaders})
 	})
+	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = n.status.Serve(lis) }()
 	return nil

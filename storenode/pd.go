@@ -260,3 +260,13 @@ func (c *pdClient) regionLeader(ctx context.Context, key []byte) (uint64, error)
 	})
 	return leader, err
 }
+
+func (c *pdClient) gcSafePoint(ctx context.Context) (uint64, error) {
+	var sp uint64
+	err := c.do(ctx, func(ctx context.Context, pd pdpb.PDClient, h *pdpb.RequestHeader) (*pdpb.ResponseHeader, error) {
+		r, err := pd.GetGCSafePoint(ctx, &pdpb.GetGCSafePointRequest{Header: h})
+		sp = r.GetSafePoint()
+		return r.GetHeader(), err
+	})
+	return sp, err
+}

@@ -102,3 +102,31 @@ func DeleteRange(b *Batch, start, end []byte) {
 		b.DelRange(cf, lo, hi)
 	}
 }
+
+// CountVersions counts the user keys in [start, end) and their write
+// records (committed versions, deletes, rollbacks), for a store's debug
+// endpoint: GC's effect, seen from outside.
+func CountVersions(r Reader, start, end []byte) (keys, versions int, err error) {
+	var hi []byte
+	if end != nil {
+		hi = encodeKey(end)
+	}
+	it, err := r.NewIter(CFWrite, encodeKey(start), hi)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	var cur []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		encKey, _, err := splitVersionKey(it.Key())
+		if err != nil {
+			return keys, versions, err
+		}
+		if !bytes.Equal(encKey, cur) {
+			cur = append(cur[:0], encKey...)
+			keys++
+		}
+		versions++
+	}
+	return keys, versions, nil
+}

@@ -35,7 +35,7 @@ func mapErr(err error) error {
 	case errors.Is(err, tikverr.ErrLockWaitTimeout), errors.Is(err, tikverr.ErrLockAcquireFailAndNoWaitSet):
 		return kv.ErrLockWaitTimeout
 	case errors.As(err, &gc):
-		return kv.ErrTxnAborted
+		return &kv.GCTooEarlyError{StartTS: gc.TxnStartTSTime, SafePoint: gc.TxnSafePointTime}
 	// client-go gives up with the class of what it waited on (its
 	// messages for these are empty or bare).
 	case errors.As(err, &pd):

@@ -27,6 +27,7 @@ func TestMapErr(t *testing.T) {
 		{pingcaperr.WithStack(&tikverr.ErrWriteConflict{WriteConflict: &kvrpcpb.WriteConflict{Key: []byte("k")}}), kv.ErrWriteConflict},
 		{pingcaperr.WithStack(&tikverr.ErrDeadlock{Deadlock: &kvrpcpb.Deadlock{LockKey: []byte("k")}}), kv.ErrDeadlock},
 		{pingcaperr.WithStack(&tikverr.ErrKeyExist{AlreadyExist: &kvrpcpb.AlreadyExist{Key: []byte("k")}}), kv.ErrKeyExists},
+		{pingcaperr.WithStack(&tikverr.ErrTxnAbortedByGC{TxnStartTS: 1, TxnSafePoint: 2}), kv.ErrGCTooEarly},
 	} {
 		if got := mapErr(tc.in); !errors.Is(got, tc.want) {
 			t.Errorf("mapErr(%v) = %v, want %v", tc.in, got, tc.want)

@@ -31,6 +31,7 @@ type Storage struct {
 	store  *tikv.KVStore
 	close  func() error
 	closed atomic.Bool
+	open   openTxns // for MinStartTS
 }
 
 // Open connects to the cluster whose PD members are at pdAddrs

@@ -66,7 +66,9 @@ type noSchemaVer struct{}
 func (noSchemaVer) SchemaMetaVersion() int64 { return 0 }
 
 func newTxn(s *Storage, kt *transaction.KVTxn, mode kv.Mode) *txn {
-	return &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS()}, buf: kv.NewMemBuffer()}
+	t := &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS()}, buf: kv.NewMemBuffer()}
+	s.open.add(t, kt.StartTS())
+	return t
 }
 
 func (t *txn) StartTS() uint64 { return t.kt.StartTS() }
@@ -158,6 +160,7 @@ func (t *txn) Commit(ctx context.Context) error {
 		return kv.ErrTxnClosed
 	}
 	t.done = true
+	defer t.s.open.remove(t)
 	if t.check != nil {
 		if err := t.check(0, t.keys); err != nil {
 			t.kt.Rollback()
@@ -195,5 +198,6 @@ func (t *txn) Rollback() error {
 		return nil
 	}
 	t.done = true
+	t.s.open.remove(t)
 	return mapErr(t.kt.Rollback())
 }
