@@ -51,7 +51,9 @@ var layers = []layer{
 	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
 	{"schemasync", []string{"catalog", "codec"}},
-	{"session", []string{"catalog", "codec", "ddl", "errno", "executor", "expression", "kv", "metrics",
+	// BACKUP and RESTORE: a snapshot's keys to files and back.
+	{"brie", []string{"catalog", "kv", "tablecodec"}},
+	{"session", []string{"brie", "catalog", "codec", "ddl", "errno", "executor", "expression", "kv", "metrics",
 		"parserdriver", "planner", "privilege", "schemasync", "table", "tablecodec", "trigger", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.

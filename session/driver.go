@@ -74,6 +74,8 @@ type Driver struct {
 	globalsChanged atomic.Uint64
 
 	acl aclState // accounts and grants (acl.go)
+
+	brie brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
