@@ -49,11 +49,21 @@ func LocalPath(storage string) (string, error) {
 	return filepath.Clean(u.Path), nil
 }
 
+// Progress, if not nil, is told how far a backup or restore has come:
+// done of total units (tables backed up, keys restored).
+type Progress func(done, total int64)
+
+func (p Progress) report(done, total int64) {
+	if p != nil {
+		p(done, total)
+	}
+}
+
 // Backup writes the databases named in dbs (every user database if dbs
 // is nil) as they were at one timestamp to dir, which must not hold a
 // backup already. The server keeps serving meanwhile: Backup only reads,
 // at a snapshot.
-func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string) (Summary, error) {
+func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string, progress Progress) (Summary, error) {
 	if _, err := os.Stat(filepath.Join(dir, manifestName)); err == nil {
 		return Summary{}, fmt.Errorf("%s already holds a backup (%s): choose an empty directory", dir, manifestName)
 	}
@@ -86,14 +96,21 @@ func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string) (Su
 	snap := store.Snapshot(ts)
 	var sum Summary
 	sum.BackupTS = ts
-	for _, db := range chosen {
+	tablesOf := make([][]*catalog.TableInfo, len(chosen))
+	var total, done int64
+	for i, db := range chosen {
 		tables, err := meta.Tables(db.ID)
 		if err != nil {
 			return Summary{}, err
 		}
 		sort.Slice(tables, func(i, j int) bool { return tables[i].ID < tables[j].ID })
+		tablesOf[i] = tables
+		total += int64(len(tables))
+	}
+	progress.report(0, total)
+	for i, db := range chosen {
 		d := Database{Info: db}
-		for _, t := range tables {
+		for _, t := range tablesOf[i] {
 			if err := checkPublic(db, t); err != nil {
 				return Summary{}, err
 			}
@@ -112,6 +129,8 @@ func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string) (Su
 				sum.Keys += f.Keys
 			}
 			d.Tables = append(d.Tables, bt)
+			done++
+			progress.report(done, total)
 		}
 		m.Databases = append(m.Databases, d)
 	}

@@ -31,7 +31,7 @@ var ErrTablesExist = errors.New("[BR:Restore:ErrTablesAlreadyExisted]tables alre
 //
 // Indexes come back with the rows (their keys are in the backup);
 // statistics do not (run ANALYZE TABLE).
-func Restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []string, dir string) (Summary, error) {
+func Restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []string, dir string, progress Progress) (Summary, error) {
 	man, err := readManifest(dir)
 	if err != nil {
 		return Summary{}, err
@@ -47,6 +47,7 @@ func Restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []
 		return Summary{}, err
 	}
 	sum := Summary{BackupTS: man.BackupTS}
+	var total int64 // keys to restore
 	for _, db := range chosen {
 		for _, t := range byID[db.ID].Tables {
 			for _, f := range t.Files {
@@ -54,6 +55,7 @@ func Restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []
 					return Summary{}, err
 				}
 				sum.Size += f.Size
+				total += f.Keys
 			}
 		}
 	}
@@ -99,7 +101,7 @@ func Restore(ctx context.Context, store kv.Storage, cat *catalog.Catalog, dbs []
 		plan = append(plan, r)
 	}
 	var written []int64 // new table ids whose data may be (partly) written
-	w := &batchWriter{ctx: ctx, store: store}
+	w := &batchWriter{ctx: ctx, store: store, progress: func(done int64) { progress.report(done, total) }}
 	undo := func(cause error) error {
 		if w.txn != nil {
 			w.txn.Rollback()
@@ -238,7 +240,9 @@ type batchWriter struct {
 	ctx   context.Context
 	store kv.Storage
 	txn   kv.Txn
-	keys  int64
+	keys  int64 // written, in committed batches and the open one
+	// progress is told the keys committed after every batch.
+	progress func(done int64)
 }
 
 const (
@@ -277,5 +281,6 @@ func (w *batchWriter) flush() error {
 		txn.Rollback()
 		return err
 	}
+	w.progress(w.keys)
 	return nil
 }

@@ -61,10 +61,11 @@ func (s *Session) brieStmt(ctx context.Context, x *ast.BRIEStmt, _ stmtArgs) (Re
 	}
 	job := s.d.brie.start(x.Kind, x.Storage, s.ConnectionID())
 	var sum brie.Summary
+	progress := func(done, total int64) { s.d.brie.progress(job, done, total) }
 	if x.Kind == ast.BRIEKindBackup {
-		sum, err = brie.Backup(ctx, s.d.store, dbs, dir)
+		sum, err = brie.Backup(ctx, s.d.store, dbs, dir, progress)
 	} else {
-		sum, err = brie.Restore(ctx, s.d.store, s.d.catalog, dbs, dir)
+		sum, err = brie.Restore(ctx, s.d.store, s.d.catalog, dbs, dir, progress)
 	}
 	s.d.brie.finish(job, err)
 	if err != nil {
@@ -121,6 +122,8 @@ type brieJob struct {
 	conn                      uint64
 	queued, started, finished time.Time
 	err                       error
+	// percent done, as SHOW BACKUPS's Progress
+	percent float64
 }
 
 // brieJobs lists the server's BRIE jobs since it started.
@@ -136,6 +139,14 @@ func (b *brieJobs) start(kind ast.BRIEKind, dest string, conn uint64) *brieJob {
 	j := &brieJob{id: uint64(len(b.jobs) + 1), kind: kind, dest: dest, conn: conn, queued: now, started: now}
 	b.jobs = append(b.jobs, j)
 	return j
+}
+
+func (b *brieJobs) progress(j *brieJob, done, total int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if total > 0 {
+		j.percent = 100 * float64(done) / float64(total)
+	}
 }
 
 func (b *brieJobs) finish(j *brieJob, err error) {
@@ -162,7 +173,7 @@ func (s *Session) showBRIE(kind ast.BRIEKind) (Result, error) {
 		if j.kind != kind {
 			continue
 		}
-		state, progress, msg := "Running", 0.0, types.Datum{}
+		state, progress, msg := "Running", j.percent, types.Datum{}
 		switch {
 		case j.finished.IsZero():
 		case j.err != nil:

@@ -102,6 +102,15 @@ func TestBackupRestoreUnderLoad(t *testing.T) {
 	for i := 0; i < accounts; i++ {
 		mustExec(t, db, fmt.Sprintf("INSERT INTO bank.acct VALUES (%d, %d, 'tag%d')", i, opening, i))
 	}
+	// Some bulk, so that the backup's scan overlaps the transfers.
+	mustExec(t, db, "CREATE TABLE bank.pad (id INT PRIMARY KEY, s VARCHAR(200), KEY s_idx (s))")
+	for i := 0; i < 10; i++ {
+		var vals []string
+		for j := 0; j < 500; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, REPEAT('p%d', 20))", i*500+j, i*500+j))
+		}
+		mustExec(t, db, "INSERT INTO bank.pad VALUES "+strings.Join(vals, ","))
+	}
 	mustExec(t, db, "CREATE DATABASE other", "CREATE TABLE other.o (a VARCHAR(10) PRIMARY KEY, b INT)", "INSERT INTO other.o VALUES ('x', 1), ('y', 2)")
 
 	// The writers: transfers, each logged in xfer, in explicit
@@ -169,13 +178,14 @@ func TestBackupRestoreUnderLoad(t *testing.T) {
 	if err := db.QueryRow("BACKUP DATABASE bank, other TO 'local://"+dir+"'").Scan(&dest, &size, &backupTS, &queued, &started); err != nil {
 		t.Fatal(err)
 	}
+	during := done.Load() - before
 	waitFor(done.Load() + 50)
 	stop.Store(true)
 	wg.Wait()
 	if dest != "local://"+dir || size == 0 || backupTS == 0 {
 		t.Fatalf("BACKUP returned %q, size %d, ts %d", dest, size, backupTS)
 	}
-	t.Logf("backup at ts %d: %d bytes; %d transfers before it started, %d in all", backupTS, size, before, done.Load())
+	t.Logf("backup at ts %d: %d bytes; %d transfers before it started, %d while it ran, %d in all", backupTS, size, before, during, done.Load())
 
 	// The restore, on a fresh server.
 	dsn2, st2 := serveLocal(t)
@@ -196,7 +206,7 @@ func TestBackupRestoreUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tb := range [][2]string{{"bank", "acct"}, {"bank", "xfer"}, {"other", "o"}} {
+	for _, tb := range [][2]string{{"bank", "acct"}, {"bank", "xfer"}, {"bank", "pad"}, {"other", "o"}} {
 		want := tableKeys(t, st, backupTS, tb[0], tb[1])
 		got := tableKeys(t, st2, now, tb[0], tb[1])
 		if len(want) == 0 || len(got) != len(want) {
@@ -241,31 +251,33 @@ func TestBackupRestoreUnderLoad(t *testing.T) {
 		t.Errorf("duplicate on the restored unique index: %v, want 1062", err)
 	}
 
-	var state string
-	if err := db.QueryRow("SELECT 1").Scan(new(int)); err != nil {
-		t.Fatal(err)
-	}
-	rowsB, err := db.Query("SHOW BACKUPS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for rowsB.Next() {
-		var id, conn int64
-		var dst, msg sql.NullString
-		var progress float64
-		var q, e, f sql.NullTime
-		if err := rowsB.Scan(&id, &dst, &state, &progress, &q, &e, &f, &conn, &msg); err != nil {
+	// Each server lists its own job, finished.
+	for _, c := range []struct {
+		db   *sql.DB
+		show string
+	}{{db, "SHOW BACKUPS"}, {db2, "SHOW RESTORES"}, {db, "SHOW RESTORES"}} {
+		rows, err := c.db.Query(c.show)
+		if err != nil {
 			t.Fatal(err)
 		}
-		n++
-		if dst.String != "local://"+dir || state != "Finished" || progress != 100 {
-			t.Errorf("SHOW BACKUPS: %v %q %q %v", id, dst.String, state, progress)
+		n := 0
+		for rows.Next() {
+			var id, conn int64
+			var dst, state, msg sql.NullString
+			var progress float64
+			var q, e, f sql.NullTime
+			if err := rows.Scan(&id, &dst, &state, &progress, &q, &e, &f, &conn, &msg); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if dst.String != "local://"+dir || state.String != "Finished" || progress != 100 || !f.Valid || msg.Valid {
+				t.Errorf("%s: %v %q %q %v %v %v", c.show, id, dst.String, state.String, progress, f, msg)
+			}
 		}
-	}
-	rowsB.Close()
-	if n != 1 {
-		t.Errorf("SHOW BACKUPS listed %d jobs, want 1", n)
+		rows.Close()
+		if want := map[bool]int{true: 1, false: 0}[c.db != db || c.show == "SHOW BACKUPS"]; n != want {
+			t.Errorf("%s listed %d jobs, want %d", c.show, n, want)
+		}
 	}
 }
 
@@ -413,6 +425,29 @@ func TestRestoreRefusesBadBackups(t *testing.T) {
 		if v := versionOf(); v != cleanVersion {
 			t.Errorf("after the refused restore from %s: schema version %d, want %d (nothing written)", filepath.Base(c.dir), v, cleanVersion)
 		}
+	}
+
+	// SHOW RESTORES keeps the failures and why.
+	var failed []string
+	rows, err := db2.Query("SHOW RESTORES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, conn int64
+		var dst, state, msg sql.NullString
+		var progress float64
+		var q, e, f sql.NullString
+		if err := rows.Scan(&id, &dst, &state, &progress, &q, &e, &f, &conn, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if state.String == "Failed" {
+			failed = append(failed, msg.String)
+		}
+	}
+	rows.Close()
+	if len(failed) != 3 || !strings.Contains(failed[0], "checksum mismatch") {
+		t.Errorf("SHOW RESTORES: failures %q, want the three refusals", failed)
 	}
 
 	// One database only, then over an existing one.
