@@ -59,6 +59,10 @@ type TxnOptions struct {
 	// optimistic transaction's keys, such as an autocommit statement's)
 	// before it fails with ErrLockWaitTimeout: the session's
 	// innodb_lock_wait_timeout. 0 leaves the bound to the store.
+	// A store may end the wait, once the lock is gone, with a write
+	// conflict instead of going on with the commit (client-go's prewrite
+	// cannot resume): set it only on transactions that are run again
+	// after a write conflict, such as autocommit statements.
 	LockWait time.Duration
 }
 

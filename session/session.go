@@ -214,7 +214,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	if err != nil {
 		return mapError(err, nil)
 	}
-	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode, Commit: s.hotVar().commit, LockWait: s.lockWait()})
+	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode, Commit: s.hotVar().commit})
 	if err != nil {
 		s.d.unpin(is)
 		return mapError(err, nil)
