@@ -67,9 +67,6 @@ func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string, pro
 	if _, err := os.Stat(filepath.Join(dir, manifestName)); err == nil {
 		return Summary{}, fmt.Errorf("%s already holds a backup (%s): choose an empty directory", dir, manifestName)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Summary{}, err
-	}
 	ts, err := store.CurrentTS()
 	if err != nil {
 		return Summary{}, err
@@ -90,6 +87,9 @@ func Backup(ctx context.Context, store kv.Storage, dbs []string, dir string, pro
 	}
 	chosen, err := chooseDBs(all, dbs)
 	if err != nil {
+		return Summary{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Summary{}, err
 	}
 	m := &Manifest{Version: formatVersion, BackupTS: ts}
