@@ -59,9 +59,11 @@ var layers = []layer{
 	// their GC leader, through PD's etcd.
 	{"clustersync", nil},
 	{"gcworker", []string{"tso"}},
-	{"session", []string{"catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression", "gcworker",
-		"kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary", "table",
-		"tablecodec", "trigger", "tso", "types"}},
+	// BACKUP and RESTORE: a snapshot's keys to files and back.
+	{"brie", []string{"catalog", "kv", "tablecodec"}},
+	{"session", []string{"brie", "catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression",
+		"gcworker", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
+		"table", "tablecodec", "trigger", "tso", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.
 	{"server", []string{"errno"}},

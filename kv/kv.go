@@ -54,6 +54,16 @@ type TxnOptions struct {
 	// Commit chooses a cluster's commit protocol; the embedded store
 	// commits in one phase, whatever it says.
 	Commit CommitOptions
+	// LockWait bounds how long the commit waits for another transaction's
+	// lock on a key it writes but did not lock itself (all of an
+	// optimistic transaction's keys, such as an autocommit statement's)
+	// before it fails with ErrLockWaitTimeout: the session's
+	// innodb_lock_wait_timeout. 0 leaves the bound to the store.
+	// A store may end the wait, once the lock is gone, with a write
+	// conflict instead of going on with the commit (client-go's prewrite
+	// cannot resume): set it only on transactions that are run again
+	// after a write conflict, such as autocommit statements.
+	LockWait time.Duration
 }
 
 // CommitOptions are TiDB's switches of the commit protocol on a cluster.

@@ -86,6 +86,9 @@ func init() {
 	on(metrics.StmtOther, (*Session).explainStmt)
 	on(metrics.StmtOther, (*Session).analyzeStmt)
 	on(metrics.StmtOther, (*Session).adminStmt)
+
+	// BACKUP and RESTORE (brie_stmt.go).
+	on(metrics.StmtOther, (*Session).brieStmt)
 }
 
 // on enters run in the table as the handler of the statements of type T.

@@ -193,7 +193,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 	// with the checks, which report it as MySQL does.
 	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
 	for attempt := 0; ; attempt++ {
-		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic, LockWait: s.lockWait()})
 		if err != nil {
 			return executor.DMLResult{}, err
 		}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/session"
+	"github.com/basalt-db/basalt/store/tikv"
 	"github.com/go-sql-driver/mysql"
 )
 
@@ -209,5 +212,100 @@ func TestLockingReadAfterWait(t *testing.T) {
 	}
 	if v1 != 10 || v2 != 3 {
 		t.Errorf("after the deadlock: v = %d, %d; want 10 (a's update) and 3 (b's rolled back)", v1, v2)
+	}
+}
+
+// TestAutocommitLockWait: an autocommit UPDATE (no BEGIN) that meets a row
+// lock of another transaction waits innodb_lock_wait_timeout, then fails
+// with 1205 as MySQL does, on the embedded store and on client-go's mock
+// cluster alike; once the holder commits, the same UPDATE waits for it
+// and applies to the committed row.
+func TestAutocommitLockWait(t *testing.T) {
+	stores := []struct {
+		name string
+		open func(t *testing.T) string
+		// end is how the holder lets the waiter go, and want the row the
+		// waiter then leaves. client-go's mock cluster fails the holder's
+		// commit after the waiter's statements timed out: their failed
+		// prewrites leave rollback records on the row (as TiKV does), and
+		// the mock, unlike TiKV, checks a prewrite over the holder's own
+		// pessimistic lock against them. There the holder rolls back.
+		end  string
+		want int
+	}{
+		{"embedded", startBasalt, "COMMIT", 11},
+		{"mocktikv", func(t *testing.T) string {
+			st, err := tikv.OpenMock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: 50 * time.Second})
+			t.Cleanup(stop)
+			return fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr)
+		}, "ROLLBACK", 1},
+	}
+	for _, store := range stores {
+		t.Run(store.name, func(t *testing.T) {
+			db, err := sql.Open("mysql", store.open(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			conn := func() *sql.Conn {
+				c, err := db.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
+			}
+			a, b := conn(), conn()
+			exec := func(c *sql.Conn, q string) {
+				t.Helper()
+				if _, err := c.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			for _, q := range []string{"CREATE DATABASE alw", "USE alw", "CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 0), (2, 0)"} {
+				exec(a, q)
+			}
+			exec(b, "USE alw")
+			exec(b, "SET innodb_lock_wait_timeout = 1")
+			exec(a, "BEGIN")
+			exec(a, "UPDATE t SET v = 10 WHERE id = 1")
+
+			for _, q := range []string{"UPDATE t SET v = 30 WHERE id = 1", "DELETE FROM t WHERE id = 1", "INSERT INTO t VALUES (1, 5) ON DUPLICATE KEY UPDATE v = 5"} {
+				start := time.Now()
+				_, err := b.ExecContext(ctx, q)
+				took := time.Since(start)
+				if mysqlErrno(err) != 1205 || took < 900*time.Millisecond || took > 10*time.Second {
+					t.Fatalf("autocommit %s: got %v after %v, want 1205 after about 1s", q, err, took)
+				}
+				var me *mysql.MySQLError
+				if errors.As(err, &me) && (string(me.SQLState[:]) != "HY000" || me.Message != "Lock wait timeout exceeded; try restarting transaction") {
+					t.Errorf("1205 as %s %q", me.SQLState, me.Message)
+				}
+			}
+			// A row nobody locks is not held up.
+			exec(b, "UPDATE t SET v = 1 WHERE id = 2")
+
+			// Released in time, the lock lets the waiter through: it
+			// applies to the row a left.
+			done := make(chan error, 1)
+			go func() {
+				_, err := b.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id = 1")
+				done <- err
+			}()
+			time.Sleep(200 * time.Millisecond)
+			exec(a, store.end)
+			if err := <-done; err != nil {
+				t.Fatalf("autocommit UPDATE after the holder's %s: %v", store.end, err)
+			}
+			var v int
+			if err := a.QueryRowContext(ctx, "SELECT v FROM t WHERE id = 1").Scan(&v); err != nil || v != store.want {
+				t.Fatalf("row 1: %d, %v; want %d", v, err, store.want)
+			}
+		})
 	}
 }

@@ -123,6 +123,10 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 				return errSpecificDenied("SUPER or SYSTEM_VARIABLES_ADMIN")
 			}
 		}
+	case *ast.BRIEStmt:
+		if ch.c.Global(ch.subj)&privilege.Super == 0 {
+			return errBRIEDenied(x)
+		}
 	case *ast.FlushStmt:
 		if ch.c.Global(ch.subj)&privilege.Reload == 0 {
 			return errSpecificDenied("RELOAD")
@@ -255,6 +259,14 @@ func (ch *checker) kill(x *ast.KillStmt) error {
 
 func (ch *checker) show(x *ast.ShowStmt) error {
 	switch x.Tp {
+	case ast.ShowBackups, ast.ShowRestores:
+		if ch.c.Global(ch.subj)&privilege.Super == 0 {
+			kind := ast.BRIEKindBackup
+			if x.Tp == ast.ShowRestores {
+				kind = ast.BRIEKindRestore
+			}
+			return errBRIEDenied(&ast.BRIEStmt{Kind: kind})
+		}
 	case ast.ShowColumns, ast.ShowIndex, ast.ShowCreateTable:
 		if x.Table == nil {
 			return nil

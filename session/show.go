@@ -60,6 +60,10 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 	var cols []planner.ResultField
 	var data [][]types.Datum
 	switch x.Tp {
+	case ast.ShowBackups:
+		return s.showBRIE(ast.BRIEKindBackup)
+	case ast.ShowRestores:
+		return s.showBRIE(ast.BRIEKindRestore)
 	case ast.ShowDatabases:
 		cols = textFields("Database")
 		names := []string{"information_schema"}

@@ -257,6 +257,7 @@ func (s *Store) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 		}
 	}
 	t := newTxn(s, ts, opts.Mode)
+	t.commitWait = opts.LockWait
 	s.open[t] = struct{}{}
 	return t, nil
 }

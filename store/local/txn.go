@@ -30,6 +30,9 @@ type txn struct {
 	primary     []byte
 	forUpdateTS uint64
 	done        bool
+	// commitWait bounds the commit's wait for other transactions' locks
+	// (kv.TxnOptions.LockWait); 0 is the store's CommitLockWait.
+	commitWait time.Duration
 }
 
 func newTxn(s *Store, startTS uint64, mode kv.Mode) *txn {
@@ -156,7 +159,11 @@ func (t *txn) Commit(ctx context.Context) error {
 	if pess {
 		req.Pessimistic = flags
 	}
-	_, err := t.s.mvcc.OnePhaseCommit(ctx, req, t.s.oracle.next, t.s.opts.CommitLockWait)
+	wait := t.commitWait
+	if wait == 0 {
+		wait = t.s.opts.CommitLockWait
+	}
+	_, err := t.s.mvcc.OnePhaseCommit(ctx, req, t.s.oracle.next, wait)
 	if err != nil {
 		return errors.Join(err, t.releaseLocks())
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tikv/client-go/v2/testutils"
 	"github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/txnkv"
+	"github.com/tikv/client-go/v2/txnkv/transaction"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -77,7 +78,16 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 	kt.SetEnableAsyncCommit(opts.Commit.AsyncCommit)
 	kt.SetEnable1PC(opts.Commit.OnePC)
 	kt.SetCausalConsistency(opts.Commit.CausalConsistency)
-	return newTxn(s, kt, opts.Mode), nil
+	t := newTxn(s, kt, opts.Mode)
+	if opts.Mode == kv.Optimistic && opts.LockWait != 0 {
+		// client-go's own answer to a lock met at prewrite is to back off
+		// and resolve it for up to 80 s, whatever the session's
+		// innodb_lock_wait_timeout: the prewrite gives the lock back
+		// instead, and Commit waits for it (waitForLock).
+		kt.SetPrewriteEncounterLockPolicy(transaction.NoResolvePolicy)
+		t.commitWait = opts.LockWait
+	}
+	return t, nil
 }
 
 // Snapshot reads the data committed at or before ts.

@@ -26,6 +26,9 @@ type txn struct {
 	// check, if set, decides at commit whether the schema the SQL layer
 	// wrote under still holds (SetSchemaCheck).
 	check SchemaCheck
+	// commitWait, if set, bounds how long Commit waits for a lock its
+	// prewrite met (kv.TxnOptions.LockWait).
+	commitWait time.Duration
 }
 
 // SchemaCheck decides whether a transaction may commit at commitTS (0:
@@ -186,9 +189,44 @@ func (t *txn) Commit(ctx context.Context) error {
 		}
 	}
 	if err := t.kt.Commit(ctx); err != nil {
-		return mapErr(err)
+		err = mapErr(err)
+		var wc *kv.WriteConflictError
+		if t.commitWait != 0 && errors.As(err, &wc) && wc.ConflictCommitTS == 0 {
+			return t.waitForLock(ctx, wc)
+		}
+		return err
 	}
 	return nil
+}
+
+// waitForLock waits, up to commitWait, for the lock that failed the
+// prewrite (a write conflict with no commit ts: another transaction's
+// lock on wc.Key, given back under NoResolvePolicy). It waits as a
+// pessimistic transaction would, in the store's lock wait queue, by
+// locking the key in a transaction of its own, which it then rolls back:
+// so an expired lock is resolved, and the wait ends at once when the
+// holder finishes. It returns wc for the caller to run the statement
+// again at a newer timestamp, or kv.ErrLockWaitTimeout.
+func (t *txn) waitForLock(ctx context.Context, wc *kv.WriteConflictError) error {
+	probe, err := t.s.store.Begin()
+	if err != nil {
+		return mapErr(err)
+	}
+	defer probe.Rollback()
+	probe.SetPessimistic(true)
+	waitMs := t.commitWait.Milliseconds()
+	if t.commitWait < 0 {
+		waitMs = tikvkv.LockAlwaysWait
+	} else if waitMs == 0 {
+		waitMs = 1
+	}
+	lctx := tikvkv.NewLockCtx(probe.StartTS(), waitMs, time.Now())
+	if err := mapErr(probe.LockKeys(ctx, lctx, wc.Key)); errors.Is(err, kv.ErrLockWaitTimeout) {
+		return err
+	}
+	// Whatever else the probe met (the holder's commit, as a write
+	// conflict), the statement runs again and meets it itself.
+	return wc
 }
 
 // Rollback discards the writes and releases the locks; after a failed
