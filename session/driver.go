@@ -101,7 +101,7 @@ type Driver struct {
 	// statement summary (observe.go).
 	slowLog *slowlog.Logger
 	summary *stmtsummary.Summary
-	brie brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
+	brie    brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
