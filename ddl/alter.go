@@ -251,6 +251,8 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 		err = d.dropIndexLocked(ctx, t, ix)
 	case ast.AlterTableRenameIndex:
 		err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
+	case ast.AlterTableDropForeignKey:
+		err = d.dropForeignKey(ctx, t.ID, spec.Name, spec.IfExists)
 	case ast.AlterTableRenameTable:
 		newDB := spec.NewTable.Schema.O
 		if newDB == "" {
@@ -295,7 +297,8 @@ func supported(spec *ast.AlterTableSpec) error {
 	case ast.AlterTableAddColumns, ast.AlterTableDropColumn, ast.AlterTableModifyColumn,
 		ast.AlterTableChangeColumn, ast.AlterTableRenameColumn, ast.AlterTableAlterColumn,
 		ast.AlterTableDropIndex, ast.AlterTableDropPrimaryKey, ast.AlterTableRenameIndex,
-		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm,
+		ast.AlterTableDropForeignKey:
 		return nil
 	case ast.AlterTableAddConstraint:
 		switch spec.Constraint.Tp {
@@ -313,8 +316,8 @@ func notSupported(what string) error {
 	return errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support '%s'", what)
 }
 
-// addConstraint runs ADD INDEX / ADD UNIQUE; foreign keys and checks are
-// accepted and not enforced, as in CREATE TABLE.
+// addConstraint runs ADD INDEX / ADD UNIQUE / ADD FOREIGN KEY; checks
+// are accepted and not enforced, as in CREATE TABLE.
 func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint) error {
 	unique := false
 	switch c.Tp {
@@ -323,6 +326,8 @@ func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constrain
 		unique = true
 	case ast.ConstraintPrimaryKey:
 		return notSupported("adding a PRIMARY KEY to an existing table")
+	case ast.ConstraintForeignKey:
+		return d.addForeignKey(ctx, tableID, c)
 	default:
 		return nil
 	}
@@ -401,10 +406,14 @@ func (d *DDL) renameTableLocked(ctx context.Context, oldDB, oldName, newDB, newN
 			// A trigger stays in its table's database.
 			return errno.New(errno.ErTrgInWrongSchema, "Trigger in wrong schema")
 		}
+		refs := is.ReferredBy(db.Name, t.Name)
 		nt := t.Clone()
 		nt.Name, nt.DBID = newName, ndb.ID
 		is.DropTable(db, t)
 		is.PutTable(ndb, nt)
+		if err := renameParent(m, is, refs, nt, ndb.Name); err != nil {
+			return err
+		}
 		if ndb.ID != db.ID {
 			if err := m.DeleteTableRecord(db.ID, t.ID); err != nil {
 				return err

@@ -289,6 +289,13 @@ func (d *DDL) renameColumn(ctx context.Context, tableID int64, from, to string) 
 }
 
 func renameIndexColumns(t *catalog.TableInfo, from, to string) {
+	for _, fk := range t.ForeignKeys {
+		for i := range fk.Cols {
+			if strings.EqualFold(fk.Cols[i], from) {
+				fk.Cols[i] = to
+			}
+		}
+	}
 	for _, ix := range t.Indexes {
 		for i := range ix.Columns {
 			if strings.EqualFold(ix.Columns[i].Name, from) {
