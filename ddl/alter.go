@@ -217,7 +217,7 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 			}
 		}
 		for _, c := range spec.NewConstraints {
-			if err := d.addConstraint(ctx, t.ID, c); err != nil {
+			if err := d.addConstraint(ctx, t.ID, c, res); err != nil {
 				return err
 			}
 		}
@@ -232,7 +232,7 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 	case ast.AlterTableAlterColumn:
 		err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
 	case ast.AlterTableAddConstraint:
-		err = d.addConstraint(ctx, t.ID, spec.Constraint)
+		err = d.addConstraint(ctx, t.ID, spec.Constraint, res)
 	case ast.AlterTableDropIndex:
 		ix := t.FindIndex(spec.Name)
 		if ix == nil || ix.State != catalog.StatePublic {
@@ -318,7 +318,7 @@ func notSupported(what string) error {
 
 // addConstraint runs ADD INDEX / ADD UNIQUE / ADD FOREIGN KEY; checks
 // are accepted and not enforced, as in CREATE TABLE.
-func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint) error {
+func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint, res *AlterResult) error {
 	unique := false
 	switch c.Tp {
 	case ast.ConstraintKey, ast.ConstraintIndex:
@@ -327,7 +327,7 @@ func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constrain
 	case ast.ConstraintPrimaryKey:
 		return notSupported("adding a PRIMARY KEY to an existing table")
 	case ast.ConstraintForeignKey:
-		return d.addForeignKey(ctx, tableID, c)
+		return d.addForeignKey(ctx, tableID, c, res)
 	default:
 		return nil
 	}

@@ -219,8 +219,9 @@ func addFKs(is *catalog.InfoSchema, dbName string, t *catalog.TableInfo, cs []*a
 // from then on every writer checks; then, with foreign_key_checks on, the
 // rows already there, once the transactions that predate the constraint
 // have ended. Rows that break it take the constraint (and the index made
-// for it) back.
-func (d *DDL) addForeignKey(ctx context.Context, tableID int64, c *ast.Constraint) error {
+// for it) back. The rows checked count as the ALTER's rows, as MySQL's
+// copying ALTER reports them.
+func (d *DDL) addForeignKey(ctx context.Context, tableID int64, c *ast.Constraint, res *AlterResult) error {
 	checks := fkChecks(ctx)
 	is := d.Catalog.InfoSchema()
 	t := is.TableByID(tableID)
@@ -260,8 +261,11 @@ func (d *DDL) addForeignKey(ctx context.Context, tableID int64, c *ast.Constrain
 		return nil
 	})
 	if err == nil && checks {
-		err = d.checkFKRows(ctx, db.Name, tableID, fkID)
+		var n uint64
+		n, err = d.checkFKRows(ctx, db.Name, tableID, fkID)
+		res.Rows += n
 		if err != nil {
+			res.Rows = 0
 			err = d.undoFK(ctx, tableID, fkID, err)
 		}
 	}
@@ -303,7 +307,7 @@ func (d *DDL) undoFK(ctx context.Context, tableID, fkID int64, cause error) erro
 
 // checkFKRows fails with 1452 if a row of the child table has values
 // (none NULL) that no parent row has.
-func (d *DDL) checkFKRows(ctx context.Context, dbName string, tableID, fkID int64) error {
+func (d *DDL) checkFKRows(ctx context.Context, dbName string, tableID, fkID int64) (uint64, error) {
 	is := d.Catalog.InfoSchema()
 	t := is.TableByID(tableID)
 	var fk *catalog.FKInfo
@@ -314,12 +318,12 @@ func (d *DDL) checkFKRows(ctx context.Context, dbName string, tableID, fkID int6
 	}
 	parent := is.Table(fk.RefSchema, fk.RefTable)
 	if parent == nil {
-		return nil
+		return 0, nil
 	}
 	lookup := table.FKLookup{T: parent, Ix: table.FKIndex(parent, fk.RefCols)}
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer txn.Rollback()
 	// Timestamps are compared in UTC on both sides: decode without a zone.
@@ -327,18 +331,19 @@ func (d *DDL) checkFKRows(ctx context.Context, dbName string, tableID, fkID int6
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
 	it, err := txn.Iter(start, end)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer it.Close()
+	var n uint64
 	row := make([]types.Datum, len(t.Columns)+1)
 	vals := make([]types.Datum, len(fk.Cols))
 	for it.Valid() {
 		_, h, err := tablecodec.DecodeRowKey(it.Key(), t.CommonHandle)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := dec.Decode(h, it.Value(), row); err != nil {
-			return err
+			return 0, err
 		}
 		null := false
 		for i, c := range fk.Cols {
@@ -348,18 +353,19 @@ func (d *DDL) checkFKRows(ctx context.Context, dbName string, tableID, fkID int6
 		if !null {
 			hs, err := lookup.Handles(ctx, txn, vals, 1)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if len(hs) == 0 {
-				return errno.New(errno.ErNoReferencedRow2, "Cannot add or update a child row: a foreign key constraint fails (%s, %s)",
+				return 0, errno.New(errno.ErNoReferencedRow2, "Cannot add or update a child row: a foreign key constraint fails (%s, %s)",
 					"`"+dbName+"`.`"+t.Name+"`", fk.Clause(dbName))
 			}
 		}
+		n++
 		if err := it.Next(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // dropForeignKey runs ALTER TABLE DROP FOREIGN KEY; the index stays, as

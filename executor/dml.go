@@ -187,6 +187,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
 		ctx.Txn.ReleaseSavepoint(sp)
 		if err == nil {
+			if err := ctx.checkParents(w.Table(), nil, row); err != nil {
+				return 0, err
+			}
 			return 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 		}
 		return 0, err
@@ -207,6 +210,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 				if err := w.Add(ctx.write(), stored, h); err != nil {
 					return 0, err
 				}
+				if err := ctx.checkParents(w.Table(), nil, row); err != nil {
+					return 0, err
+				}
 				return affected + 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 			}
 			if err := ctx.lock(tablecodec.RowKey(w.Table().ID, oldH)); err != nil {
@@ -217,6 +223,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 				return 0, err
 			}
 			if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, w.Table(), old), oldH); err != nil {
+				return 0, err
+			}
+			if err := ctx.rowDeleted(w.Table(), old); err != nil {
 				return 0, err
 			}
 			if err := ctx.fire(w.Table(), catalog.After, catalog.OnDelete, old, nil); err != nil {
@@ -248,6 +257,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 		affected := uint64(0)
 		if changed {
 			if err := rewriteRow(ctx, w, old, newRow, oldH); err != nil {
+				return 0, err
+			}
+			if err := ctx.rowUpdated(w.Table(), old, newRow); err != nil {
 				return 0, err
 			}
 			affected = 2
@@ -377,6 +389,12 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			return res, err
 		}
 		ctx.Eval.RowNum = i + 1
+		if ok, err := ctx.refresh(t, r); err != nil || !ok {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		res.Matched++
 		h := table.HandleOf(t, r)
 		old := append([]types.Datum(nil), r[:len(t.Columns)]...)
@@ -395,6 +413,9 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			}
 			if skipped {
 				continue
+			}
+			if err := ctx.rowUpdated(t, old, row); err != nil {
+				return res, err
 			}
 			res.Affected++
 		}
@@ -493,11 +514,20 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
+		if ok, err := ctx.refresh(t, r); err != nil || !ok {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		row := r[:len(t.Columns)]
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
 		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), table.HandleOf(t, r)); err != nil {
+			return res, err
+		}
+		if err := ctx.rowDeleted(t, row); err != nil {
 			return res, err
 		}
 		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {

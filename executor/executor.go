@@ -51,6 +51,11 @@ type Ctx struct {
 	// Triggers runs the row triggers of the tables a write statement
 	// changes; nil runs none.
 	Triggers Triggers
+	// IS is the schema the statement runs under: where DML finds the
+	// tables its rows' foreign keys refer to and are referred from
+	// (foreignkey.go). NoFKChecks (foreign_key_checks off) skips them.
+	IS         *catalog.InfoSchema
+	NoFKChecks bool
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

@@ -90,6 +90,9 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 			if skipped {
 				return nil
 			}
+			if err := ctx.rowUpdated(t.Table, old, cols); err != nil {
+				return err
+			}
 			res.Affected++
 		}
 		return ctx.fire(t.Table, catalog.After, catalog.OnUpdate, old, cols)
@@ -112,6 +115,9 @@ func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 			return err
 		}
 		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), h); err != nil {
+			return err
+		}
+		if err := ctx.rowDeleted(t, row); err != nil {
 			return err
 		}
 		res.Affected++

@@ -1,0 +1,91 @@
+package session_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+)
+
+// TestForeignKeyLocks: a child row added by an open pessimistic
+// transaction holds its parent row: a DELETE of the parent waits for that
+// transaction and, once it commits, fails with 1451; rolled back, the
+// DELETE goes through. An optimistic transaction that added a child fails
+// its commit when another transaction deleted the parent meanwhile.
+func TestForeignKeyLocks(t *testing.T) {
+	db, err := sql.Open("mysql", startBasalt(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn := func() *sql.Conn {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := conn(), conn()
+	exec := func(c *sql.Conn, q string) error {
+		_, err := c.ExecContext(ctx, q)
+		return err
+	}
+	must := func(c *sql.Conn, qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if err := exec(c, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	must(a, "CREATE DATABASE fk", "USE fk", "CREATE TABLE p (id INT PRIMARY KEY)",
+		"CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id))",
+		"INSERT INTO p VALUES (1), (2), (3)")
+	must(b, "USE fk")
+
+	// Committed: the waiting DELETE then finds the child.
+	must(a, "BEGIN", "INSERT INTO c VALUES (1, 1)")
+	done := make(chan error, 1)
+	go func() { done <- exec(b, "DELETE FROM p WHERE id = 1") }()
+	select {
+	case err := <-done:
+		t.Fatalf("DELETE of a parent held by an open child insert did not wait: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	must(a, "COMMIT")
+	if err := <-done; mysqlErrno(err) != 1451 {
+		t.Fatalf("DELETE after the child's commit: got %v, want 1451", err)
+	}
+
+	// Rolled back: the DELETE goes through.
+	must(a, "BEGIN", "INSERT INTO c VALUES (2, 2)")
+	go func() { done <- exec(b, "DELETE FROM p WHERE id = 2") }()
+	time.Sleep(200 * time.Millisecond)
+	must(a, "ROLLBACK")
+	if err := <-done; err != nil {
+		t.Fatalf("DELETE after the child's rollback: %v", err)
+	}
+
+	// An autocommit DELETE (an optimistic transaction of its own) meets
+	// the open child insert at its commit.
+	must(a, "INSERT INTO p VALUES (4)", "BEGIN", "INSERT INTO c VALUES (4, 4)")
+	go func() { done <- exec(b, "DELETE FROM p WHERE id = 4") }()
+	time.Sleep(200 * time.Millisecond)
+	must(a, "COMMIT")
+	if err := <-done; mysqlErrno(err) != 1451 {
+		t.Fatalf("autocommit DELETE after the child's commit: got %v, want 1451", err)
+	}
+
+	// Optimistic: the parent deleted under the child's transaction.
+	must(a, "BEGIN OPTIMISTIC", "INSERT INTO c VALUES (3, 3)")
+	must(b, "DELETE FROM p WHERE id = 3")
+	if err := exec(a, "COMMIT"); err == nil {
+		t.Fatal("an optimistic child insert committed after its parent was deleted")
+	}
+	var n int
+	if err := a.QueryRowContext(ctx, "SELECT COUNT(*) FROM c WHERE pid = 3").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("orphans: %d, %v", n, err)
+	}
+}
