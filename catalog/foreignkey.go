@@ -67,7 +67,8 @@ type referrers struct {
 func (is *InfoSchema) resetRefs() { is.refs = &referrers{} }
 
 // ReferredBy returns the foreign keys whose parent is table db.name, in
-// a stable order (child id, then constraint).
+// the order InnoDB checks them when a parent row goes: by the parent's
+// index each uses (the primary key first), then by name.
 func (is *InfoSchema) ReferredBy(db, name string) []ReferredFK {
 	m := is.referrerMap()
 	if len(m) == 0 {
@@ -94,8 +95,42 @@ func (is *InfoSchema) referrerMap() map[[2]string][]ReferredFK {
 				r.m[k] = append(r.m[k], ReferredFK{Child: t, FK: fk})
 			}
 		}
+		for k, refs := range r.m {
+			parent := is.tables[k[0]][k[1]]
+			if parent == nil {
+				continue
+			}
+			slices.SortStableFunc(refs, func(a, b ReferredFK) int {
+				if d := indexRank(parent, a.FK.RefCols) - indexRank(parent, b.FK.RefCols); d != 0 {
+					return d
+				}
+				return strings.Compare(strings.ToLower(a.FK.Name), strings.ToLower(b.FK.Name))
+			})
+		}
 	})
 	return r.m
+}
+
+// indexRank orders t's indexes as InnoDB keeps them, the clustered
+// primary key first, and returns the rank of the first one whose leading
+// columns are cols.
+func indexRank(t *TableInfo, cols []string) int {
+	for i, ix := range t.Indexes {
+		if len(ix.Columns) < len(cols) {
+			continue
+		}
+		ok := true
+		for j, c := range cols {
+			ok = ok && strings.EqualFold(ix.Columns[j].Name, c)
+		}
+		if ok {
+			if ix.Primary {
+				return 0
+			}
+			return i + 1
+		}
+	}
+	return len(t.Indexes) + 1
 }
 
 // Clause is the constraint as SHOW CREATE TABLE prints it, and as the

@@ -3,8 +3,15 @@ package session_test
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/basalt-db/basalt/testkit"
+	"github.com/go-sql-driver/mysql"
 )
 
 // TestForeignKeyLocks: a child row added by an open pessimistic
@@ -88,4 +95,99 @@ func TestForeignKeyLocks(t *testing.T) {
 	if err := a.QueryRowContext(ctx, "SELECT COUNT(*) FROM c WHERE pid = 3").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("orphans: %d, %v", n, err)
 	}
+}
+
+// TestForeignKeysMatchMariaDB runs testdata/fk_messages.sql on Basalt and
+// on a MariaDB started for the test and compares their whole answers:
+// the text of each error (not only its code, as the scripts do), SHOW
+// CREATE TABLE and information_schema rows. Needs mariadbd (skipped
+// without it, and with -short).
+func TestForeignKeysMatchMariaDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a MariaDB")
+	}
+	data, err := os.ReadFile("testdata/fk_messages.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stmts []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			stmts = append(stmts, l)
+		}
+	}
+	maria := testkit.StartMariaDB(t)
+	a := fkTranscript(t, startBasalt(t), stmts)
+	b := fkTranscript(t, maria.DSN(""), stmts)
+	for i := range stmts {
+		if a[i] != b[i] {
+			t.Errorf("%s\n  Basalt:  %s\n  MariaDB: %s", stmts[i], a[i], b[i])
+		}
+	}
+}
+
+// fkTranscript runs stmts in a new database fkmsg on one connection and
+// returns each one's answer as text.
+func fkTranscript(t *testing.T, dsn string, stmts []string) []string {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, q := range []string{"CREATE DATABASE fkmsg", "USE fkmsg"} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer := func(err error) string {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) {
+			return fmt.Sprintf("error %d: %s", me.Number, me.Message)
+		}
+		return err.Error()
+	}
+	var out []string
+	for _, q := range stmts {
+		if !strings.HasPrefix(q, "SHOW") && !strings.HasPrefix(q, "SELECT") {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				out = append(out, answer(err))
+			} else {
+				out = append(out, "ok")
+			}
+			continue
+		}
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			out = append(out, answer(err))
+			continue
+		}
+		cols, _ := rows.Columns()
+		var text []string
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				if v.Valid {
+					text = append(text, v.String)
+				} else {
+					text = append(text, "NULL")
+				}
+			}
+		}
+		rows.Close()
+		out = append(out, strings.Join(text, " | "))
+	}
+	return out
 }
