@@ -482,3 +482,49 @@ func checkDropFKColumn(is *catalog.InfoSchema, dbName string, t *catalog.TableIn
 	}
 	return nil
 }
+
+// checkFKTypes refuses a MODIFY or CHANGE COLUMN that leaves column col
+// of vt (table name of dbName, as the ALTER will leave it) with a type
+// that a constraint on either side of it no longer accepts (3780).
+func checkFKTypes(is *catalog.InfoSchema, dbName, name string, vt *catalog.TableInfo, col string) error {
+	c := vt.FindColumn(col)
+	if c == nil {
+		return nil
+	}
+	ft := c.Type
+	if ft.IsString() && ft.Collate == "" {
+		// The column takes the table's collation (applied later).
+		ft.Charset, ft.Collate = vt.Charset, vt.Collate
+	}
+	for _, fk := range vt.ForeignKeys {
+		for i, fc := range fk.Cols {
+			if !strings.EqualFold(fc, col) {
+				continue
+			}
+			parent := is.Table(fk.RefSchema, fk.RefTable)
+			if fk.Refers(dbName, name) {
+				parent = vt
+			}
+			if parent == nil {
+				continue
+			}
+			if pc := parent.FindColumn(fk.RefCols[i]); pc != nil && !fkCompatible(ft, pc.Type) {
+				return errno.New(errno.ErFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", c.Name, pc.Name, fk.Name)
+			}
+		}
+	}
+	for _, r := range is.ReferredBy(dbName, name) {
+		if r.Child.ID == vt.ID {
+			continue // checked above, against vt itself
+		}
+		for i, rc := range r.FK.RefCols {
+			if !strings.EqualFold(rc, col) {
+				continue
+			}
+			if cc := r.Child.FindColumn(r.FK.Cols[i]); cc != nil && !fkCompatible(cc.Type, ft) {
+				return errno.New(errno.ErFKIncompatibleColumns, "Referencing column '%s' and referenced column '%s' in foreign key constraint '%s' are incompatible.", cc.Name, c.Name, r.FK.Name)
+			}
+		}
+	}
+	return nil
+}

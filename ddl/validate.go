@@ -40,9 +40,13 @@ func (d *DDL) checkSpecs(t *catalog.TableInfo, dbName string, specs []*ast.Alter
 			}
 			err = checkDropColumn(vt, spec.OldColumnName.Name.O, spec.IfExists)
 		case ast.AlterTableModifyColumn:
-			err = checkModifyColumn(vt, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position)
+			if err = checkModifyColumn(vt, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position); err == nil {
+				err = checkFKTypes(d.Catalog.InfoSchema(), dbName, t.Name, vt, spec.NewColumns[0].Name.Name.O)
+			}
 		case ast.AlterTableChangeColumn:
-			err = checkModifyColumn(vt, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position)
+			if err = checkModifyColumn(vt, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position); err == nil {
+				err = checkFKTypes(d.Catalog.InfoSchema(), dbName, t.Name, vt, spec.NewColumns[0].Name.Name.O)
+			}
 		case ast.AlterTableRenameColumn:
 			from, to := spec.OldColumnName.Name.O, spec.NewColumnName.Name.O
 			if err = checkName(to, errno.ErWrongColumnName, "Incorrect column name '%s'"); err != nil {
