@@ -163,7 +163,7 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 // dropped or rewrote something). A nil func means nothing to take back.
 func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec) (func(context.Context) error, bool) {
 	switch spec.Tp {
-	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
 		return nil, true
 	case ast.AlterTableAddColumns, ast.AlterTableAddConstraint:
 		// Drop what the part added: the indexes, then the columns.
@@ -253,6 +253,12 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 		err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
 	case ast.AlterTableDropForeignKey:
 		err = d.dropForeignKey(ctx, t.ID, spec.Name, spec.IfExists)
+	case ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
+		// mariadb-dump wraps each table's rows in these; InnoDB has no
+		// such option and says so in a note.
+		note := errno.New(1031, "Storage engine InnoDB of the table `%s`.`%s` doesn't have this option", *dbName, *name)
+		note.Note = true
+		res.warn([]*errno.Error{note})
 	case ast.AlterTableRenameTable:
 		newDB := spec.NewTable.Schema.O
 		if newDB == "" {
@@ -290,15 +296,15 @@ func checkDropsAll(d *DDL, dbName, name string, specs []*ast.AlterTableSpec) err
 }
 
 // supported refuses the ALTER TABLE specifications Basalt cannot run.
-// Table options, ALGORITHM and LOCK are accepted and ignored (every change
-// here is online).
+// Table options, ALGORITHM, LOCK and ENABLE/DISABLE KEYS are accepted and
+// ignored (every change here is online).
 func supported(spec *ast.AlterTableSpec) error {
 	switch spec.Tp {
 	case ast.AlterTableAddColumns, ast.AlterTableDropColumn, ast.AlterTableModifyColumn,
 		ast.AlterTableChangeColumn, ast.AlterTableRenameColumn, ast.AlterTableAlterColumn,
 		ast.AlterTableDropIndex, ast.AlterTableDropPrimaryKey, ast.AlterTableRenameIndex,
 		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm,
-		ast.AlterTableDropForeignKey:
+		ast.AlterTableDropForeignKey, ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
 		return nil
 	case ast.AlterTableAddConstraint:
 		switch spec.Constraint.Tp {

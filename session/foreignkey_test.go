@@ -1,15 +1,20 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	osexec "os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/bench"
 	"github.com/basalt-db/basalt/testkit"
 	"github.com/go-sql-driver/mysql"
 )
@@ -190,4 +195,103 @@ func fkTranscript(t *testing.T, dsn string, stmts []string) []string {
 		out = append(out, strings.Join(text, " | "))
 	}
 	return out
+}
+
+// TestForeignKeyDumpRestore restores mariadb-dump's output of a MariaDB
+// database with foreign keys into Basalt with the mariadb client: the
+// dump creates a child before its parent (tables in name order) and
+// loads rows in any order under its SET FOREIGN_KEY_CHECKS=0, wraps rows
+// in ALTER TABLE ... DISABLE/ENABLE KEYS, and restores the setting at the
+// end. The constraints and rows must arrive as MariaDB has them, and be
+// enforced afterwards. Needs mariadbd, mariadb-dump and mariadb.
+func TestForeignKeyDumpRestore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a MariaDB")
+	}
+	dump, client := bench.FindProgram("mariadb-dump", "/usr/bin/mariadb-dump"), bench.FindProgram("mariadb", "/usr/bin/mariadb")
+	if dump == "" || client == "" {
+		t.Skip("mariadb-dump or mariadb is not installed")
+	}
+	maria := testkit.StartMariaDB(t)
+	mdb := maria.OpenDB(t, "")
+	for _, q := range []string{
+		"CREATE DATABASE fkdump", "USE fkdump",
+		"CREATE TABLE z_parent (id INT PRIMARY KEY, code VARCHAR(5), UNIQUE KEY code (code))",
+		"CREATE TABLE a_child (id INT PRIMARY KEY, pid INT, code VARCHAR(5), FOREIGN KEY (pid) REFERENCES z_parent (id) ON DELETE CASCADE, CONSTRAINT by_code FOREIGN KEY (code) REFERENCES z_parent (code) ON UPDATE SET NULL)",
+		"CREATE TABLE m_tree (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) REFERENCES m_tree (id))",
+		"INSERT INTO z_parent VALUES (1, 'one'), (2, 'two')",
+		"INSERT INTO a_child VALUES (10, 1, 'two'), (20, 2, NULL)",
+		"INSERT INTO m_tree VALUES (5, NULL), (1, 5), (3, 1)",
+	} {
+		if _, err := mdb.Exec(q); err != nil {
+			t.Fatalf("MariaDB: %s: %v", q, err)
+		}
+	}
+	out, err := osexec.Command(dump, "-h", maria.Host(), "-P", strconv.Itoa(maria.Port()), "-uroot",
+		"--skip-add-locks", "--databases", "fkdump").Output()
+	if err != nil {
+		t.Fatalf("mariadb-dump: %v", err)
+	}
+	_, _, addr := serveBasalt(t)
+	host, port, _ := net.SplitHostPort(addr.String())
+	load := osexec.Command(client, "-h", host, "-P", port, "-uroot")
+	load.Stdin = bytes.NewReader(out)
+	if msg, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("loading the dump into Basalt: %v\n%s", err, msg)
+	}
+	bdb, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/fkdump", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	for _, q := range []string{
+		"SELECT CONSTRAINT_NAME, TABLE_NAME, REFERENCED_TABLE_NAME, UNIQUE_CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'fkdump' ORDER BY CONSTRAINT_NAME",
+		"SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'fkdump' ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+		"SELECT id, pid, code FROM fkdump.a_child ORDER BY id",
+		"SELECT id, up FROM fkdump.m_tree ORDER BY id",
+		"SELECT @@foreign_key_checks",
+	} {
+		if a, b := queryText(t, bdb, q), queryText(t, mdb, q); a != b {
+			t.Errorf("%s\n  Basalt:  %s\n  MariaDB: %s", q, a, b)
+		}
+	}
+	if _, err := bdb.Exec("INSERT INTO fkdump.a_child VALUES (30, 9, NULL)"); mysqlErrno(err) != 1452 {
+		t.Errorf("a child without parent after the restore: got %v, want 1452", err)
+	}
+	if _, err := bdb.Exec("DELETE FROM fkdump.z_parent WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryText(t, bdb, "SELECT COUNT(*) FROM fkdump.a_child"); got != "1" {
+		t.Errorf("ON DELETE CASCADE after the restore left %s rows, want 1", got)
+	}
+}
+
+// queryText runs q and returns its rows as text.
+func queryText(t *testing.T, db *sql.DB, q string) string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var text []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if v.Valid {
+				text = append(text, v.String)
+			} else {
+				text = append(text, "NULL")
+			}
+		}
+	}
+	return strings.Join(text, " | ")
 }
