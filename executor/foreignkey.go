@@ -341,6 +341,20 @@ func (ctx *Ctx) refresh(t *catalog.TableInfo, r []types.Datum) (bool, error) {
 	if !ctx.fkOn() || len(t.ForeignKeys) == 0 || len(ctx.IS.ReferredBy(ctx.dbName(t), t.Name)) == 0 {
 		return true, nil
 	}
+	return ctx.reread(t, r)
+}
+
+// refreshTarget is refresh for a target of a multi-table UPDATE or
+// DELETE, whose other targets' actions may reach any table that refers
+// to another.
+func (ctx *Ctx) refreshTarget(t *catalog.TableInfo, r []types.Datum) (bool, error) {
+	if !ctx.fkOn() || len(t.ForeignKeys) == 0 {
+		return true, nil
+	}
+	return ctx.reread(t, r)
+}
+
+func (ctx *Ctx) reread(t *catalog.TableInfo, r []types.Datum) (bool, error) {
 	dec := table.NewDecoder(t, nil, table.StorageZone(ctx.Eval, t))
 	cur, err := readRow(ctx, t, dec, table.HandleOf(t, r), make([]types.Datum, len(t.Columns)+1), false)
 	if err != nil || cur == nil {
