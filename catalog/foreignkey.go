@@ -77,6 +77,10 @@ func (is *InfoSchema) ReferredBy(db, name string) []ReferredFK {
 	return m[[2]string{strings.ToLower(db), strings.ToLower(name)}]
 }
 
+// HasForeignKeys reports whether any table of the schema has a foreign
+// key: when none has, writers skip looking for a row's children.
+func (is *InfoSchema) HasForeignKeys() bool { return len(is.referrerMap()) > 0 }
+
 func (is *InfoSchema) referrerMap() map[[2]string][]ReferredFK {
 	r := is.refs
 	r.once.Do(func() {
