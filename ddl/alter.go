@@ -227,6 +227,9 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 		err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
 	case ast.AlterTableChangeColumn:
 		err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
+		if err == nil {
+			err = d.renameRefCols(ctx, *dbName, t.Name, spec.OldColumnName.Name.O, spec.NewColumns[0].Name.Name.O)
+		}
 	case ast.AlterTableRenameColumn:
 		err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
 	case ast.AlterTableAlterColumn:

@@ -528,3 +528,35 @@ func checkFKTypes(is *catalog.InfoSchema, dbName, name string, vt *catalog.Table
 	}
 	return nil
 }
+
+// renameRefCols renames column from of table dbName.name to to in the
+// constraints of other tables that refer to it, after a CHANGE COLUMN
+// renamed it (a version of its own: the column change may take several).
+func (d *DDL) renameRefCols(ctx context.Context, dbName, name, from, to string) error {
+	if from == to {
+		return nil
+	}
+	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		for _, r := range is.ReferredBy(dbName, name) {
+			child := is.TableByID(r.Child.ID).Clone()
+			fk := child.FindFK(r.FK.Name)
+			if fk == nil {
+				continue
+			}
+			changed := false
+			for i := range fk.RefCols {
+				if strings.EqualFold(fk.RefCols[i], from) {
+					fk.RefCols[i], changed = to, true
+				}
+			}
+			if !changed {
+				continue
+			}
+			is.PutTable(is.DBByID(child.DBID), child)
+			if err := m.PutTable(child); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
