@@ -185,13 +185,20 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 	err = table.SessionDupError(ctx.Eval, w.Table(), w.Add(ctx.write(), stored, h), stored, row)
 	var dup *errno.Error
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
-		ctx.Txn.ReleaseSavepoint(sp)
 		if err == nil {
 			if err := ctx.checkParents(w.Table(), nil, row); err != nil {
+				if p.Ignore {
+					if skipped, err := ctx.ignoreFK(sp, err); skipped || err != nil {
+						return 0, err
+					}
+				}
+				ctx.Txn.ReleaseSavepoint(sp)
 				return 0, err
 			}
+			ctx.Txn.ReleaseSavepoint(sp)
 			return 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 		}
+		ctx.Txn.ReleaseSavepoint(sp)
 		return 0, err
 	}
 	ctx.Txn.RollbackTo(sp)
@@ -407,15 +414,26 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			return res, err
 		}
 		if changed {
+			sp := ctx.Txn.Savepoint()
 			skipped, err := rewriteRowIgnore(ctx, w, old, row, h, p.Ignore)
 			if err != nil {
 				return res, err
 			}
+			if !skipped {
+				if err := ctx.rowUpdated(t, old, row); err != nil {
+					if !p.Ignore {
+						return res, err
+					}
+					// The row's writes were taken back (ignoreFK).
+					if _, err := ctx.ignoreFK(sp, err); err != nil {
+						return res, err
+					}
+					continue
+				}
+			}
+			ctx.Txn.ReleaseSavepoint(sp)
 			if skipped {
 				continue
-			}
-			if err := ctx.rowUpdated(t, old, row); err != nil {
-				return res, err
 			}
 			res.Affected++
 		}
@@ -524,12 +542,23 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
+		sp := ctx.Txn.Savepoint()
 		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), table.HandleOf(t, r)); err != nil {
 			return res, err
 		}
 		if err := ctx.rowDeleted(t, row); err != nil {
-			return res, err
+			skipped := false
+			if p.Ignore {
+				skipped, err = ctx.ignoreFK(sp, err)
+			}
+			if err != nil {
+				return res, err
+			}
+			if skipped {
+				continue
+			}
 		}
+		ctx.Txn.ReleaseSavepoint(sp)
 		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}

@@ -367,3 +367,16 @@ func (ctx *Ctx) reread(t *catalog.TableInfo, r []types.Datum) (bool, error) {
 	copy(r[:len(t.Columns)], cur[:len(t.Columns)])
 	return true, nil
 }
+
+// ignoreFK is IGNORE's way with a row whose foreign key check failed
+// (1451, 1452), as MySQL's: the row's writes since savepoint sp are taken
+// back and the error becomes a warning. Other errors stay errors.
+func (ctx *Ctx) ignoreFK(sp int, err error) (skipped bool, _ error) {
+	var e *errno.Error
+	if errors.As(err, &e) && (e.Code == errno.ErRowIsReferenced2 || e.Code == errno.ErNoReferencedRow2) {
+		ctx.Txn.RollbackTo(sp)
+		ctx.Eval.Warn(e)
+		return true, nil
+	}
+	return false, err
+}
