@@ -533,8 +533,14 @@ func checkFKTypes(is *catalog.InfoSchema, dbName, name string, vt *catalog.Table
 // constraints of other tables that refer to it, after a CHANGE COLUMN
 // renamed it (a version of its own: the column change may take several).
 func (d *DDL) renameRefCols(ctx context.Context, dbName, name, from, to string) error {
-	if from == to {
-		return nil
+	refers := false
+	for _, r := range d.Catalog.InfoSchema().ReferredBy(dbName, name) {
+		for _, c := range r.FK.RefCols {
+			refers = refers || strings.EqualFold(c, from)
+		}
+	}
+	if from == to || !refers {
+		return nil // no version for nothing to change
 	}
 	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
 		for _, r := range is.ReferredBy(dbName, name) {
