@@ -271,6 +271,7 @@ func (is *InfoSchema) DropDB(name string) {
 	}
 	delete(is.tables, l)
 	delete(is.dbs, l)
+	is.resetRefs()
 }
 
 // PutTable adds or replaces a table in a schema being changed.
@@ -285,6 +286,7 @@ func (is *InfoSchema) PutTable(db *DBInfo, t *TableInfo) {
 func (is *InfoSchema) DropTable(db *DBInfo, t *TableInfo) {
 	delete(is.tables[strings.ToLower(db.Name)], strings.ToLower(t.Name))
 	delete(is.byID, t.ID)
+	is.resetRefs()
 }
 
 // AllocAutoID reserves n consecutive auto-increment values of table and

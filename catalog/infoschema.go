@@ -13,10 +13,11 @@ type InfoSchema struct {
 	dbs     map[string]*DBInfo               // by lower-case name
 	tables  map[string]map[string]*TableInfo // db lower name → table lower name → table
 	byID    map[int64]*TableInfo
+	refs    *referrers // foreign keys by parent (foreignkey.go)
 }
 
 func newInfoSchema(version int64) *InfoSchema {
-	return &InfoSchema{Version: version, dbs: map[string]*DBInfo{}, tables: map[string]map[string]*TableInfo{}, byID: map[int64]*TableInfo{}}
+	return &InfoSchema{Version: version, dbs: map[string]*DBInfo{}, tables: map[string]map[string]*TableInfo{}, byID: map[int64]*TableInfo{}, refs: &referrers{}}
 }
 
 func (is *InfoSchema) addDB(db *DBInfo) {
@@ -30,6 +31,7 @@ func (is *InfoSchema) addDB(db *DBInfo) {
 func (is *InfoSchema) addTable(db *DBInfo, t *TableInfo) {
 	is.tables[strings.ToLower(db.Name)][strings.ToLower(t.Name)] = t
 	is.byID[t.ID] = t
+	is.resetRefs()
 }
 
 // clone copies the maps (not the records, which are immutable once published).

@@ -141,6 +141,10 @@ type TableInfo struct {
 	// (within one timing and event): creation order unless FOLLOWS or
 	// PRECEDES placed one. They live and die with the table.
 	Triggers []*TriggerInfo `json:"triggers,omitempty"`
+	// ForeignKeys are the table's FOREIGN KEY constraints, the table
+	// being their child (foreignkey.go).
+	ForeignKeys []*FKInfo `json:"foreign_keys,omitempty"`
+	MaxFKID     int64     `json:"max_fk_id,omitempty"`
 	// Revision is the schema version that last changed this record (set
 	// by Meta.PutTable): a transaction that started under an older version
 	// and writes the table must fail its commit if it cannot tell that no
@@ -313,5 +317,12 @@ func (t *TableInfo) Clone() *TableInfo {
 		c.Indexes[i] = &ic
 	}
 	c.Triggers = append([]*TriggerInfo(nil), t.Triggers...) // immutable once stored
+	c.ForeignKeys = nil
+	for _, fk := range t.ForeignKeys {
+		f := *fk
+		f.Cols = append([]string(nil), fk.Cols...)
+		f.RefCols = append([]string(nil), fk.RefCols...)
+		c.ForeignKeys = append(c.ForeignKeys, &f)
+	}
 	return &c
 }

@@ -163,7 +163,7 @@ func (d *DDL) alterTable(ctx context.Context, currentDB string, s *ast.AlterTabl
 // dropped or rewrote something). A nil func means nothing to take back.
 func (d *DDL) undoable(t *catalog.TableInfo, spec *ast.AlterTableSpec) (func(context.Context) error, bool) {
 	switch spec.Tp {
-	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+	case ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm, ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
 		return nil, true
 	case ast.AlterTableAddColumns, ast.AlterTableAddConstraint:
 		// Drop what the part added: the indexes, then the columns.
@@ -217,7 +217,7 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 			}
 		}
 		for _, c := range spec.NewConstraints {
-			if err := d.addConstraint(ctx, t.ID, c); err != nil {
+			if err := d.addConstraint(ctx, t.ID, c, res); err != nil {
 				return err
 			}
 		}
@@ -227,12 +227,15 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 		err = d.modifyColumn(ctx, t.ID, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
 	case ast.AlterTableChangeColumn:
 		err = d.modifyColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position, sqlMode, res)
+		if err == nil {
+			err = d.renameRefCols(ctx, *dbName, t.Name, spec.OldColumnName.Name.O, spec.NewColumns[0].Name.Name.O)
+		}
 	case ast.AlterTableRenameColumn:
 		err = d.renameColumn(ctx, t.ID, spec.OldColumnName.Name.O, spec.NewColumnName.Name.O)
 	case ast.AlterTableAlterColumn:
 		err = d.alterColumnDefault(ctx, t.ID, spec.NewColumns[0])
 	case ast.AlterTableAddConstraint:
-		err = d.addConstraint(ctx, t.ID, spec.Constraint)
+		err = d.addConstraint(ctx, t.ID, spec.Constraint, res)
 	case ast.AlterTableDropIndex:
 		ix := t.FindIndex(spec.Name)
 		if ix == nil || ix.State != catalog.StatePublic {
@@ -251,6 +254,11 @@ func (d *DDL) alterSpec(ctx context.Context, dbName, name *string, t *catalog.Ta
 		err = d.dropIndexLocked(ctx, t, ix)
 	case ast.AlterTableRenameIndex:
 		err = d.renameIndex(ctx, t.ID, spec.FromKey.O, spec.ToKey.O)
+	case ast.AlterTableDropForeignKey:
+		err = d.dropForeignKey(ctx, t.ID, spec.Name, spec.IfExists)
+	case ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
+		// The session answers these with InnoDB's note, and passes on
+		// the rest of the statement (session/ddl_stmt.go).
 	case ast.AlterTableRenameTable:
 		newDB := spec.NewTable.Schema.O
 		if newDB == "" {
@@ -288,14 +296,15 @@ func checkDropsAll(d *DDL, dbName, name string, specs []*ast.AlterTableSpec) err
 }
 
 // supported refuses the ALTER TABLE specifications Basalt cannot run.
-// Table options, ALGORITHM and LOCK are accepted and ignored (every change
-// here is online).
+// Table options, ALGORITHM, LOCK and ENABLE/DISABLE KEYS are accepted and
+// ignored (every change here is online).
 func supported(spec *ast.AlterTableSpec) error {
 	switch spec.Tp {
 	case ast.AlterTableAddColumns, ast.AlterTableDropColumn, ast.AlterTableModifyColumn,
 		ast.AlterTableChangeColumn, ast.AlterTableRenameColumn, ast.AlterTableAlterColumn,
 		ast.AlterTableDropIndex, ast.AlterTableDropPrimaryKey, ast.AlterTableRenameIndex,
-		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm:
+		ast.AlterTableRenameTable, ast.AlterTableOption, ast.AlterTableLock, ast.AlterTableAlgorithm,
+		ast.AlterTableDropForeignKey, ast.AlterTableEnableKeys, ast.AlterTableDisableKeys:
 		return nil
 	case ast.AlterTableAddConstraint:
 		switch spec.Constraint.Tp {
@@ -313,9 +322,9 @@ func notSupported(what string) error {
 	return errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support '%s'", what)
 }
 
-// addConstraint runs ADD INDEX / ADD UNIQUE; foreign keys and checks are
-// accepted and not enforced, as in CREATE TABLE.
-func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint) error {
+// addConstraint runs ADD INDEX / ADD UNIQUE / ADD FOREIGN KEY; checks
+// are accepted and not enforced, as in CREATE TABLE.
+func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constraint, res *AlterResult) error {
 	unique := false
 	switch c.Tp {
 	case ast.ConstraintKey, ast.ConstraintIndex:
@@ -323,6 +332,8 @@ func (d *DDL) addConstraint(ctx context.Context, tableID int64, c *ast.Constrain
 		unique = true
 	case ast.ConstraintPrimaryKey:
 		return notSupported("adding a PRIMARY KEY to an existing table")
+	case ast.ConstraintForeignKey:
+		return d.addForeignKey(ctx, tableID, c, res)
 	default:
 		return nil
 	}
@@ -401,10 +412,14 @@ func (d *DDL) renameTableLocked(ctx context.Context, oldDB, oldName, newDB, newN
 			// A trigger stays in its table's database.
 			return errno.New(errno.ErTrgInWrongSchema, "Trigger in wrong schema")
 		}
+		refs := is.ReferredBy(db.Name, t.Name)
 		nt := t.Clone()
 		nt.Name, nt.DBID = newName, ndb.ID
 		is.DropTable(db, t)
 		is.PutTable(ndb, nt)
+		if err := renameParent(m, is, refs, nt, ndb.Name); err != nil {
+			return err
+		}
 		if ndb.ID != db.ID {
 			if err := m.DeleteTableRecord(db.ID, t.ID); err != nil {
 				return err

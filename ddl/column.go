@@ -274,7 +274,16 @@ func (d *DDL) renameColumn(ctx context.Context, tableID int64, from, to string) 
 	if err := checkName(to, errno.ErWrongColumnName, "Incorrect column name '%s'"); err != nil {
 		return err
 	}
-	return d.publish(ctx, tableID, func(t *catalog.TableInfo) error {
+	// One version renames the column and, in the constraints of the
+	// tables that refer to it, the referenced column (as MySQL 8 does).
+	return d.Catalog.RunDDLLocked(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		old := is.TableByID(tableID)
+		if old == nil {
+			return errno.New(errno.ErNoSuchTable, "Table doesn't exist")
+		}
+		db := is.DBByID(old.DBID)
+		refs := is.ReferredBy(db.Name, old.Name)
+		t := old.Clone()
 		c := t.FindColumn(from)
 		if c == nil {
 			return errno.New(errno.ErBadField, "Unknown column '%s' in '%s'", from, t.Name)
@@ -283,12 +292,40 @@ func (d *DDL) renameColumn(ctx context.Context, tableID int64, from, to string) 
 			return errno.New(errno.ErDupFieldName, "Duplicate column name '%s'", to)
 		}
 		renameIndexColumns(t, c.Name, to)
+		changed := map[int64]*catalog.TableInfo{t.ID: t}
+		for _, r := range refs {
+			child := changed[r.Child.ID]
+			if child == nil {
+				child = r.Child.Clone()
+				changed[child.ID] = child
+			}
+			if fk := child.FindFK(r.FK.Name); fk != nil {
+				for i := range fk.RefCols {
+					if strings.EqualFold(fk.RefCols[i], c.Name) {
+						fk.RefCols[i] = to
+					}
+				}
+			}
+		}
 		c.Name = to
+		for _, ct := range changed {
+			is.PutTable(is.DBByID(ct.DBID), ct)
+			if err := m.PutTable(ct); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 }
 
 func renameIndexColumns(t *catalog.TableInfo, from, to string) {
+	for _, fk := range t.ForeignKeys {
+		for i := range fk.Cols {
+			if strings.EqualFold(fk.Cols[i], from) {
+				fk.Cols[i] = to
+			}
+		}
+	}
 	for _, ix := range t.Indexes {
 		for i := range ix.Columns {
 			if strings.EqualFold(ix.Columns[i].Name, from) {

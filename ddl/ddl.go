@@ -80,6 +80,16 @@ func (d *DDL) DropDatabase(ctx context.Context, s *ast.DropDatabaseStmt) error {
 			}
 			return errno.New(errno.ErDBDropExists, "Can't drop database '%s'; database doesn't exist", s.Name.O)
 		}
+		if fkChecks(ctx) {
+			for _, t := range is.Tables(db.Name) {
+				for _, r := range is.ReferredBy(db.Name, t.Name) {
+					if r.Child.DBID != db.ID {
+						return errno.New(errno.ErFKCannotDropParent, "Cannot drop table '%s' referenced by a foreign key constraint '%s' on table '%s'.",
+							t.Name, r.FK.Name, r.Child.Name)
+					}
+				}
+			}
+		}
 		for _, t := range is.Tables(db.Name) {
 			if err := m.DeleteTable(db.ID, t.ID); err != nil {
 				return err
@@ -123,10 +133,11 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 	if err := checkName(s.Table.Name.O, errno.ErWrongTableName, "Incorrect table name '%s'"); err != nil {
 		return err
 	}
-	t, err := buildTableInfo(s)
+	t, fks, err := buildTableInfo(s)
 	if err != nil {
 		return err
 	}
+	checks := fkChecks(ctx)
 	return d.Catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
 		db := is.DB(dbName)
 		if db == nil {
@@ -139,6 +150,9 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 			return errno.New(errno.ErTableExists, "Table '%s' already exists", t.Name)
 		}
 		if err := applyTableCollation(t, s, db); err != nil {
+			return err
+		}
+		if err := addFKs(is, db.Name, t, fks, checks); err != nil {
 			return err
 		}
 		n := 1 + len(t.Indexes)
@@ -157,8 +171,10 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 }
 
 // buildTableInfo turns CREATE TABLE's definitions into a TableInfo (ids
-// left to the caller).
-func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
+// left to the caller), and returns its FOREIGN KEY clauses, which need
+// the schema (addFKs). Column-level REFERENCES are ignored, as in MySQL
+// 8.0.
+func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, []*ast.Constraint, error) {
 	t := &catalog.TableInfo{Name: s.Table.Name.O, Charset: defaultCharset, Collate: defaultCollation}
 	for _, o := range s.Options {
 		switch o.Tp {
@@ -168,19 +184,19 @@ func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
 			t.AutoIncStart = int64(o.UintValue)
 		case ast.TableOptionAutoIdCache:
 			if o.UintValue > math.MaxInt64 {
-				return nil, errno.New(errno.ErUnknown, "table option auto_id_cache overflows int64")
+				return nil, nil, errno.New(errno.ErUnknown, "table option auto_id_cache overflows int64")
 			}
 			t.AutoIDCache = int64(o.UintValue)
 		}
 	}
-	var constraints []*ast.Constraint
+	var constraints, fks []*ast.Constraint
 	for i, cd := range s.Cols {
 		col, cs, err := buildColumn(cd, i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if t.FindColumn(col.Name) != nil {
-			return nil, errno.New(errno.ErDupFieldName, "Duplicate column name '%s'", col.Name)
+			return nil, nil, errno.New(errno.ErDupFieldName, "Duplicate column name '%s'", col.Name)
 		}
 		t.MaxColumnID++
 		col.ID = t.MaxColumnID
@@ -193,26 +209,29 @@ func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
 		switch c.Tp {
 		case ast.ConstraintPrimaryKey:
 			if t.PrimaryKey() != nil {
-				return nil, errno.New(errno.ErMultiplePriKey, "Multiple primary key defined")
+				return nil, nil, errno.New(errno.ErMultiplePriKey, "Multiple primary key defined")
 			}
 			ix = &catalog.IndexInfo{Name: "PRIMARY", Primary: true, Unique: true}
 		case ast.ConstraintUniq, ast.ConstraintUniqKey, ast.ConstraintUniqIndex:
 			ix = &catalog.IndexInfo{Name: c.Name, Unique: true}
 		case ast.ConstraintKey, ast.ConstraintIndex:
 			ix = &catalog.IndexInfo{Name: c.Name}
-		case ast.ConstraintForeignKey, ast.ConstraintCheck, ast.ConstraintFulltext:
+		case ast.ConstraintForeignKey:
+			fks = append(fks, c)
+			continue
+		case ast.ConstraintCheck, ast.ConstraintFulltext:
 			continue // accepted, not enforced
 		default:
-			return nil, errno.New(errno.ErNotSupportedYet, "this constraint is not supported yet")
+			return nil, nil, errno.New(errno.ErNotSupportedYet, "this constraint is not supported yet")
 		}
 		if err := fillIndexColumns(t, ix, c.Keys); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ix.Name == "" {
 			ix.Name = uniqueIndexName(t, ix.Columns[0].Name)
 		}
 		if !ix.Primary && t.FindIndex(ix.Name) != nil {
-			return nil, errno.New(errno.ErDupKeyName, "Duplicate key name '%s'", ix.Name)
+			return nil, nil, errno.New(errno.ErDupKeyName, "Duplicate key name '%s'", ix.Name)
 		}
 		if ix.Primary {
 			for _, ic := range ix.Columns {
@@ -233,14 +252,14 @@ func buildTableInfo(s *ast.CreateTableStmt) (*catalog.TableInfo, error) {
 		if c.AutoIncrement {
 			autos++
 			if !isIndexedFirst(t, c.Offset) {
-				return nil, errno.New(errno.ErWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+				return nil, nil, errno.New(errno.ErWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 			}
 		}
 	}
 	if autos > 1 {
-		return nil, errno.New(errno.ErWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
+		return nil, nil, errno.New(errno.ErWrongAutoKey, "Incorrect table definition; there can be only one auto column and it must be defined as a key")
 	}
-	return t, nil
+	return t, fks, nil
 }
 
 func hasPrefix(ix *catalog.IndexInfo) bool {
@@ -420,6 +439,18 @@ func setDefault(col *catalog.ColumnInfo, e ast.ExprNode) error {
 // DropTable runs DROP TABLE and deletes the tables' data.
 func (d *DDL) DropTable(ctx context.Context, currentDB string, s *ast.DropTableStmt) error {
 	var missing []string
+	// A table that refers to one being dropped may be dropped with it.
+	checks := fkChecks(ctx)
+	dropping := map[int64]bool{}
+	for _, tn := range s.Tables {
+		dbName := tn.Schema.O
+		if dbName == "" {
+			dbName = currentDB
+		}
+		if t := d.Catalog.InfoSchema().Table(dbName, tn.Name.O); t != nil {
+			dropping[t.ID] = true
+		}
+	}
 	for _, tn := range s.Tables {
 		dbName := tn.Schema.O
 		if dbName == "" {
@@ -435,6 +466,11 @@ func (d *DDL) DropTable(ctx context.Context, currentDB string, s *ast.DropTableS
 			if t == nil || t.View != nil {
 				missing = append(missing, dbName+"."+tn.Name.O)
 				return nil
+			}
+			if checks {
+				if err := checkDropParent(is, db.Name, t, dropping); err != nil {
+					return err
+				}
 			}
 			is.DropTable(db, t)
 			dropped = t
@@ -475,6 +511,15 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 		}
 		if t.View != nil {
 			return errno.New(1347, "'%s.%s' is not BASE TABLE", dbName, t.Name)
+		}
+		if fkChecks(ctx) {
+			for _, r := range is.ReferredBy(db.Name, t.Name) {
+				if r.Child.ID != t.ID {
+					cdb := is.DBByID(r.Child.DBID)
+					return errno.New(errno.ErTruncateIllegalFK, "Cannot truncate a table referenced in a foreign key constraint (`%s`.`%s`, CONSTRAINT `%s`)",
+						cdb.Name, r.Child.Name, r.FK.Name)
+				}
+			}
 		}
 		id, err := m.NewIDs(1)
 		if err != nil {

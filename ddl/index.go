@@ -229,6 +229,9 @@ func (d *DDL) DropIndex(ctx context.Context, currentDB string, tn *ast.TableName
 		}
 		return errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", name)
 	}
+	if err := checkDropIndexFK(d.Catalog.InfoSchema(), dbName, t, ix); err != nil {
+		return err
+	}
 	return d.dropIndexLocked(ctx, t, ix)
 }
 

@@ -35,11 +35,18 @@ func (d *DDL) checkSpecs(t *catalog.TableInfo, dbName string, specs []*ast.Alter
 				}
 			}
 		case ast.AlterTableDropColumn:
+			if err = checkDropFKColumn(d.Catalog.InfoSchema(), dbName, vt, spec.OldColumnName.Name.O); err != nil {
+				return err
+			}
 			err = checkDropColumn(vt, spec.OldColumnName.Name.O, spec.IfExists)
 		case ast.AlterTableModifyColumn:
-			err = checkModifyColumn(vt, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position)
+			if err = checkModifyColumn(vt, spec.NewColumns[0].Name.Name.O, spec.NewColumns[0], spec.Position); err == nil {
+				err = checkFKTypes(d.Catalog.InfoSchema(), dbName, t.Name, vt, spec.NewColumns[0].Name.Name.O)
+			}
 		case ast.AlterTableChangeColumn:
-			err = checkModifyColumn(vt, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position)
+			if err = checkModifyColumn(vt, spec.OldColumnName.Name.O, spec.NewColumns[0], spec.Position); err == nil {
+				err = checkFKTypes(d.Catalog.InfoSchema(), dbName, t.Name, vt, spec.NewColumns[0].Name.Name.O)
+			}
 		case ast.AlterTableRenameColumn:
 			from, to := spec.OldColumnName.Name.O, spec.NewColumnName.Name.O
 			if err = checkName(to, errno.ErWrongColumnName, "Incorrect column name '%s'"); err != nil {
@@ -68,13 +75,23 @@ func (d *DDL) checkSpecs(t *catalog.TableInfo, dbName string, specs []*ast.Alter
 				}
 				break
 			}
+			if err := checkDropIndexFK(d.Catalog.InfoSchema(), dbName, vt, ix); err != nil {
+				return err
+			}
 			dropIndexFrom(vt, ix.ID)
 		case ast.AlterTableDropPrimaryKey:
 			ix := vt.PrimaryKey()
 			if ix == nil {
 				return errno.New(errno.ErCantDropFieldOrKey, "Can't DROP 'PRIMARY'; check that column/key exists")
 			}
+			if err := checkDropIndexFK(d.Catalog.InfoSchema(), dbName, vt, ix); err != nil {
+				return err
+			}
 			dropIndexFrom(vt, ix.ID)
+		case ast.AlterTableDropForeignKey:
+			if vt.FindFK(spec.Name) == nil && !spec.IfExists {
+				return errno.New(errno.ErCantDropFieldOrKey, "Can't DROP '%s'; check that column/key exists", spec.Name)
+			}
 		case ast.AlterTableRenameIndex:
 			from, to := spec.FromKey.O, spec.ToKey.O
 			ix := vt.FindIndex(from)

@@ -194,10 +194,20 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 	err = table.SessionDupError(ctx.Eval, w.Table(), w.Add(ctx.write(), stored, h), stored, row)
 	var dup *errno.Error
 	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry {
-		ctx.Txn.ReleaseSavepoint(sp)
 		if err == nil {
+			if err := ctx.checkParents(w.Table(), nil, row); err != nil {
+				if p.Ignore {
+					if skipped, err := ctx.ignoreFK(sp, err); skipped || err != nil {
+						return 0, err
+					}
+				}
+				ctx.Txn.ReleaseSavepoint(sp)
+				return 0, err
+			}
+			ctx.Txn.ReleaseSavepoint(sp)
 			return 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 		}
+		ctx.Txn.ReleaseSavepoint(sp)
 		return 0, err
 	}
 	ctx.Txn.RollbackTo(sp)
@@ -216,6 +226,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 				if err := w.Add(ctx.write(), stored, h); err != nil {
 					return 0, err
 				}
+				if err := ctx.checkParents(w.Table(), nil, row); err != nil {
+					return 0, err
+				}
 				return affected + 1, ctx.fire(w.Table(), catalog.After, catalog.OnInsert, nil, row)
 			}
 			if err := ctx.lock(tablecodec.RowKey(w.Table().ID, oldH)); err != nil {
@@ -226,6 +239,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 				return 0, err
 			}
 			if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, w.Table(), old), oldH); err != nil {
+				return 0, err
+			}
+			if err := ctx.rowDeleted(w.Table(), old); err != nil {
 				return 0, err
 			}
 			if err := ctx.fire(w.Table(), catalog.After, catalog.OnDelete, old, nil); err != nil {
@@ -257,6 +273,9 @@ func insertRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, 
 		affected := uint64(0)
 		if changed {
 			if err := rewriteRow(ctx, w, old, newRow, oldH); err != nil {
+				return 0, err
+			}
+			if err := ctx.rowUpdated(w.Table(), old, newRow); err != nil {
 				return 0, err
 			}
 			affected = 2
@@ -386,6 +405,12 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			return res, err
 		}
 		ctx.Eval.RowNum = i + 1
+		if ok, err := ctx.refresh(t, r); err != nil || !ok {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		res.Matched++
 		h := table.HandleOf(t, r)
 		old := append([]types.Datum(nil), r[:len(t.Columns)]...)
@@ -398,10 +423,24 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 			return res, err
 		}
 		if changed {
+			sp := ctx.Txn.Savepoint()
 			skipped, err := rewriteRowIgnore(ctx, w, old, row, h, p.Ignore)
 			if err != nil {
 				return res, err
 			}
+			if !skipped {
+				if err := ctx.rowUpdated(t, old, row); err != nil {
+					if !p.Ignore {
+						return res, err
+					}
+					// The row's writes were taken back (ignoreFK).
+					if _, err := ctx.ignoreFK(sp, err); err != nil {
+						return res, err
+					}
+					continue
+				}
+			}
+			ctx.Txn.ReleaseSavepoint(sp)
 			if skipped {
 				continue
 			}
@@ -502,13 +541,33 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
+		if ok, err := ctx.refresh(t, r); err != nil || !ok {
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
 		row := r[:len(t.Columns)]
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}
+		sp := ctx.Txn.Savepoint()
 		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), table.HandleOf(t, r)); err != nil {
 			return res, err
 		}
+		if err := ctx.rowDeleted(t, row); err != nil {
+			skipped := false
+			if p.Ignore {
+				skipped, err = ctx.ignoreFK(sp, err)
+			}
+			if err != nil {
+				return res, err
+			}
+			if skipped {
+				continue
+			}
+		}
+		ctx.Txn.ReleaseSavepoint(sp)
 		if err := ctx.fire(t, catalog.After, catalog.OnDelete, row, nil); err != nil {
 			return res, err
 		}

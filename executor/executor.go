@@ -57,6 +57,11 @@ type Ctx struct {
 	// KeysRead counts the row and index entries the statement's reads
 	// found in the store (the slow log's Process_keys).
 	KeysRead int64
+	// IS is the schema the statement runs under: where DML finds the
+	// tables its rows' foreign keys refer to and are referred from
+	// (foreignkey.go). NoFKChecks (foreign_key_checks off) skips them.
+	IS         *catalog.InfoSchema
+	NoFKChecks bool
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum

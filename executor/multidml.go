@@ -72,6 +72,9 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 	}
 	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *table.Writer, r, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i]
+		if ok, err := ctx.refreshTarget(t.Table, sub); err != nil || !ok {
+			return err
+		}
 		res.Matched++
 		cols := sub[:len(t.Table.Columns)]
 		old := append([]types.Datum(nil), cols...)
@@ -90,6 +93,9 @@ func ExecMultiUpdate(ctx *Ctx, p *planner.MultiUpdate) (DMLResult, error) {
 			if skipped {
 				return nil
 			}
+			if err := ctx.rowUpdated(t.Table, old, cols); err != nil {
+				return err
+			}
 			res.Affected++
 		}
 		return ctx.fire(t.Table, catalog.After, catalog.OnUpdate, old, cols)
@@ -107,11 +113,17 @@ func ExecMultiDelete(ctx *Ctx, p *planner.MultiDelete) (DMLResult, error) {
 	}
 	err := eachTarget(ctx, p.Source, p.Targets, func(i int, w *table.Writer, _, sub []types.Datum, h tablecodec.Handle) error {
 		t := p.Targets[i].Table
+		if ok, err := ctx.refreshTarget(t, sub); err != nil || !ok {
+			return err
+		}
 		row := sub[:len(t.Columns)]
 		if err := ctx.fire(t, catalog.Before, catalog.OnDelete, row, nil); err != nil {
 			return err
 		}
 		if err := w.Remove(ctx.write(), table.StoredRow(ctx.Eval, t, row), h); err != nil {
+			return err
+		}
+		if err := ctx.rowDeleted(t, row); err != nil {
 			return err
 		}
 		res.Affected++

@@ -59,8 +59,10 @@ var memTableColumns = map[string][]string{
 	"statements_summary":         stmtSummaryColumns,
 	"statements_summary_history": stmtSummaryColumns,
 	// CHECK constraints are accepted and not kept (ddl), so it has no rows.
-	"check_constraints":       {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
-	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
+	"check_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
+	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_CATALOG",
+		"UNIQUE_CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_NAME", "MATCH_OPTION", "UPDATE_RULE", "DELETE_RULE", "TABLE_NAME",
+		"REFERENCED_TABLE_NAME"},
 }
 
 var stmtSummaryColumns = []string{"@SUMMARY_BEGIN_TIME", "@SUMMARY_END_TIME", "STMT_TYPE", "SCHEMA_NAME",

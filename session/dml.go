@@ -156,7 +156,8 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	txn := s.txn
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
-			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats}
+			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats,
+			IS: s.schema(), NoFKChecks: !s.fkChecks()}
 		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
 			ts, err := s.d.store.CurrentTS()
@@ -201,7 +202,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 		s.obs.txnStartTS = txn.StartTS()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
-			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats}
+			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats, IS: is, NoFKChecks: !s.fkChecks()}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		s.obs.readKeys(ec)

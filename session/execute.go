@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/metrics"
@@ -171,6 +172,9 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 		s.warnings = s.warnings[:0]
 	}
 	h := handlerOf(st)
+	if !s.fkChecks() {
+		ctx = ddl.WithoutFKChecks(ctx)
+	}
 	err := s.checkPrivileges(st)
 	var res Result
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/planner"
+	"github.com/basalt-db/basalt/table"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
@@ -101,6 +102,33 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 						out = append(out, []types.Datum{str("def"), str(db.Name), str(ix.Name), str("def"), str(db.Name), str(t.Name),
 							str(ic.Name), i64(int64(i + 1)), types.Null, types.Null, types.Null, types.Null})
 					}
+				}
+				for _, fk := range t.ForeignKeys {
+					if lower == "table_constraints" {
+						out = append(out, []types.Datum{str("def"), str(db.Name), str(fk.Name), str(db.Name), str(t.Name), str("FOREIGN KEY"), str("YES")})
+						continue
+					}
+					for i, c := range fk.Cols {
+						out = append(out, []types.Datum{str("def"), str(db.Name), str(fk.Name), str("def"), str(db.Name), str(t.Name),
+							str(c), i64(int64(i + 1)), i64(int64(i + 1)), str(fk.RefSchema), str(fk.RefTable), str(fk.RefCols[i])})
+					}
+				}
+			}
+		}
+	case "referential_constraints":
+		for _, db := range is.DBs() {
+			for _, t := range is.Tables(db.Name) {
+				for _, fk := range t.ForeignKeys {
+					// The parent's index that the constraint uses; none
+					// while the parent is missing (foreign_key_checks=0).
+					unique := types.Null
+					if p := is.Table(fk.RefSchema, fk.RefTable); p != nil {
+						if ix := table.FKIndex(p, fk.RefCols); ix != nil {
+							unique = str(ix.Name)
+						}
+					}
+					out = append(out, []types.Datum{str("def"), str(db.Name), str(fk.Name), str("def"), str(fk.RefSchema), unique,
+						str("NONE"), str(catalog.Rule(fk.OnUpdate)), str(catalog.Rule(fk.OnDelete)), str(t.Name), str(fk.RefTable)})
 				}
 			}
 		}

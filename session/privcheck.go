@@ -412,14 +412,15 @@ func (s *Session) seesAllProcesses() bool {
 // schema objects, the columns holding the schema and the table name (-1:
 // none); rows the session may not see are left out, as in MySQL.
 var visibleColumns = map[string][2]int{
-	"schemata":          {1, -1},
-	"tables":            {1, 2},
-	"columns":           {1, 2},
-	"statistics":        {1, 2},
-	"table_constraints": {3, 4},
-	"key_column_usage":  {4, 5},
-	"triggers":          {5, 6},
-	"views":             {1, 2},
+	"schemata":                {1, -1},
+	"tables":                  {1, 2},
+	"columns":                 {1, 2},
+	"statistics":              {1, 2},
+	"table_constraints":       {3, 4},
+	"key_column_usage":        {4, 5},
+	"triggers":                {5, 6},
+	"referential_constraints": {1, 9},
+	"views":                   {1, 2},
 }
 
 // filterVisible drops the rows of information_schema table name that the

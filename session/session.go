@@ -134,6 +134,13 @@ func (s *Session) readAutocommit() bool {
 	return err != nil || types.ToBool(v)
 }
 
+// fkChecks reports whether foreign_key_checks is on: schema changes check
+// foreign key definitions against their parents and DML enforces them.
+func (s *Session) fkChecks() bool {
+	v, err := s.sysVar("foreign_key_checks", false)
+	return err != nil || types.ToBool(v)
+}
+
 // Autocommit reports the session's autocommit setting (the status flag
 // SERVER_STATUS_AUTOCOMMIT).
 func (s *Session) Autocommit() bool { return s.autocommit() }

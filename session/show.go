@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -203,7 +204,7 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 			break
 		}
 		cols = textFields("Table", "Create Table")
-		data = append(data, []types.Datum{str(t.Name), str(ShowCreateTable(t))})
+		data = append(data, []types.Datum{str(t.Name), str(ShowCreateTable(db, t))})
 	case ast.ShowCreateView:
 		db, t, err := s.showTable(x)
 		if err != nil {
@@ -471,8 +472,9 @@ func TypeString(ft *types.FieldType) string {
 	return s
 }
 
-// ShowCreateTable renders a table's definition as MySQL 8 does.
-func ShowCreateTable(t *catalog.TableInfo) string {
+// ShowCreateTable renders a table's definition as MySQL 8 does; db is
+// the table's database (foreign keys name a parent elsewhere with its).
+func ShowCreateTable(db string, t *catalog.TableInfo) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE `%s` (\n", t.Name)
 	var lines []string
@@ -529,6 +531,12 @@ func ShowCreateTable(t *catalog.TableInfo) string {
 		default:
 			lines = append(lines, fmt.Sprintf("  KEY `%s` (%s)", ix.Name, cols))
 		}
+	}
+	// Constraints in name order, as MySQL 8 and MariaDB list them.
+	fks := slices.Clone(t.ForeignKeys)
+	slices.SortFunc(fks, func(a, b *catalog.FKInfo) int { return strings.Compare(a.Name, b.Name) })
+	for _, fk := range fks {
+		lines = append(lines, "  "+fk.Clause(db))
 	}
 	b.WriteString(strings.Join(lines, ",\n"))
 	fmt.Fprintf(&b, "\n) ENGINE=InnoDB DEFAULT CHARSET=%s COLLATE=%s", t.Charset, t.Collate)

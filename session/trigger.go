@@ -455,7 +455,7 @@ func (r *triggerRun) run(ctx *executor.Ctx, t *catalog.TableInfo, b *triggerBody
 		}
 	}
 	ec := &executor.Ctx{Context: ctx.Context, Eval: &eval, Reader: ctx.Reader, Txn: ctx.Txn, ForUpdateTS: ctx.ForUpdateTS,
-		LockWait: ctx.LockWait, Catalog: ctx.Catalog, Mem: ctx.Mem}
+		LockWait: ctx.LockWait, Catalog: ctx.Catalog, Mem: ctx.Mem, IS: ctx.IS, NoFKChecks: ctx.NoFKChecks}
 	executor.BindSubqueries(ec)
 	for _, tt := range targets {
 		if len(tt.Triggers) == 0 {
