@@ -15,11 +15,11 @@ type Flags struct {
 	// ConfigFile is the value of --config: the file to Load, "" for none.
 	ConfigFile string
 
-	fs                                                 *flag.FlagSet
-	host, store, dataDir, rootPassword, level, logFile string
-	sslCert, sslKey                                    string
-	port, statusPort                                   int
-	lease                                              durationFlag
+	fs                                                          *flag.FlagSet
+	host, store, dataDir, rootPassword, level, logFile, slowLog string
+	sslCert, sslKey                                             string
+	port, statusPort                                            int
+	lease                                                       durationFlag
 }
 
 // durationFlag is a flag.Value over a Duration.
@@ -59,6 +59,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.level, "log-level", d.Log.Level, "log `level`: debug, info, warn, error")
 	fs.StringVar(&f.level, "L", d.Log.Level, "shorthand for --log-level")
 	fs.StringVar(&f.logFile, "log-file", d.Log.File, "log `file` (default stderr)")
+	fs.StringVar(&f.slowLog, "log-slow-query", d.Log.SlowQueryFile, "slow query log `file` (config key: log.slow-query-file; default basalt-slow.log in the data directory, or in the working directory with --store tikv)")
 	fs.StringVar(&f.sslCert, "ssl-cert", d.Security.SSLCert, "TLS certificate `file` (PEM) for MySQL clients (config key: security.ssl-cert)")
 	lease := d.Lease
 	f.lease = durationFlag{&lease}
@@ -119,6 +120,9 @@ func (f *Flags) apply(c *Config) map[string]bool {
 		case "log-file":
 			c.Log.File = f.logFile
 			set["log.file"] = true
+		case "log-slow-query":
+			c.Log.SlowQueryFile = f.slowLog
+			set["log.slow-query-file"] = true
 		case "ssl-cert":
 			c.Security.SSLCert = f.sslCert
 			set["security.ssl-cert"] = true

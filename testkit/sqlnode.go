@@ -1,6 +1,9 @@
 package testkit
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 // StartSQLNode starts a SQL node on cluster c, a basalt process over the
 // cluster's PD (see StartBasalt):
@@ -11,7 +14,10 @@ import "testing"
 // the test ends.
 func (c *Cluster) StartSQLNode(t testing.TB, args ...string) *Server {
 	t.Helper()
+	// A SQL node keeps no data; its slow log would go to the working
+	// directory, the test's package.
+	slow := filepath.Join(t.TempDir(), "basalt-slow.log")
 	return StartBasalt(t, BasaltOptions{
-		Args: append([]string{"--store", "tikv", "--path", c.PD, "--log-level", logLevel()}, args...),
+		Args: append([]string{"--store", "tikv", "--path", c.PD, "--log-level", logLevel(), "--log-slow-query", slow}, args...),
 	})
 }

@@ -1,6 +1,9 @@
 package testkit
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 // The targets StartTarget knows besides the flavors' names.
 const (
@@ -21,7 +24,8 @@ func StartTarget(t testing.TB, target string) *Server {
 	t.Helper()
 	switch target {
 	case TargetMockTiKV:
-		return StartBasalt(t, BasaltOptions{Args: []string{"--store", "mocktikv"}})
+		return StartBasalt(t, BasaltOptions{Args: []string{"--store", "mocktikv",
+			"--log-slow-query", filepath.Join(t.TempDir(), "basalt-slow.log")}})
 	case TargetCluster:
 		return StartCluster(t, 3, "").StartSQLNode(t)
 	}
