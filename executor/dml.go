@@ -58,7 +58,6 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
 	w := table.NewWriter(t)
-	auto := t.AutoIncColumn()
 	rows := p.Rows
 	var selRows [][]types.Datum
 	if p.Select != nil {
@@ -105,58 +104,7 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 			}
 			row[off], given[off] = cv, true
 		}
-		for _, col := range t.Columns {
-			if given[col.Offset] {
-				continue
-			}
-			v, err := table.DefaultValue(ctx.Eval, col)
-			if err != nil {
-				return res, err
-			}
-			row[col.Offset] = v
-		}
-		if auto != nil && row[auto.Offset].IsNull() && len(t.Triggers) > 0 {
-			// A BEFORE INSERT trigger reads 0 for a value yet to be
-			// generated, as in MySQL.
-			row[auto.Offset] = types.NewInt(0)
-		}
-		if err := ctx.fire(t, catalog.Before, catalog.OnInsert, nil, row); err != nil {
-			return res, err
-		}
-		for _, col := range t.Columns {
-			if row[col.Offset].IsNull() && col.Type.NotNull() && !col.AutoIncrement {
-				if (ctx.Eval.Strict && !p.Ignore) || len(rows) == 1 {
-					return res, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
-				}
-				ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
-				row[col.Offset] = table.ZeroValue(col)
-			}
-		}
-		if auto != nil {
-			v := row[auto.Offset]
-			if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
-				id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
-				if err != nil {
-					return res, err
-				}
-				if res.LastInsertID == 0 {
-					res.LastInsertID = uint64(id)
-				}
-				if row[auto.Offset], err = table.Convert(ctx.Eval, types.NewInt(id), auto); err != nil {
-					return res, err
-				}
-			} else {
-				iv, _, _ := types.ToInt(v)
-				if err := ctx.Catalog.RebaseAutoID(ctx.Context, t, iv); err != nil {
-					return res, err
-				}
-			}
-		}
-		h, err := handleFor(ctx, t, row)
-		if err != nil {
-			return res, err
-		}
-		n, err := insertRow(ctx, p, w, row, h)
+		n, err := addRow(ctx, p, w, row, given, len(rows) == 1, &res)
 		if err != nil {
 			return res, err
 		}
@@ -167,6 +115,67 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		res.Affected += n
 	}
 	return res, nil
+}
+
+// addRow completes a row whose given columns are set (defaults, BEFORE
+// INSERT triggers, NOT NULL, auto-increment, the handle) and inserts it
+// (insertRow), noting the first generated id in res. single is a
+// one-row INSERT, where NULL into a NOT NULL column is always an error.
+func addRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, given []bool, single bool, res *DMLResult) (uint64, error) {
+	t := p.Table
+	auto := t.AutoIncColumn()
+	for _, col := range t.Columns {
+		if given[col.Offset] {
+			continue
+		}
+		v, err := table.DefaultValue(ctx.Eval, col)
+		if err != nil {
+			return 0, err
+		}
+		row[col.Offset] = v
+	}
+	if auto != nil && row[auto.Offset].IsNull() && len(t.Triggers) > 0 {
+		// A BEFORE INSERT trigger reads 0 for a value yet to be
+		// generated, as in MySQL.
+		row[auto.Offset] = types.NewInt(0)
+	}
+	if err := ctx.fire(t, catalog.Before, catalog.OnInsert, nil, row); err != nil {
+		return 0, err
+	}
+	for _, col := range t.Columns {
+		if row[col.Offset].IsNull() && col.Type.NotNull() && !col.AutoIncrement {
+			if (ctx.Eval.Strict && !p.Ignore) || single {
+				return 0, errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name)
+			}
+			ctx.Eval.Warn(errno.New(errno.ErBadNull, "Column '%s' cannot be null", col.Name))
+			row[col.Offset] = table.ZeroValue(col)
+		}
+	}
+	if auto != nil {
+		v := row[auto.Offset]
+		if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
+			id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+			if err != nil {
+				return 0, err
+			}
+			if res.LastInsertID == 0 {
+				res.LastInsertID = uint64(id)
+			}
+			if row[auto.Offset], err = table.Convert(ctx.Eval, types.NewInt(id), auto); err != nil {
+				return 0, err
+			}
+		} else {
+			iv, _, _ := types.ToInt(v)
+			if err := ctx.Catalog.RebaseAutoID(ctx.Context, t, iv); err != nil {
+				return 0, err
+			}
+		}
+	}
+	h, err := handleFor(ctx, t, row)
+	if err != nil {
+		return 0, err
+	}
+	return insertRow(ctx, p, w, row, h)
 }
 
 // insertRow writes one row of an INSERT, resolving a duplicate as the

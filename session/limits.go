@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/basalt-db/basalt/errno"
@@ -90,6 +91,11 @@ func (d *Driver) connMaxPacket() int64 {
 // serverVar reads the limit variables the server holds.
 func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 	switch name {
+	case "secure_file_priv":
+		if strings.EqualFold(s.d.cfg.SecureFilePriv, "NULL") {
+			return types.Null, true
+		}
+		return types.NewString(s.d.cfg.SecureFilePriv), true
 	case "max_connections":
 		if s.d.conns != nil {
 			return types.NewInt(int64(s.d.conns.MaxConnections())), true

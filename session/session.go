@@ -41,6 +41,9 @@ type Session struct {
 	rowCount     int64
 	warnings     []*errno.Error
 	stmts        map[*Stmt]struct{}
+	// out is the ResultWriter of the running COM_QUERY (nil otherwise):
+	// LOAD DATA LOCAL asks it for the client's file.
+	out ResultWriter
 
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).

@@ -141,6 +141,10 @@ var sysVars = map[string]sysVarDef{
 	"default_authentication_plugin":       roVar(types.NewString("mysql_native_password")),
 	"thread_handling":                     roVar(types.NewString("one-thread-per-connection")),
 	"require_secure_transport":            {def: types.NewBool(false), boolean: true, globalOnly: true},
+	// local_infile allows LOAD DATA LOCAL (loaddata.go). On, as in MariaDB
+	// and MySQL 5.7 (MySQL 8 has it off).
+	"secure_file_priv": roVar(types.NewString("")),
+	"local_infile":     {def: types.NewBool(true), boolean: true, globalOnly: true},
 }
 
 func init() {

@@ -50,6 +50,7 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		ServerVersion:          info.ServerVersion(),
 		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
+		SecureFilePriv:         cfg.Security.SecureFilePriv,
 		SchemaSync:             sync,
 	})
 	if err != nil {
