@@ -12,6 +12,11 @@
 //	skipif <engine> | onlyif <engine>  guard the record that follows
 //	hash-threshold N                   (only matters when writing results)
 //	halt                               stop reading the script
+//	file <name> [noeol]                then the lines of a file, up to a line
+//	                                   "EOF", each ending in a newline (the
+//	                                   last not, with noeol): written in a
+//	                                   directory of the run, which the SQL
+//	                                   of later records names $FILES
 //
 // Lines starting with # before a record are comments. A record's line
 // number, in failures, is the line of its statement or query keyword.
