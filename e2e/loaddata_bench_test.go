@@ -57,7 +57,7 @@ func TestLoadDataThroughput(t *testing.T) {
 			mustExec(t, db, "SET GLOBAL tidb_mem_quota_query = 8589934592")
 		}
 		start := time.Now()
-		out := runClient(t, client, "--no-defaults", "--protocol=TCP", "--skip-ssl", "-h", srv.Host(),
+		out := runClient(t, time.Hour, client, "--no-defaults", "--protocol=TCP", "--skip-ssl", "-h", srv.Host(),
 			"-P", strconv.Itoa(srv.Port()), "-u", "root", "--local-infile=1", "-vvv", "sbtest", "-e",
 			fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE sbtest1 FIELDS TERMINATED BY ','", path))
 		elapsed := time.Since(start)

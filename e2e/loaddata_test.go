@@ -82,10 +82,10 @@ func TestLoadDataClients(t *testing.T) {
 		}
 		conn := []string{"--no-defaults", "--protocol=TCP", "--skip-ssl", "-h", srv.Host(), "-P", strconv.Itoa(srv.Port()), "-u", "root"}
 		var o outcome
-		out := runClient(t, client, append(conn, "--local-infile=1", "-vvv", "ld", "-e",
+		out := runClient(t, time.Minute, client, append(conn, "--local-infile=1", "-vvv", "ld", "-e",
 			fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE t", tsv))...)
 		o.info = append(o.info, infoLine(t, out))
-		out = runClient(t, importer, append(conn, "--local", "--fields-terminated-by=,",
+		out = runClient(t, time.Minute, importer, append(conn, "--local", "--fields-terminated-by=,",
 			"--fields-optionally-enclosed-by=\"", "ld", csv)...)
 		o.info = append(o.info, infoLine(t, out))
 		o.rows = dumpRows(t, db, "SELECT id, c, k FROM ld.t ORDER BY id") + dumpRows(t, db, "SELECT id, s, k FROM ld.imp ORDER BY id")
@@ -116,11 +116,11 @@ func TestLoadDataClients(t *testing.T) {
 	}
 }
 
-// runClient runs a client program and returns its standard output; the
-// test fails if it fails or writes to stderr.
-func runClient(t *testing.T, prog string, args ...string) string {
+// runClient runs a client program for at most timeout and returns its
+// standard output; the test fails if it fails or writes to stderr.
+func runClient(t *testing.T, timeout time.Duration, prog string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	var stdout, stderr bytes.Buffer
