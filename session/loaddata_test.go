@@ -169,6 +169,9 @@ func TestLoadDataPrivileges(t *testing.T) {
 
 	_, err = u.ExecContext(ctx, fmt.Sprintf("LOAD DATA INFILE '%s' INTO TABLE t", path))
 	wantCode(t, err, 1045)
+	// Not a prepared statement, as in MySQL.
+	_, err = u.PrepareContext(ctx, fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE t", path))
+	wantCode(t, err, 1295)
 	_, err = u.ExecContext(ctx, fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' REPLACE INTO TABLE t", path))
 	wantCode(t, err, 1142)
 	execAll(t, u, fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE t", path))
