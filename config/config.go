@@ -91,6 +91,10 @@ type Security struct {
 	// RequireSecureTransport refuses clients that use neither TLS nor a Unix
 	// socket (error 3159); the initial value of require_secure_transport.
 	RequireSecureTransport bool `toml:"require-secure-transport"`
+	// SecureFilePriv is secure_file_priv: the directory LOAD DATA INFILE
+	// may read server files from; "" any (the default, as in MariaDB),
+	// "NULL" none.
+	SecureFilePriv string `toml:"secure-file-priv"`
 }
 
 // Status configures the HTTP status server (/status, /metrics).

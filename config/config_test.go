@@ -70,7 +70,7 @@ func TestLoadFull(t *testing.T) {
 		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000, RegionCacheTTL: 60,
 			CommitTimeout: Duration(10 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 64, TotalKeySizeLimit: 8 * KiB}},
 		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",
-			AutoTLS: false, RequireSecureTransport: true},
+			AutoTLS: false, RequireSecureTransport: true, SecureFilePriv: "/var/lib/basalt-files"},
 		// mocktikv uses neither the embedded store nor the schema lease.
 		Warnings: []string{
 			`config key lease has no effect with store "mocktikv"; ignored`,

@@ -54,6 +54,7 @@ func (a *Driver) OpenSession(ctx context.Context, info server.ConnInfo) (server.
 		DB:          info.DB,
 		FoundRows:   info.Capabilities&server.ClientFoundRows != 0,
 		Interactive: info.Capabilities&server.ClientInteractive != 0,
+		LocalFiles:  info.Capabilities&server.ClientLocalFiles != 0,
 		TLSCipher:   info.TLSCipher,
 		TLSVersion:  info.TLSVersion,
 	})

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"io"
+
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/session"
@@ -23,6 +25,16 @@ func (w *writer) WriteResult(r session.Result, more bool) error {
 		res.Rows = &w.rows
 	}
 	return w.out.WriteResult(res, more)
+}
+
+// OpenLocalFile implements session.LocalFileOpener over the server's
+// LocalFileOpener (LOAD DATA LOCAL INFILE).
+func (w *writer) OpenLocalFile(name string) (io.ReadCloser, error) {
+	o, ok := w.out.(server.LocalFileOpener)
+	if !ok {
+		return nil, session.ErrNoLocalFiles
+	}
+	return o.OpenLocalFile(name)
 }
 
 // rows is a session.RecordSet as server.Rows: it converts each row of

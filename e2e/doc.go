@@ -1,6 +1,7 @@
 // Package e2e holds end-to-end tests that drive a real server through
 // unmodified clients: sysbench (sysbench_test.go), the mariadb
-// command-line client (cli_test.go), and go-sql-driver/mysql clients that
+// command-line client (cli_test.go), LOAD DATA LOCAL through the mariadb
+// client and mariadb-import, compared with MariaDB (loaddata_test.go), and go-sql-driver/mysql clients that
 // check transactional invariants and crash safety: acknowledged writes
 // survive SIGKILL (crash_test.go), the bank test (bank_test.go) and
 // concurrent increments (lostupdate_test.go), which share

@@ -122,6 +122,14 @@ const (
 	ErTooManyRows                  = 1172
 	ErSpFetchNoData                = 1329
 	ErMixOfGroupFuncAndFields      = 1140
+	ErWarnTooFewRecords            = 1261
+	ErWarnTooManyRecords           = 1262
+	ErWarnNullToNotnull            = 1263
+	ErOptionPreventsStatement      = 1290
+	ErClientLocalFilesDisabled     = 3948
+	ErNotAllowedCommand            = 1148
+	ErFileNotFound                 = 29
+	ErCantGetStat                  = 13
 )
 
 var states = map[uint16]string{
@@ -147,6 +155,8 @@ var states = map[uint16]string{
 	ErUnknownTimeZone: "HY000", ErWrongTypeForVar: "42000", ErVarCantBeRead: "HY000",
 	ErDerivedMustHaveAlias: "42000", ErWrongNumberOfColumnsInSelect: "21000",
 	ErSpNoRetset: "0A000", ErTooManyRows: "42000", ErSpFetchNoData: "02000", ErMixOfGroupFuncAndFields: "42000",
+	ErWarnTooFewRecords: "01000", ErWarnTooManyRecords: "01000", ErWarnNullToNotnull: "22004",
+	ErNotAllowedCommand: "42000",
 }
 
 // New returns the error code with a message formatted from format and args.

@@ -56,8 +56,10 @@ type Ctx struct {
 	// InWrite says the statement changes data (INSERT, UPDATE, DELETE,
 	// REPLACE), where strict mode turns some warnings into errors.
 	InWrite bool
-	// Warnings collects the statement's warnings.
-	Warnings []*errno.Error
+	// Warnings collects the statement's warnings, up to 64 (MySQL's
+	// max_error_count); WarningsDropped counts those past it.
+	Warnings        []*errno.Error
+	WarningsDropped int
 	// LastInsertIDSet records LAST_INSERT_ID(expr) calls.
 	LastInsertIDSet func(v uint64)
 	// Subq runs subqueries; Corr holds the frames of correlated values
@@ -80,6 +82,8 @@ type Ctx struct {
 func (c *Ctx) Warn(e *errno.Error) {
 	if len(c.Warnings) < 64 {
 		c.Warnings = append(c.Warnings, e)
+	} else {
+		c.WarningsDropped++
 	}
 }
 

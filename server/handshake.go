@@ -39,9 +39,11 @@ const (
 
 // serverCapabilities is what Basalt announces, with CLIENT_SSL too when it
 // has a TLS certificate (Server.caps). Not announced: compression,
-// LOAD DATA LOCAL, session-state tracking, query attributes.
+// session-state tracking, query attributes. CLIENT_LOCAL_FILES is
+// announced as MySQL does, whether or not local_infile allows LOAD DATA
+// LOCAL: the session refuses the statement.
 const serverCapabilities = ClientLongPassword | ClientFoundRows | ClientLongFlag |
-	ClientConnectWithDB | ClientNoSchema | ClientODBC | ClientIgnoreSpace | ClientProtocol41 |
+	ClientConnectWithDB | ClientNoSchema | ClientODBC | ClientLocalFiles | ClientIgnoreSpace | ClientProtocol41 |
 	ClientInteractive | ClientIgnoreSigpipe | ClientTransactions | ClientReserved |
 	ClientSecureConnection | ClientMultiStatements | ClientMultiResults | ClientPSMultiResults |
 	ClientPluginAuth | ClientConnectAttrs | ClientPluginAuthLenencClientData |

@@ -42,10 +42,12 @@ type resultWriter struct {
 	// the response is complete, and nothing more may be written.
 	done bool
 	row  []Value // reused for each row
+	// local is the open LOAD DATA LOCAL stream, if any (localinfile.go).
+	local *localFile
 }
 
 func (w *resultWriter) reset(binary bool) {
-	w.binary, w.done = binary, false
+	w.binary, w.done, w.local = binary, false, nil
 }
 
 // WriteResult implements ResultWriter.

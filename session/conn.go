@@ -21,6 +21,9 @@ type ConnInfo struct {
 	// Interactive is CLIENT_INTERACTIVE: the idle limit is
 	// interactive_timeout, not wait_timeout.
 	Interactive bool
+	// LocalFiles is CLIENT_LOCAL_FILES: the client can send a file for
+	// LOAD DATA LOCAL INFILE (through a LocalFileOpener).
+	LocalFiles bool
 	// TLSCipher and TLSVersion describe a TLS connection (Ssl_cipher,
 	// Ssl_version); empty without TLS.
 	TLSCipher, TLSVersion string

@@ -39,6 +39,7 @@ func init() {
 	on(metrics.StmtInsert, (*Session).insertStmt)
 	on(metrics.StmtUpdate, (*Session).updateStmt)
 	on(metrics.StmtDelete, (*Session).deleteStmt)
+	on(metrics.StmtInsert, (*Session).loadDataStmt) // loaddata.go
 
 	// Transactions (txn_stmt.go, savepoint.go).
 	on(metrics.StmtBegin, (*Session).beginStmt)

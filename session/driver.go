@@ -49,6 +49,10 @@ type Config struct {
 	// RequireSecureTransport is require_secure_transport's initial value:
 	// refuse connections that use neither TLS nor a Unix socket.
 	RequireSecureTransport bool
+	// SecureFilePriv is secure_file_priv: where LOAD DATA INFILE may read
+	// files on the server. "" allows any file (MariaDB's and TiDB's
+	// default), "NULL" none, a directory the files under it.
+	SecureFilePriv string
 	// SchemaSync, on a cluster, shares the schema with the other SQL
 	// nodes through PD's etcd (package schemasync); nil on an embedded
 	// store, which has no other node.

@@ -29,6 +29,8 @@ import (
 // handed to w before the next statement runs; the first error ends the
 // call.
 func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w ResultWriter) error {
+	s.out = w
+	defer func() { s.out = nil }()
 	if err := checkNesting(sql); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/basalt-db/basalt/executor"
@@ -82,6 +83,11 @@ func (s *Session) serverVar(name string, global bool) (types.Datum, bool) {
 		if s.d.conns != nil && s.d.conns.Port() != 0 {
 			return types.NewUint(uint64(s.d.conns.Port())), true
 		}
+	case "secure_file_priv":
+		if strings.EqualFold(s.d.cfg.SecureFilePriv, "NULL") {
+			return types.Null, true
+		}
+		return types.NewString(s.d.cfg.SecureFilePriv), true
 	case "max_connections":
 		if s.d.conns != nil {
 			return types.NewInt(int64(s.d.conns.MaxConnections())), true

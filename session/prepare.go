@@ -88,6 +88,10 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
 		return nil, errno.New(1295, "This command is not supported in the prepared statement protocol yet")
 	}
+	if _, ok := stmts[0].(*ast.LoadDataStmt); ok {
+		// As in MySQL: its LOCAL exchange belongs to COM_QUERY.
+		return nil, errno.New(1295, "This command is not supported in the prepared statement protocol yet")
+	}
 	if err := s.checkPrivileges(stmts[0]); err != nil { // as MySQL, at prepare and at each execution
 		return nil, mapError(err, nil)
 	}

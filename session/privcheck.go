@@ -66,6 +66,19 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 			}
 		}
 		return ch.reads(st, target)
+	case *ast.LoadDataStmt:
+		// The server's files need FILE, checked first and refused as
+		// MySQL does, with 1045.
+		if x.FileLocRef != ast.FileLocClient && ch.c.Global(ch.subj)&privilege.File == 0 {
+			// An account with a password logged in with it.
+			u := ch.c.Account(ch.subj.User, ch.subj.Host)
+			return errno.AccessDenied(ch.subj.User, ch.subj.Host, u != nil && u.AuthString != "")
+		}
+		need := privilege.Insert
+		if x.OnDuplicate == ast.OnDuplicateKeyHandlingReplace {
+			need |= privilege.Delete
+		}
+		return ch.table(x.Table, need)
 	case *ast.UpdateStmt:
 		return ch.write(st, x.TableRefs, privilege.Update, updateReadsColumn(x))
 	case *ast.DeleteStmt:

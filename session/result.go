@@ -1,6 +1,9 @@
 package session
 
 import (
+	"io"
+
+	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/types"
@@ -113,3 +116,15 @@ func intField(long bool) types.FieldType {
 	}
 	return types.FieldType{Tp: mysql.TypeLong, Flen: 11}
 }
+
+// LocalFileOpener is implemented by a ResultWriter that can ask the client
+// for a file (LOAD DATA LOCAL INFILE, whose client announced
+// CLIENT_LOCAL_FILES): see server.LocalFileOpener. The stream is closed
+// before the statement's result is written.
+type LocalFileOpener interface {
+	OpenLocalFile(name string) (io.ReadCloser, error)
+}
+
+// ErrNoLocalFiles is what a LocalFileOpener returns when its command cannot
+// take a file from the client (COM_STMT_EXECUTE).
+var ErrNoLocalFiles = errno.New(errClientLocalFilesDisabled, "Loading local data is disabled; this must be enabled on both the client and server side")

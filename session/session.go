@@ -55,6 +55,9 @@ type Session struct {
 	warnings     []*errno.Error
 	stmts        map[*Stmt]struct{}
 	named        map[string]*Stmt // PREPARE's statements, by lower-case name (sqlprepare.go)
+	// out is the ResultWriter of the running COM_QUERY (nil otherwise):
+	// LOAD DATA LOCAL asks it for the client's file.
+	out ResultWriter
 
 	// subject is the account the session acts as; nil for the driver's
 	// internal sessions, whose statements are not checked (privcheck.go).

@@ -26,7 +26,7 @@ import (
 // returns a DSN for it.
 func startBasalt(t *testing.T) string {
 	_, _, addr := serveBasalt(t)
-	return fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr)
+	return fmt.Sprintf("root@tcp(%s)/?multiStatements=true&allowAllFiles=true", addr)
 }
 
 // startConn serves a fresh Basalt for the test and returns one connection
@@ -109,7 +109,7 @@ func TestSQL(t *testing.T) {
 	}
 	dsn, engine := "", "basalt"
 	if os.Getenv("BASALT_SQL_TARGET") == "mariadb" {
-		dsn, engine = testkit.StartMariaDB(t).DSN("")+"&multiStatements=true", "mariadb"
+		dsn, engine = testkit.StartMariaDB(t).DSN("")+"&multiStatements=true&allowAllFiles=true", "mariadb"
 	} else {
 		dsn = startBasalt(t)
 	}
@@ -132,7 +132,7 @@ func TestSQLOnClientGo(t *testing.T) {
 	}
 	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	t.Cleanup(stop)
-	runScripts(t, fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr), "basalt", files)
+	runScripts(t, fmt.Sprintf("root@tcp(%s)/?multiStatements=true&allowAllFiles=true", addr), "basalt", files)
 }
 
 // runScripts runs the sqllogictest scripts files against dsn, a subtest

@@ -228,6 +228,10 @@ var sysVars = map[string]sysVarDef{
 	"default_authentication_plugin":       roVar(types.NewString("mysql_native_password")),
 	"thread_handling":                     roVar(types.NewString("one-thread-per-connection")),
 	"require_secure_transport":            boolVar(false).global(),
+	// local_infile allows LOAD DATA LOCAL (loaddata.go). On, as in MariaDB
+	// and MySQL 5.7 (MySQL 8 has it off).
+	"secure_file_priv": roVar(types.NewString("")),
+	"local_infile":     boolVar(true).global(),
 
 	// TiDB's, as its sysbench reports set them (defaults as a new TiDB
 	// cluster has them).

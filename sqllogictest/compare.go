@@ -87,6 +87,16 @@ func CompareFile(ctx context.Context, a, b *sql.DB, path string, opts CompareOpt
 			}
 			continue
 		}
+		if rec.Kind == File {
+			for j, r := range runners {
+				if rec.Applies(opts.Engines[j]) {
+					if err := r.writeFile(rec); err != nil {
+						return res, err
+					}
+				}
+			}
+			continue
+		}
 		if !rec.Applies(opts.Engines[0]) || !rec.Applies(opts.Engines[1]) {
 			res.Skipped++
 			continue
@@ -136,7 +146,7 @@ func (r *runner) outcome(ctx context.Context, rec *Record) string {
 		return describe(err)
 	}
 	if rec.Kind == Statement {
-		res, err := conn.ExecContext(ctx, rec.SQL)
+		res, err := conn.ExecContext(ctx, r.sql(rec))
 		if err != nil {
 			return describe(err)
 		}

@@ -15,6 +15,11 @@
 //	connection <name>                  run the records that follow on the
 //	                                   connection of that name, opened on
 //	                                   first use ("default" is the first)
+//	file <name> [noeol]                then the lines of a file, up to a line
+//	                                   "EOF", each ending in a newline (the
+//	                                   last not, with noeol): written in a
+//	                                   directory of the run, which the SQL
+//	                                   of later records names $FILES
 //
 // Lines starting with # before a record are comments. A record's line
 // number, in failures, is the line of its statement or query keyword.

@@ -105,6 +105,29 @@ func (p *parser) record() (*Record, error) {
 			}
 		case "halt":
 			return &Record{Kind: Halt, Line: p.line, Conditions: conds}, nil
+		case "file":
+			if len(fields) < 2 || len(fields) > 3 || (len(fields) == 3 && fields[2] != "noeol") || strings.ContainsAny(fields[1], `/\`) {
+				return nil, fmt.Errorf("want file <name> [noeol], got %q", line)
+			}
+			rec := &Record{Kind: File, Line: p.line, Conditions: conds, Name: fields[1]}
+			var lines []string
+			for {
+				l, ok := p.next()
+				if !ok {
+					return nil, fmt.Errorf("file %s has no EOF line", fields[1])
+				}
+				if l == "EOF" {
+					break
+				}
+				lines = append(lines, l)
+			}
+			if len(lines) > 0 {
+				rec.Content = strings.Join(lines, "\n")
+				if len(fields) == 2 {
+					rec.Content += "\n"
+				}
+			}
+			return rec, nil
 		case "statement":
 			rec := &Record{Kind: Statement, Line: p.line, Conditions: conds, Conn: p.conn}
 			switch {

@@ -48,6 +48,9 @@ func TestParse(t *testing.T) {
 			case Halt:
 				out.WriteString("halt\n")
 				continue
+			case File:
+				fmt.Fprintf(&out, "file %s %q\n", r.Name, r.Content)
+				continue
 			case Statement:
 				out.WriteString(map[bool]string{false: "statement ok", true: "statement error"}[r.ExpectError])
 			case Query:

@@ -10,6 +10,9 @@ const (
 	Query
 	// Halt ends the script.
 	Halt
+	// File writes a file for the statements that follow to read (LOAD
+	// DATA): Name, in the runner's directory, holding Content.
+	File
 )
 
 // SortMode says how a query's values are ordered before comparison.
@@ -54,6 +57,10 @@ type Record struct {
 	Expected  []string
 	HashCount int
 	Hash      string
+
+	// Name and Content are a File's.
+	Name    string
+	Content string
 }
 
 // DefaultConn is the name of a script's first connection, the one its

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -99,6 +101,14 @@ func RunFile(ctx context.Context, db *sql.DB, path string, opts Options) (res Re
 		if opts.MaxRecords > 0 && res.Passed+res.Failed+res.Skipped == opts.MaxRecords {
 			break
 		}
+		if rec.Kind == File {
+			if rec.Applies(opts.Engine) {
+				if err := r.writeFile(rec); err != nil {
+					return res, err
+				}
+			}
+			continue
+		}
 		if !rec.Applies(opts.Engine) {
 			res.Skipped++
 			continue
@@ -126,6 +136,33 @@ type runner struct {
 	opts     Options
 	database string
 	conns    map[string]*sql.Conn
+	// files is the directory of the script's File records, made at the
+	// first; "" before.
+	files string
+}
+
+// writeFile writes a File record's file.
+func (r *runner) writeFile(rec *Record) error {
+	if r.files == "" {
+		dir, err := os.MkdirTemp("", "slt-files-")
+		if err != nil {
+			return err
+		}
+		// Readable by a server running as another user (LOAD DATA INFILE).
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return err
+		}
+		r.files = dir
+	}
+	return os.WriteFile(filepath.Join(r.files, rec.Name), []byte(rec.Content), 0o644)
+}
+
+// sql is a record's SQL with $FILES naming the directory of its files.
+func (r *runner) sql(rec *Record) string {
+	if r.files == "" || !strings.Contains(rec.SQL, "$FILES") {
+		return rec.SQL
+	}
+	return strings.ReplaceAll(rec.SQL, "$FILES", r.files)
 }
 
 // connect (re)opens the runner's connection name in its database.
@@ -171,6 +208,9 @@ func (r *runner) close() error {
 	for _, c := range r.conns {
 		c.Close()
 	}
+	if r.files != "" {
+		os.RemoveAll(r.files)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := r.db.ExecContext(ctx, "DROP DATABASE "+r.database)
@@ -193,7 +233,7 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 		return fail("a connection", "error: "+err.Error())
 	}
 	if rec.Kind == Statement {
-		_, err := conn.ExecContext(ctx, rec.SQL)
+		_, err := conn.ExecContext(ctx, r.sql(rec))
 		switch {
 		case rec.ExpectError && err == nil:
 			return fail("an error", "success")
@@ -245,7 +285,7 @@ func (r *runner) run(ctx context.Context, rec *Record) *Failure {
 // query runs a query and returns its values, rendered by the record's type
 // letters, row after row, and the number of columns.
 func (r *runner) query(ctx context.Context, conn *sql.Conn, rec *Record) ([]string, int, error) {
-	rows, err := conn.QueryContext(ctx, rec.SQL)
+	rows, err := conn.QueryContext(ctx, r.sql(rec))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -54,6 +54,7 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		ServerVersion:          serverVersion(cfg, info),
 		PessimisticRetryLimit:  cfg.PessimisticTxn.MaxRetryCount,
 		RequireSecureTransport: cfg.Security.RequireSecureTransport,
+		SecureFilePriv:         cfg.Security.SecureFilePriv,
 		SchemaSync:             sync,
 		SlowQueryFile:          cfg.Log.SlowQueryPath(dataDir),
 		SlowQueryMaxSize:       cfg.Log.SlowQueryMaxSize,

@@ -366,3 +366,40 @@ func TestLatestCacheEviction(t *testing.T) {
 		t.Fatalf("stats: %+v", st)
 	}
 }
+
+// TestLatestCacheBigBatch checks that a batch bigger than bigBatch drops
+// the cached chunks it writes to (and only those), and that reads then
+// see its writes.
+func TestLatestCacheBigBatch(t *testing.T) {
+	w := newLatestWorld(t, 1<<20)
+	for _, p := range []byte{'a', 'b'} {
+		if err := w.commit([]kv.Mutation{{Op: kv.OpPut, Key: []byte{p, 1}, Value: []byte("old")}}); err != nil {
+			t.Fatal(err)
+		}
+		w.s.cache.load(w.eng, []byte{p})
+	}
+	if st, _ := w.s.LatestCacheStats(); st.Chunks != 2 {
+		t.Fatalf("%d chunks cached, want 2", st.Chunks)
+	}
+	// Keys of chunk a, and many more outside any chunk: each key gives
+	// the batch a default and a write record.
+	ms := []kv.Mutation{{Op: kv.OpPut, Key: []byte{'a', 1}, Value: []byte("new")}}
+	for i := range bigBatch {
+		ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: fmt.Appendf(nil, "z%06d", i), Value: []byte("v")})
+	}
+	if err := w.commit(ms); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.s.cache.get([]byte{'a', 1}); ok {
+		t.Error("chunk a, written by the big batch, is still cached")
+	}
+	if _, ok := w.s.cache.get([]byte{'b', 1}); !ok {
+		t.Error("chunk b, which the big batch did not write, was dropped")
+	}
+	ts, done := w.readTS()
+	defer done()
+	v, err := w.s.Get(context.Background(), []byte{'a', 1}, ts)
+	if err != nil || string(v) != "new" {
+		t.Fatalf("get a1: %q, %v; want new", v, err)
+	}
+}
