@@ -23,6 +23,7 @@ const SchemaVersion = 1
 //	  "error": the error that stopped the run, or absent,
 //	  "environment": Environment (machine, OS, tool versions),
 //	  "plan": Plan (as run, after flag overrides),
+//	  "scale": ScalePlan, only in a scale-out run's results,
 //	  "targets": [TargetResult...] in plan order
 //	}
 //
@@ -31,14 +32,17 @@ const SchemaVersion = 1
 // ThreadRun per thread count: its exact sysbench command line, every
 // per-second Interval and the final Summary.
 type Results struct {
-	Schema      int            `json:"schema"`
-	Started     time.Time      `json:"started"`
-	Finished    *time.Time     `json:"finished,omitempty"`
-	Complete    bool           `json:"complete"`
-	Error       string         `json:"error,omitempty"`
-	Environment Environment    `json:"environment"`
-	Plan        Plan           `json:"plan"`
-	Targets     []TargetResult `json:"targets"`
+	Schema      int         `json:"schema"`
+	Started     time.Time   `json:"started"`
+	Finished    *time.Time  `json:"finished,omitempty"`
+	Complete    bool        `json:"complete"`
+	Error       string      `json:"error,omitempty"`
+	Environment Environment `json:"environment"`
+	Plan        Plan        `json:"plan"`
+	// Scale is set by a scale-out run: its targets are one playground
+	// per SQL node count, in Scale.Nodes order.
+	Scale   *ScalePlan     `json:"scale,omitempty"`
+	Targets []TargetResult `json:"targets"`
 }
 
 // Environment is the test environment of a run.

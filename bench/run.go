@@ -22,6 +22,9 @@ type Options struct {
 	WorkDir string
 	// Progress shows what Run is doing; nil shows nothing.
 	Progress *Progress
+	// Scale, if not nil, says that the plan is a scale-out run (see
+	// RunScale); it is stored in results.json.
+	Scale *ScalePlan
 }
 
 // ResultsFile is the name of the results in Options.OutDir.
@@ -78,6 +81,7 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 		Started:     time.Now().UTC(),
 		Environment: gatherEnvironment(plan, workDir),
 		Plan:        *plan,
+		Scale:       opts.Scale,
 	}
 	for i, t := range targets {
 		res.Plan.Targets[i] = t.Spec()
@@ -202,7 +206,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				cmd += "  # failed, ignored: " + firstLine(fatalOrError(err))
 			}
 			wr.Warmup = append(wr.Warmup, cmd)
-			args = sysbenchArgs(conn, workload, "run", append(runArgs(plan), "--threads="+strconv.Itoa(min(16, maxInt(plan.Threads))), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
+			args = sysbenchArgs(conn, workload, "run", append(runArgs(plan), "--threads="+strconv.Itoa(min(16, maxInt(plan.threads(spec)))), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
 			wr.Warmup = append(wr.Warmup, commandString("sysbench", args))
 			prog.run(spec.Name, workload, "warm-up", plan.WarmupSeconds)
 			if _, err := runSysbench(ctx, args, prog.interval); err != nil {
@@ -210,7 +214,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 			}
 			prog.skip()
 		}
-		for _, threads := range plan.Threads {
+		for _, threads := range plan.threads(spec) {
 			args := sysbenchArgs(conn, workload, "run", append(runArgs(plan),
 				"--threads="+strconv.Itoa(threads),
 				"--time="+strconv.Itoa(plan.RunSeconds),

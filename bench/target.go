@@ -175,6 +175,9 @@ func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The playground is named after its directory, and so are the cgroups
+	// of --db.cpus: a unique name lets two runs cap their nodes side by side.
+	m.dataDir = filepath.Join(m.dir, filepath.Base(m.dir))
 	dbPort, proxyPort := ports[0], ports[1]
 	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
 		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
