@@ -93,6 +93,9 @@ type ThreadRun struct {
 	Started   time.Time  `json:"started"`
 	Intervals []Interval `json:"intervals"`
 	Summary   Summary    `json:"summary"`
+	// CPU is where the machine's CPU went during the run, and whether
+	// capped nodes were throttled; absent where it cannot be read.
+	CPU *RunCPU `json:"cpu,omitempty"`
 	// Error is why sysbench failed; the run then has the intervals it
 	// printed and no summary, and reports leave it out.
 	Error string `json:"error,omitempty"`

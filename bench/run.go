@@ -183,6 +183,10 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 		return err
 	}
 
+	var cgroups string // the directory of the target's nodes' cgroups, if any
+	if c, ok := t.(interface{ cgroupDir() string }); ok {
+		cgroups = c.cgroupDir()
+	}
 	for _, workload := range plan.Workloads {
 		tr.Workloads = append(tr.Workloads, WorkloadResult{Workload: workload})
 		wr := &tr.Workloads[len(tr.Workloads)-1]
@@ -222,10 +226,12 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				"--percentile=95")...)
 			run := ThreadRun{Threads: threads, Command: commandString("sysbench", args), Started: time.Now().UTC()}
 			prog.run(spec.Name, workload, fmt.Sprintf("%d threads", threads), plan.RunSeconds)
+			before := sampleCPU(cgroups)
 			out, err := runSysbench(ctx, args, func(iv Interval) {
 				run.Intervals = append(run.Intervals, iv)
 				prog.interval(iv)
 			})
+			run.CPU = cpuBetween(before, sampleCPU(cgroups))
 			sum, ok := ParseSummary(out)
 			if err == nil && !ok {
 				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", Tail(out, 20))

@@ -127,6 +127,8 @@ type scaleRow struct {
 	Errors         int64
 	// SpeedUp is QPS over the first node count's; 0 when that has none.
 	SpeedUp float64
+	// CPU is the run's; nil when it was not measured.
+	CPU *RunCPU
 }
 
 // scaleRows are workload's results per node count, in run order, leaving
@@ -144,7 +146,7 @@ func scaleRows(res *Results, workload string) []scaleRow {
 		for _, r := range wr.Runs {
 			if r.Error == "" {
 				rows = append(rows, scaleRow{Nodes: res.Scale.Nodes[i], Threads: r.Threads,
-					QPS: r.Summary.QPS, P95: r.Summary.P95LatencyMs, Errors: r.Summary.Errors})
+					QPS: r.Summary.QPS, P95: r.Summary.P95LatencyMs, Errors: r.Summary.Errors, CPU: r.CPU})
 			}
 		}
 	}
@@ -219,7 +221,10 @@ func writeScaleReport(w io.Writer, res *Results) {
 		"%s as `basalt playground` (1 PD, %d stores, %s SQL nodes behind HAProxy), %s, %s. "+
 		"Each node count is a fresh playground: sysbench tables prepared and analyzed, backed up, "+
 		"restored before each workload; sysbench runs through HAProxy with %d threads per SQL node. "+
-		"Speed-up is QPS over that of %s.\n\n",
+		"Speed-up is QPS over that of %s. \"SQL nodes throttled\" is the mean share of their 100 ms CFS periods "+
+		"in which the SQL nodes used up their quota during the run (near 0: the cap did not limit them); "+
+		"\"Machine CPU busy\" is the share of the whole machine's CPU time that was not idle, "+
+		"whoever used it (near 100%%: the machine, not the caps, was the limit).\n\n",
 		version, stores, joinInts(s.Nodes), sqlCap, storeCap, s.ThreadsPerNode, nodesLabel(s.Nodes[0]))
 	if !res.Complete {
 		fmt.Fprintf(w, "**The run did not complete**: %s\n\n", res.Error)
@@ -240,9 +245,16 @@ func writeScaleReport(w io.Writer, res *Results) {
 			fmt.Fprintf(w, "No run finished.\n")
 			continue
 		}
-		fmt.Fprintf(w, "| SQL nodes | Threads | QPS | 95%% latency (ms) | Speed-up vs %s | Retried errors |\n|---|---|---|---|---|---|\n", nodesLabel(rows[0].Nodes))
+		fmt.Fprintf(w, "| SQL nodes | Threads | QPS | 95%% latency (ms) | Speed-up vs %s | Retried errors | SQL nodes throttled | Machine CPU busy |\n|---|---|---|---|---|---|---|---|\n", nodesLabel(rows[0].Nodes))
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %d | %d | %.2f | %.2f | %s | %d |\n", r.Nodes, r.Threads, r.QPS, r.P95, speedUp(r.SpeedUp), r.Errors)
+			throttled, busy := "-", "-"
+			if t, ok := r.CPU.meanThrottled("db"); ok {
+				throttled = fmt.Sprintf("%.0f%%", t)
+			}
+			if r.CPU != nil {
+				busy = fmt.Sprintf("%.0f%%", r.CPU.MachineBusy)
+			}
+			fmt.Fprintf(w, "| %d | %d | %.2f | %.2f | %s | %d | %s | %s |\n", r.Nodes, r.Threads, r.QPS, r.P95, speedUp(r.SpeedUp), r.Errors, throttled, busy)
 		}
 		fmt.Fprintf(w, "\n![%s](%s)\n", wl, chartFile(wl))
 	}

@@ -54,7 +54,11 @@ func TestScaleTargets(t *testing.T) {
 func TestScaleRows(t *testing.T) {
 	res := scaleResults()
 	got := scaleRows(res, "oltp_point_select")
-	want := []scaleRow{{1, 8, 1000, 4, 0, 1}, {2, 16, 1900, 5, 0, 1.9}, {4, 32, 3500, 6, 0, 3.5}}
+	want := []scaleRow{
+		{Nodes: 1, Threads: 8, QPS: 1000, P95: 4, SpeedUp: 1},
+		{Nodes: 2, Threads: 16, QPS: 1900, P95: 5, SpeedUp: 1.9},
+		{Nodes: 4, Threads: 32, QPS: 3500, P95: 6, SpeedUp: 3.5},
+	}
 	if len(got) != len(want) {
 		t.Fatalf("rows %+v, want %+v", got, want)
 	}
@@ -73,14 +77,16 @@ func TestScaleRows(t *testing.T) {
 // its speed-up and that every chart is a PNG.
 func TestScaleReport(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteScaleReport(dir, scaleResults()); err != nil {
+	res := scaleResults()
+	res.Targets[2].Workloads[1].Runs[0].CPU = &RunCPU{MachineBusy: 97.2, Throttled: map[string]float64{"db1": 30, "db2": 50, "kv1": 90}}
+	if err := WriteScaleReport(dir, res); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"| 2 | 16 | 1900.00 | 5.00 | 1.90× | 0 |", "| 4 | 32 | 900.00 | 30.00 | 3.00× | 0 |", "`basalt playground --db 4 --db.cpus 0.25`"} {
+	for _, line := range []string{"| 2 | 16 | 1900.00 | 5.00 | 1.90× | 0 | - | - |", "| 4 | 32 | 900.00 | 30.00 | 3.00× | 0 | 40% | 97% |", "`basalt playground --db 4 --db.cpus 0.25`"} {
 		if !strings.Contains(string(md), line) {
 			t.Errorf("report.md has no %q:\n%s", line, md)
 		}
@@ -97,5 +103,28 @@ func TestScaleReport(t *testing.T) {
 	}
 	if err := WriteScaleReport(dir, &Results{}); err == nil {
 		t.Error("the report of a run that is not a scale-out run: no error")
+	}
+}
+
+// TestCPUBetween checks the CPU figures of a run from two samples: the
+// machine's busy share, each node's throttled share, and a node whose
+// counters went back (restarted) left out.
+func TestCPUBetween(t *testing.T) {
+	a := cpuSample{ok: true, busy: 100, total: 400,
+		periods: map[string]uint64{"db1": 10, "db2": 50}, throttled: map[string]uint64{"db1": 2, "db2": 40}}
+	b := cpuSample{ok: true, busy: 250, total: 600,
+		periods: map[string]uint64{"db1": 30, "db2": 5, "kv1": 9}, throttled: map[string]uint64{"db1": 7, "db2": 1, "kv1": 3}}
+	c := cpuBetween(a, b)
+	if c == nil || c.MachineBusy != 75 || len(c.Throttled) != 1 || c.Throttled["db1"] != 25 {
+		t.Fatalf("cpuBetween: %+v, want 75%% busy and db1 throttled 25%% only", c)
+	}
+	if m, ok := c.meanThrottled("db"); !ok || m != 25 {
+		t.Errorf("meanThrottled: %v %v", m, ok)
+	}
+	if cpuBetween(cpuSample{}, b) != nil {
+		t.Error("an unreadable sample gave figures")
+	}
+	if s := sampleCPU(""); s.ok && s.busy > s.total {
+		t.Errorf("sampleCPU: busy %d > total %d", s.busy, s.total)
 	}
 }

@@ -212,7 +212,7 @@ func TestBenchPlayground(t *testing.T) {
 // TestBenchScale runs "basalt bench scale" cut short (1 and 2 SQL nodes
 // capped at 0.25 CPU each, one workload, 2 s runs on 1,000 rows) and
 // checks results.json (a playground per node count, its threads scaled,
-// non-zero QPS), the speed-up in report.md against the QPS in
+// non-zero QPS, each SQL node's throttling read from its cgroup), the speed-up in report.md against the QPS in
 // results.json, the chart, and that --in re-renders the same report.
 func TestBenchScale(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
@@ -239,6 +239,10 @@ func TestBenchScale(t *testing.T) {
 						QPS          float64
 						P95LatencyMs float64 `json:"p95_latency_ms"`
 					}
+					CPU *struct {
+						MachineBusy float64            `json:"machine_busy_pct"`
+						Throttled   map[string]float64 `json:"throttled_pct"`
+					}
 				}
 			}
 		}
@@ -258,6 +262,17 @@ func TestBenchScale(t *testing.T) {
 		}
 		qps = append(qps, r.Summary.QPS)
 		t.Logf("%s: %.0f QPS, p95 %.2f ms", tr.Name, r.Summary.QPS, r.Summary.P95LatencyMs)
+		// Every capped SQL node's cgroup was read, and the machine's CPU.
+		if r.CPU == nil || r.CPU.MachineBusy <= 0 || r.CPU.MachineBusy > 100 {
+			t.Errorf("%s: CPU figures %+v", tr.Name, r.CPU)
+			continue
+		}
+		for n := 1; n <= res.Scale.Nodes[i]; n++ {
+			if v, ok := r.CPU.Throttled[fmt.Sprintf("db%d", n)]; !ok || v < 0 || v > 100 {
+				t.Errorf("%s: db%d throttled %v (recorded: %v); CPU figures %+v", tr.Name, n, v, ok, r.CPU)
+			}
+		}
+		t.Logf("%s: machine %.0f%% busy, throttled %v", tr.Name, r.CPU.MachineBusy, r.CPU.Throttled)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
