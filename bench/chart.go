@@ -15,44 +15,60 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// chartSeries is one system's line on a workload's chart.
+// chartSeries is one line on a workload's chart: a system's runs against
+// threads, or a cluster's against its node count.
 type chartSeries struct {
-	Name string
-	Runs []ThreadRun
+	Name   string
+	Points []chartPoint
+}
+
+// chartPoint is one measured run: X is its thread or node count.
+type chartPoint struct {
+	X        int
+	QPS, P95 float64
+}
+
+// threadPoints are the runs that did not fail, against their threads.
+func threadPoints(runs []ThreadRun) []chartPoint {
+	var pts []chartPoint
+	for _, r := range runs {
+		if r.Error == "" {
+			pts = append(pts, chartPoint{X: r.Threads, QPS: r.Summary.QPS, P95: r.Summary.P95LatencyMs})
+		}
+	}
+	return pts
 }
 
 // writeChart writes a PNG of two plots side by side, QPS and 95th
-// percentile latency against threads, one line per series.
-func writeChart(path, title string, series []chartSeries) error {
+// percentile latency against xLabel (threads, SQL nodes), one line per
+// series, the x axis marked at each value measured.
+func writeChart(path, title, xLabel string, series []chartSeries) error {
 	qps, p95 := plot.New(), plot.New()
 	qps.Title.Text = title + ": QPS"
 	qps.Y.Label.Text = "queries per second"
 	p95.Title.Text = title + ": 95% latency"
 	p95.Y.Label.Text = "ms"
 	minT, maxT := 0, 0
-	var ticks []plot.Tick // one per thread count measured
+	var ticks []plot.Tick // one per x measured
 	var qpsLines, p95Lines []any
 	for _, s := range series {
-		q, l := make(plotter.XYs, 0, len(s.Runs)), make(plotter.XYs, 0, len(s.Runs))
-		for _, r := range s.Runs {
-			if r.Error != "" {
-				continue
+		q, l := make(plotter.XYs, 0, len(s.Points)), make(plotter.XYs, 0, len(s.Points))
+		for _, pt := range s.Points {
+			q = append(q, plotter.XY{X: float64(pt.X), Y: pt.QPS})
+			l = append(l, plotter.XY{X: float64(pt.X), Y: pt.P95})
+			if minT == 0 || pt.X < minT {
+				minT = pt.X
 			}
-			q = append(q, plotter.XY{X: float64(r.Threads), Y: r.Summary.QPS})
-			l = append(l, plotter.XY{X: float64(r.Threads), Y: r.Summary.P95LatencyMs})
-			if minT == 0 || r.Threads < minT {
-				minT = r.Threads
-			}
-			maxT = max(maxT, r.Threads)
-			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == float64(r.Threads) }) {
-				ticks = append(ticks, plot.Tick{Value: float64(r.Threads), Label: strconv.Itoa(r.Threads)})
+			maxT = max(maxT, pt.X)
+			if !slices.ContainsFunc(ticks, func(t plot.Tick) bool { return t.Value == float64(pt.X) }) {
+				ticks = append(ticks, plot.Tick{Value: float64(pt.X), Label: strconv.Itoa(pt.X)})
 			}
 		}
 		qpsLines = append(qpsLines, s.Name, q)
 		p95Lines = append(p95Lines, s.Name, l)
 	}
 	for _, p := range []*plot.Plot{qps, p95} {
-		p.X.Label.Text = "threads"
+		p.X.Label.Text = xLabel
 		p.Y.Min = 0
 		p.Legend.Top = true
 		if minT > 0 && maxT/minT >= 8 {

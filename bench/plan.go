@@ -49,6 +49,17 @@ type TargetSpec struct {
 	User     string   `toml:"user" json:"user,omitempty"`       // dsn only; default root
 	Password string   `toml:"password" json:"-"`                // dsn only; never stored
 	Args     []string `toml:"args" json:"args,omitempty"`       // more server flags
+	// Threads, if set, are this target's thread counts instead of the
+	// plan's (a scale-out run gives each cluster size its own).
+	Threads []int `toml:"threads" json:"threads,omitempty"`
+}
+
+// threads are the thread counts t runs at under plan p.
+func (p *Plan) threads(t TargetSpec) []int {
+	if len(t.Threads) > 0 {
+		return t.Threads
+	}
+	return p.Threads
 }
 
 // Target kinds.
@@ -130,12 +141,14 @@ func (p *Plan) Validate() error {
 			return fmt.Errorf("unknown workload %q: want one of %s", w, strings.Join(Workloads, ", "))
 		}
 	}
-	if len(p.Threads) == 0 {
-		return errors.New("plan has no thread counts")
-	}
-	for _, n := range p.Threads {
-		if n <= 0 {
-			return fmt.Errorf("thread count %d: want > 0", n)
+	for _, t := range p.Targets {
+		if len(p.threads(t)) == 0 {
+			return errors.New("plan has no thread counts")
+		}
+		for _, n := range p.threads(t) {
+			if n <= 0 {
+				return fmt.Errorf("thread count %d: want > 0", n)
+			}
 		}
 	}
 	switch {

@@ -41,10 +41,14 @@ func (p *Progress) begin(plan *Plan) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.start = time.Now()
-	per := time.Duration(plan.WarmupSeconds+len(plan.Threads)*plan.RunSeconds) * time.Second
-	p.planned = per * time.Duration(len(plan.Workloads)*len(plan.Targets))
-	p.printf("plan %s: %d targets x %d workloads x %d thread counts, about %v of sysbench runs\n",
-		plan.Name, len(plan.Targets), len(plan.Workloads), len(plan.Threads), p.planned)
+	runs := 0
+	for _, t := range plan.Targets {
+		runs += len(plan.threads(t))
+	}
+	per := time.Duration(len(plan.Targets)*plan.WarmupSeconds+runs*plan.RunSeconds) * time.Second
+	p.planned = per * time.Duration(len(plan.Workloads))
+	p.printf("plan %s: %d targets x %d workloads, %d sysbench runs, about %v of them\n",
+		plan.Name, len(plan.Targets), len(plan.Workloads), runs*len(plan.Workloads), p.planned)
 }
 
 func (p *Progress) end() {

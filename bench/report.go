@@ -51,10 +51,10 @@ func WriteReport(dir string, opts ReportOptions) error {
 		series := []chartSeries{}
 		for _, s := range []side{a, b} {
 			if wr := s.target.workload(w); wr != nil {
-				series = append(series, chartSeries{Name: s.label, Runs: wr.Runs})
+				series = append(series, chartSeries{Name: s.label, Points: threadPoints(wr.Runs)})
 			}
 		}
-		if err := writeChart(filepath.Join(dir, chartFile(w)), w, series); err != nil {
+		if err := writeChart(filepath.Join(dir, chartFile(w)), w, "threads", series); err != nil {
 			return err
 		}
 	}

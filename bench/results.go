@@ -23,6 +23,7 @@ const SchemaVersion = 1
 //	  "error": the error that stopped the run, or absent,
 //	  "environment": Environment (machine, OS, tool versions),
 //	  "plan": Plan (as run, after flag overrides),
+//	  "scale": ScalePlan, only in a scale-out run's results,
 //	  "targets": [TargetResult...] in plan order
 //	}
 //
@@ -31,14 +32,17 @@ const SchemaVersion = 1
 // ThreadRun per thread count: its exact sysbench command line, every
 // per-second Interval and the final Summary.
 type Results struct {
-	Schema      int            `json:"schema"`
-	Started     time.Time      `json:"started"`
-	Finished    *time.Time     `json:"finished,omitempty"`
-	Complete    bool           `json:"complete"`
-	Error       string         `json:"error,omitempty"`
-	Environment Environment    `json:"environment"`
-	Plan        Plan           `json:"plan"`
-	Targets     []TargetResult `json:"targets"`
+	Schema      int         `json:"schema"`
+	Started     time.Time   `json:"started"`
+	Finished    *time.Time  `json:"finished,omitempty"`
+	Complete    bool        `json:"complete"`
+	Error       string      `json:"error,omitempty"`
+	Environment Environment `json:"environment"`
+	Plan        Plan        `json:"plan"`
+	// Scale is set by a scale-out run: its targets are one playground
+	// per SQL node count, in Scale.Nodes order.
+	Scale   *ScalePlan     `json:"scale,omitempty"`
+	Targets []TargetResult `json:"targets"`
 }
 
 // Environment is the test environment of a run.
@@ -89,6 +93,9 @@ type ThreadRun struct {
 	Started   time.Time  `json:"started"`
 	Intervals []Interval `json:"intervals"`
 	Summary   Summary    `json:"summary"`
+	// CPU is where the machine's CPU went during the run, and whether
+	// capped nodes were throttled; absent where it cannot be read.
+	CPU *RunCPU `json:"cpu,omitempty"`
 	// Error is why sysbench failed; the run then has the intervals it
 	// printed and no summary, and reports leave it out.
 	Error string `json:"error,omitempty"`

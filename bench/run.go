@@ -22,6 +22,9 @@ type Options struct {
 	WorkDir string
 	// Progress shows what Run is doing; nil shows nothing.
 	Progress *Progress
+	// Scale, if not nil, says that the plan is a scale-out run (see
+	// RunScale); it is stored in results.json.
+	Scale *ScalePlan
 }
 
 // ResultsFile is the name of the results in Options.OutDir.
@@ -78,6 +81,7 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 		Started:     time.Now().UTC(),
 		Environment: gatherEnvironment(plan, workDir),
 		Plan:        *plan,
+		Scale:       opts.Scale,
 	}
 	for i, t := range targets {
 		res.Plan.Targets[i] = t.Spec()
@@ -179,6 +183,10 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 		return err
 	}
 
+	var cgroups string // the directory of the target's nodes' cgroups, if any
+	if c, ok := t.(interface{ cgroupDir() string }); ok {
+		cgroups = c.cgroupDir()
+	}
 	for _, workload := range plan.Workloads {
 		tr.Workloads = append(tr.Workloads, WorkloadResult{Workload: workload})
 		wr := &tr.Workloads[len(tr.Workloads)-1]
@@ -202,7 +210,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				cmd += "  # failed, ignored: " + firstLine(fatalOrError(err))
 			}
 			wr.Warmup = append(wr.Warmup, cmd)
-			args = sysbenchArgs(conn, workload, "run", append(runArgs(plan), "--threads="+strconv.Itoa(min(16, maxInt(plan.Threads))), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
+			args = sysbenchArgs(conn, workload, "run", append(runArgs(plan), "--threads="+strconv.Itoa(min(16, maxInt(plan.threads(spec)))), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
 			wr.Warmup = append(wr.Warmup, commandString("sysbench", args))
 			prog.run(spec.Name, workload, "warm-up", plan.WarmupSeconds)
 			if _, err := runSysbench(ctx, args, prog.interval); err != nil {
@@ -210,7 +218,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 			}
 			prog.skip()
 		}
-		for _, threads := range plan.Threads {
+		for _, threads := range plan.threads(spec) {
 			args := sysbenchArgs(conn, workload, "run", append(runArgs(plan),
 				"--threads="+strconv.Itoa(threads),
 				"--time="+strconv.Itoa(plan.RunSeconds),
@@ -218,10 +226,12 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				"--percentile=95")...)
 			run := ThreadRun{Threads: threads, Command: commandString("sysbench", args), Started: time.Now().UTC()}
 			prog.run(spec.Name, workload, fmt.Sprintf("%d threads", threads), plan.RunSeconds)
+			before := sampleCPU(cgroups)
 			out, err := runSysbench(ctx, args, func(iv Interval) {
 				run.Intervals = append(run.Intervals, iv)
 				prog.interval(iv)
 			})
+			run.CPU = cpuBetween(before, sampleCPU(cgroups))
 			sum, ok := ParseSummary(out)
 			if err == nil && !ok {
 				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", Tail(out, 20))

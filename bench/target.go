@@ -66,7 +66,11 @@ type managed struct {
 	// initData creates a fresh data directory, or is nil when the server
 	// creates its own on first start.
 	initData func() error
+	// cgroups is where a playground's capped nodes have their cgroups.
+	cgroups string
 }
+
+func (m *managed) cgroupDir() string { return m.cgroups }
 
 func (m *managed) Spec() TargetSpec { return m.spec }
 func (m *managed) Address() string  { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.srv.Port)) }
@@ -175,6 +179,11 @@ func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The playground is named after its directory, and so are the cgroups
+	// of --db.cpus: a unique name lets two runs cap their nodes side by side.
+	m.dataDir = filepath.Join(m.dir, filepath.Base(m.dir))
+	// As playground/cgroup.go makes them: .../basalt-playground/NAME/NODE.
+	m.cgroups = filepath.Join("/sys/fs/cgroup/cpu/basalt-playground", filepath.Base(m.dir))
 	dbPort, proxyPort := ports[0], ports[1]
 	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
 		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}

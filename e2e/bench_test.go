@@ -209,6 +209,108 @@ func TestBenchPlayground(t *testing.T) {
 	}
 }
 
+// TestBenchScale runs "basalt bench scale" cut short (1 and 2 SQL nodes
+// capped at 0.25 CPU each, one workload, 2 s runs on 1,000 rows) and
+// checks results.json (a playground per node count, its threads scaled,
+// non-zero QPS, each SQL node's throttling read from its cgroup), the speed-up in report.md against the QPS in
+// results.json, the chart, and that --in re-renders the same report.
+func TestBenchScale(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Skip("sysbench is not installed (apt-get install sysbench)")
+	}
+	if err := cgroupsWritable(); err != nil {
+		t.Skipf("cannot make cpu cgroups (run as root with the cgroup v1 cpu controller): %v", err)
+	}
+	bin := testkit.BuildBasalt(t)
+	out := t.TempDir()
+	const workload = "oltp_point_select"
+	basalt(t, bin, 0, "bench", "scale", "--quiet", "--nodes", "1,2", "--db.cpus", "0.25",
+		"--workloads", workload, "--threads-per-node", "4", "--time", "2", "--warmup", "0",
+		"--tables", "1", "--table-size", "1000", "--work-dir", t.TempDir(), "--out", out)
+	var res struct {
+		Complete bool
+		Scale    struct{ Nodes []int }
+		Targets  []struct {
+			Name      string
+			Workloads []struct {
+				Runs []struct {
+					Threads int
+					Summary struct {
+						QPS          float64
+						P95LatencyMs float64 `json:"p95_latency_ms"`
+					}
+					CPU *struct {
+						MachineBusy float64            `json:"machine_busy_pct"`
+						Throttled   map[string]float64 `json:"throttled_pct"`
+					}
+				}
+			}
+		}
+	}
+	readJSON(t, filepath.Join(out, "results.json"), &res)
+	if !res.Complete || len(res.Scale.Nodes) != 2 || len(res.Targets) != 2 {
+		t.Fatalf("results.json: complete %v, nodes %v, %d targets", res.Complete, res.Scale.Nodes, len(res.Targets))
+	}
+	var qps []float64
+	for i, tr := range res.Targets {
+		if len(tr.Workloads) != 1 || len(tr.Workloads[0].Runs) != 1 {
+			t.Fatalf("%s: want one run of one workload: %+v", tr.Name, tr.Workloads)
+		}
+		r := tr.Workloads[0].Runs[0]
+		if r.Threads != 4*res.Scale.Nodes[i] || r.Summary.QPS <= 0 || r.Summary.P95LatencyMs <= 0 {
+			t.Errorf("%s: %d threads, %v QPS, p95 %v ms; want %d threads and figures", tr.Name, r.Threads, r.Summary.QPS, r.Summary.P95LatencyMs, 4*res.Scale.Nodes[i])
+		}
+		qps = append(qps, r.Summary.QPS)
+		t.Logf("%s: %.0f QPS, p95 %.2f ms", tr.Name, r.Summary.QPS, r.Summary.P95LatencyMs)
+		// Every capped SQL node's cgroup was read, and the machine's CPU.
+		if r.CPU == nil || r.CPU.MachineBusy <= 0 || r.CPU.MachineBusy > 100 {
+			t.Errorf("%s: CPU figures %+v", tr.Name, r.CPU)
+			continue
+		}
+		for n := 1; n <= res.Scale.Nodes[i]; n++ {
+			if v, ok := r.CPU.Throttled[fmt.Sprintf("db%d", n)]; !ok || v < 0 || v > 100 {
+				t.Errorf("%s: db%d throttled %v (recorded: %v); CPU figures %+v", tr.Name, n, v, ok, r.CPU)
+			}
+		}
+		t.Logf("%s: machine %.0f%% busy, throttled %v", tr.Name, r.CPU.MachineBusy, r.CPU.Throttled)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("| 2 | 8 | %.2f | ", qps[1]); !strings.Contains(string(md), want) {
+		t.Errorf("report.md has no row %q", want)
+	} else if row := strings.Split(strings.SplitN(string(md), want, 2)[1], " | "); len(row) < 2 ||
+		row[1] != fmt.Sprintf("%.2f×", qps[1]/qps[0]) {
+		t.Errorf("2 nodes: speed-up cell %q, want %.2f× from the QPS in results.json", row, qps[1]/qps[0])
+	}
+	f, err := os.Open(filepath.Join(out, workload+".png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("%s.png: %v", workload, err)
+	}
+	again := t.TempDir()
+	basalt(t, bin, 0, "bench", "scale", "--in", out, "--out", again)
+	if md2, err := os.ReadFile(filepath.Join(again, "report.md")); err != nil || string(md2) != string(md) {
+		t.Errorf("--in re-rendered a different report (%v):\n%s", err, md2)
+	}
+	if t.Failed() {
+		t.Logf("report.md:\n%s", md)
+	}
+}
+
+// cgroupsWritable says why cpu cgroups cannot be made here, or nil.
+func cgroupsWritable() error {
+	dir, err := os.MkdirTemp("/sys/fs/cgroup/cpu", "basalt-e2e-")
+	if err != nil {
+		return err
+	}
+	return os.Remove(dir)
+}
+
 // checkReportTable finds the table of workload in report.md and checks its
 // rows: threads, A QPS, A p95, B QPS, B p95, improvement.
 func checkReportTable(t *testing.T, md, workload string, wantRows int) {

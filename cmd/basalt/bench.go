@@ -18,7 +18,7 @@ import (
 // reports and the report. Exit status: 0 on success, 1 if the run or the
 // report fails, 2 for a bad command line.
 func benchMain(args []string, stdout, stderr io.Writer) int {
-	usage := "Usage: basalt bench run [--plan quick|report|FILE.toml] [flags] --out DIR\n       basalt bench report --in results.json [--baseline other.json] --out DIR\n"
+	usage := "Usage: basalt bench run [--plan quick|report|FILE.toml] [flags] --out DIR\n       basalt bench report --in results.json [--baseline other.json] --out DIR\n       basalt bench scale [--nodes 1,2,4] [--db.cpus 0.25] [flags] --out DIR   (or --in DIR: re-render)\n"
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -28,6 +28,8 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return benchRun(args[1:], stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
+	case "scale":
+		return benchScale(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -162,6 +164,95 @@ func benchReport(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "basalt bench report: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "report: %s/%s\n", *out, bench.ReportFile)
+	return 0
+}
+
+// benchScale is "basalt bench scale": the scale-out scenario, one
+// playground per SQL node count, and its report; with --in, the report of
+// an earlier run only.
+func benchScale(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("basalt bench scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		nodes      = fs.String("nodes", "1,2,4", "comma-separated SQL node counts, one playground each")
+		dbCPUs     = fs.Float64("db.cpus", 0.25, "cap each SQL node at this many CPUs (cgroup v1 cpu controller, as root; 0: no cap)")
+		kvCPUs     = fs.Float64("kv.cpus", 0, "cap each store at this many CPUs (0: no cap)")
+		stores     = fs.Int("kv", 0, "stores per playground (0: the playground's default, 3)")
+		perNode    = fs.Int("threads-per-node", 8, "sysbench threads per SQL node")
+		workloads  = fs.String("workloads", "oltp_point_select,oltp_read_write", "comma-separated sysbench workloads")
+		tables     = fs.Int("tables", 4, "number of tables")
+		tableSize  = fs.Int("table-size", 10000, "rows per table")
+		runSecs    = fs.Int("time", 20, "seconds per run")
+		warmupSecs = fs.Int("warmup", 5, "seconds of warm-up per workload and node count (0: none)")
+		randType   = fs.String("rand-type", "uniform", "sysbench --rand-type")
+		psMode     = fs.String("ps-mode", "auto", "sysbench --db-ps-mode (auto or disable)")
+		basaltBin  = fs.String("basalt", "", "the basalt binary of the playgrounds (default: this executable)")
+		workDir    = fs.String("work-dir", "", "where the playgrounds' temporary directories go (default $TMPDIR)")
+		in         = fs.String("in", "", "re-render the report of an earlier run: the directory (or results.json) it wrote")
+		out        = fs.String("out", "", "the directory for results.json, report.md and the charts (required)")
+		quiet      = fs.Bool("quiet", false, "log lines instead of the live progress line")
+	)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *out == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "basalt bench scale: --out DIR is required and there are no arguments (run basalt bench scale -h)")
+		return 2
+	}
+	if *in != "" {
+		res, err := bench.ReadResults(*in)
+		if err == nil {
+			err = bench.WriteScaleReport(*out, res)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "basalt bench scale: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "report: %s/%s\n", *out, bench.ReportFile)
+		return 0
+	}
+	scale := bench.ScalePlan{DBCPUs: *dbCPUs, KVCPUs: *kvCPUs, Stores: *stores, ThreadsPerNode: *perNode}
+	for _, s := range splitList(*nodes) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			fmt.Fprintf(stderr, "basalt bench scale: --nodes: %q is not a number\n", s)
+			return 2
+		}
+		scale.Nodes = append(scale.Nodes, n)
+	}
+	plan := bench.Plan{Workloads: splitList(*workloads), Tables: *tables, TableSize: *tableSize,
+		RunSeconds: *runSecs, WarmupSeconds: *warmupSecs, RandType: *randType, PSMode: *psMode}
+	// Checked here so that a bad command line exits 2, not 1 after a start.
+	check := plan
+	check.Targets = []bench.TargetSpec{{Kind: bench.KindPlayground, Threads: []int{1}}}
+	if err := check.Validate(); err != nil {
+		fmt.Fprintf(stderr, "basalt bench scale: %v\n", err)
+		return 2
+	}
+	if err := scale.Validate(); err != nil {
+		fmt.Fprintf(stderr, "basalt bench scale: %v\n", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	live := !*quiet && stderr == os.Stderr && bench.IsTerminal(os.Stderr)
+	res, err := bench.RunScale(ctx, bench.ScaleOptions{
+		Scale:    scale,
+		Plan:     plan,
+		Binary:   *basaltBin,
+		OutDir:   *out,
+		WorkDir:  *workDir,
+		Progress: bench.NewProgress(stderr, live),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "basalt bench scale: %v\n", err)
+		if res != nil {
+			fmt.Fprintf(stderr, "basalt bench scale: what was measured is in %s/%s\n", *out, bench.ResultsFile)
+		}
 		return 1
 	}
 	fmt.Fprintf(stdout, "report: %s/%s\n", *out, bench.ReportFile)
