@@ -3,54 +3,13 @@ package clustersync
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
+	"github.com/basalt-db/basalt/testkit"
 )
-
-func startEtcd(t *testing.T) *clientv3.Client {
-	t.Helper()
-	ports := make([]int, 2)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not start")
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{cu.Host}, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
 
 // globals is one node's global variables as Vars applies them.
 type globals struct {
@@ -76,7 +35,7 @@ func (g *globals) get(name string) string {
 // A node starting loads what was set before; a value set on one node
 // reaches the other, the last one set winning.
 func TestVars(t *testing.T) {
-	cli := startEtcd(t)
+	cli := testkit.StartEtcdClient(t)
 	ctx := context.Background()
 	var ga, gb globals
 	a, err := StartVars(cli, ga.apply, nil)
@@ -107,7 +66,7 @@ func TestVars(t *testing.T) {
 
 // Notify reaches every watcher.
 func TestWatch(t *testing.T) {
-	cli := startEtcd(t)
+	cli := testkit.StartEtcdClient(t)
 	var n1, n2 atomic.Int32
 	w1 := Watch(cli, PrivilegeKey, func() { n1.Add(1) }, nil)
 	defer w1.Close()

@@ -2,20 +2,16 @@ package gcworker
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/basalt-db/basalt/testkit"
 	"github.com/basalt-db/basalt/tso"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 )
 
 // fakeStore is the cluster's storage as GC sees it: a clock, this node's
@@ -61,48 +57,11 @@ func (f *fakeStore) BoundBySafePoints(_ context.Context, sp uint64) (uint64, err
 	return sp, nil
 }
 
-func startEtcd(t *testing.T) *clientv3.Client {
-	t.Helper()
-	ports := make([]int, 2)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not start")
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{cu.Host}, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
 // The safe point is now − life time, below every node's oldest
 // transaction and the other services' safe points; it never goes back,
 // and GC does nothing while disabled.
 func TestRunOnceSafePoint(t *testing.T) {
-	cli := startEtcd(t)
+	cli := testkit.StartEtcdClient(t)
 	ctx := context.Background()
 	const nowMs = 1_800_000_000_000
 	st := &fakeStore{now: tso.ComposeTS(nowMs, 5)}
@@ -168,7 +127,7 @@ func TestRunOnceSafePoint(t *testing.T) {
 // Of two workers one leads; closed, the other takes over. Each reports
 // its oldest transaction under its lease, gone once it closes.
 func TestLeaderElection(t *testing.T) {
-	cli := startEtcd(t)
+	cli := testkit.StartEtcdClient(t)
 	ctx := context.Background()
 	start := func(id string, st *fakeStore) *Worker {
 		return Start(Config{Client: cli, ID: id, TTL: 2 * time.Second, Store: st, Logger: slog.Default(),

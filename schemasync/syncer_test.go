@@ -3,9 +3,6 @@ package schemasync
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,8 +11,7 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/store/local"
 	"github.com/basalt-db/basalt/tablecodec"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
+	"github.com/basalt-db/basalt/testkit"
 )
 
 // These tests run two "nodes" in one process: two catalogs over one
@@ -23,38 +19,6 @@ import (
 // real processes are in cluster_test.go.
 
 const testLease = 2 * time.Second // etcd's shortest TTL with its default ticks
-
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	ports := make([]int, 2)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
-	pu, _ := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", ports[1]))
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = cfg.Name + "=" + pu.String()
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(30 * time.Second):
-		t.Fatal("etcd did not start")
-	}
-	return cu.Host
-}
 
 // node is one SQL node of the test: a catalog and its syncer, with the
 // oldest version in use set by the test (MaxInt64: none).
@@ -136,7 +100,7 @@ func keysOf(ids ...int64) func(func([]byte) bool) {
 }
 
 func TestSyncer(t *testing.T) {
-	endpoint := startEtcd(t)
+	endpoint := testkit.StartEtcd(t)
 	store, err := local.Open(t.TempDir(), local.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
