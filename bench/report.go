@@ -317,8 +317,8 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "1. Start each system on its own fresh data directory (the dsn targets were already running).\n")
 	fmt.Fprintf(w, "2. Create database `sbtest` and import the data with `sysbench oltp_common prepare`.\n")
 	fmt.Fprintf(w, "3. Run `ANALYZE TABLE` on each table.\n")
-	fmt.Fprintf(w, "4. Stop the server and back up its data directory.\n")
-	fmt.Fprintf(w, "5. Before each workload, restore the backup (stop, replace the data directory, start), then warm up.\n")
+	fmt.Fprintf(w, "4. Back up: embedded Basalt with `BACKUP DATABASE` while it serves; the other servers are stopped and their data directories copied.\n")
+	fmt.Fprintf(w, "5. Before each workload, restore the backup (Basalt: `DROP DATABASE`, `RESTORE DATABASE`, `ANALYZE TABLE`; the others: stop, replace the data directory, start), then warm up.\n")
 	fmt.Fprintf(w, "6. Run the workload once per thread count, %d s each, and take QPS and the 95th percentile latency from sysbench's summary.\n\n", p.RunSeconds)
 	for _, s := range []side{a, b} {
 		fmt.Fprintf(w, "The exact commands on %s:\n\n```sh\n", s.label)

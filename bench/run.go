@@ -173,8 +173,12 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 	}
 	db.Close()
 	if t.Restorable() {
-		prog.stage(spec.Name, "backing up the data directory")
-		tr.Setup = append(tr.Setup, "# stop the server; copy its data directory as the backup")
+		prog.stage(spec.Name, "backing up")
+		steps := "# stop the server; copy its data directory as the backup"
+		if b, ok := t.(interface{ backupSteps() string }); ok {
+			steps = b.backupSteps()
+		}
+		tr.Setup = append(tr.Setup, steps)
 		if err := t.Backup(); err != nil {
 			return fmt.Errorf("backup: %w", err)
 		}
@@ -192,7 +196,11 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 		wr := &tr.Workloads[len(tr.Workloads)-1]
 		if t.Restorable() {
 			prog.stage(spec.Name, workload+": restoring the backup")
-			wr.Warmup = append(wr.Warmup, "# stop the server; replace its data directory with the backup; start it")
+			steps := "# stop the server; replace its data directory with the backup; start it"
+			if r, ok := t.(interface{ restoreSteps() string }); ok {
+				steps = r.restoreSteps()
+			}
+			wr.Warmup = append(wr.Warmup, steps)
 			if err := t.Restore(ctx); err != nil {
 				return fmt.Errorf("%s: restore: %w", workload, err)
 			}

@@ -41,7 +41,11 @@ type target interface {
 func newTarget(spec TargetSpec, workDir string) (target, error) {
 	switch spec.Kind {
 	case KindBasalt:
-		return newBasalt(spec, workDir)
+		m, err := newBasalt(spec, workDir)
+		if err != nil {
+			return nil, err
+		}
+		return &basaltTarget{m}, nil
 	case KindPlayground:
 		return newPlayground(spec, workDir)
 	case KindMariaDB:
@@ -162,6 +166,84 @@ func newBasaltDir(spec TargetSpec, workDir, prefix string) (*managed, [2]int, er
 	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
 	m.spec.Binary = bin
 	return m, ports, nil
+}
+
+// basaltTarget is an embedded basalt, backed up and restored with its
+// own statements, as a user of it would: BACKUP DATABASE of the prepared
+// and analyzed tables at one timestamp, and before each workload DROP
+// DATABASE and RESTORE DATABASE of that backup, then ANALYZE TABLE (a
+// backup keeps no statistics). The server keeps running throughout.
+type basaltTarget struct{ *managed }
+
+func (b *basaltTarget) backupURL() (string, error) {
+	dir, err := filepath.Abs(filepath.Join(b.dir, "backup"))
+	return "local://" + dir, err
+}
+
+// backupSteps and restoreSteps say how Backup and Restore work, for the
+// results.
+func (b *basaltTarget) backupSteps() string {
+	return "# BACKUP DATABASE sbtest TO a directory of the run, the server serving"
+}
+
+func (b *basaltTarget) restoreSteps() string {
+	return "# DROP DATABASE sbtest; RESTORE DATABASE sbtest FROM the backup taken after prepare; ANALYZE TABLE each table"
+}
+
+func (b *basaltTarget) Backup() error {
+	url, err := b.backupURL()
+	if err != nil {
+		return err
+	}
+	return b.exec(context.Background(), "BACKUP DATABASE sbtest TO '"+url+"'")
+}
+
+func (b *basaltTarget) Restore(ctx context.Context) error {
+	url, err := b.backupURL()
+	if err != nil {
+		return err
+	}
+	if err := b.exec(ctx, "DROP DATABASE IF EXISTS sbtest", "RESTORE DATABASE sbtest FROM '"+url+"'"); err != nil {
+		return err
+	}
+	db, err := sql.Open("mysql", b.DSN("sbtest"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SHOW TABLES")
+	if err != nil {
+		return err
+	}
+	var analyze []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return err
+		}
+		analyze = append(analyze, "ANALYZE TABLE sbtest."+t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return b.exec(ctx, analyze...)
+}
+
+// exec runs statements in order on a connection of its own.
+func (b *basaltTarget) exec(ctx context.Context, stmts ...string) error {
+	db, err := sql.Open("mysql", b.DSN(""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 // newPlayground is a cluster of basalt processes, the reports' layout on
