@@ -15,10 +15,13 @@ import (
 	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/store/tikv"
 	"github.com/basalt-db/basalt/testkit"
+	"github.com/pingcap/kvproto/pkg/deadlock"
 	tikverr "github.com/tikv/client-go/v2/error"
 	tikvkv "github.com/tikv/client-go/v2/kv"
 	"github.com/tikv/client-go/v2/txnkv"
 	"github.com/tikv/client-go/v2/txnkv/transaction"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // clusterStoreConfig makes stores report to PD often, so that PD
@@ -327,7 +330,7 @@ func TestClusterDeadlock(t *testing.T) {
 			waiting[i] = make(chan error, 1)
 			go func() { waiting[i] <- lock(txns[i], keys[i+1]) }()
 		}
-		time.Sleep(300 * time.Millisecond) // the waits reach the detector
+		waitDetectorEntries(t, c, len(waiting)) // the waits reach the detector
 		last := txns[len(txns)-1]
 		start := time.Now()
 		err := lock(last, keys[0])
@@ -539,5 +542,33 @@ func readAll(t *testing.T, cli *txnkv.Client, want map[int]bool) {
 	t.Helper()
 	if n := countKeys(t, cli, key(0), key(200)); n != len(want) {
 		t.Fatalf("read %d keys, want %d", n, len(want))
+	}
+}
+
+// waitDetectorEntries waits until the cluster's deadlock detector knows n
+// waits (TiKV's GetWaitForEntries, from whichever store owns it): the
+// stores report them on a stream, which a loaded machine may take a while
+// to deliver.
+func waitDetectorEntries(t *testing.T, c *testkit.Cluster, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for i := 1; i <= 3; i++ {
+			conn, err := grpc.NewClient(c.StoreAddr(storeName(i)), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			resp, err := deadlock.NewDeadlockClient(conn).GetWaitForEntries(ctx, &deadlock.WaitForEntriesRequest{})
+			cancel()
+			conn.Close()
+			if err == nil && len(resp.Entries) >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the deadlock detector does not know the %d waits", n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

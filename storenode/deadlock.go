@@ -79,6 +79,22 @@ func (g *waitGraph) path(txn, target uint64, now time.Time, seen map[uint64]bool
 	return nil
 }
 
+// entries lists the graph's live edges.
+func (g *waitGraph) entries() []deadlock.WaitForEntry {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	var out []deadlock.WaitForEntry
+	for _, edges := range g.edges {
+		for _, e := range edges {
+			if now.Sub(e.at) <= waitEntryTTL {
+				out = append(out, e.entry)
+			}
+		}
+	}
+	return out
+}
+
 func (g *waitGraph) cleanUpWaitFor(txn, waitFor uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -144,6 +160,15 @@ func (d *deadlockService) Detect(stream deadlock.Deadlock_DetectServer) error {
 			}
 		}
 	}
+}
+
+// GetWaitForEntries lists the waits the detector knows, as TiKV's does;
+// a store that is not the owner refuses.
+func (d *deadlockService) GetWaitForEntries(context.Context, *deadlock.WaitForEntriesRequest) (*deadlock.WaitForEntriesResponse, error) {
+	if !d.owner() {
+		return nil, errNotDetectorOwner
+	}
+	return &deadlock.WaitForEntriesResponse{Entries: d.graph.entries()}, nil
 }
 
 var errNotDetectorOwner = &detectorError{"this store does not run the deadlock detector"}
