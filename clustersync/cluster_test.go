@@ -70,7 +70,7 @@ func try(t *testing.T, s *testkit.Server, user, password, q string) uint16 {
 // eventually waits until q as user on s ends with code (0: succeeds).
 func eventually(t *testing.T, s *testkit.Server, user, password, q string, code uint16) {
 	t.Helper()
-	waitFor(t, within, fmt.Sprintf("%q as %s to give %d", q, user, code), func() (bool, string) {
+	testkit.WaitFor(t, within, fmt.Sprintf("%q as %s to give %d", q, user, code), func() (bool, string) {
 		got := try(t, s, user, password, q)
 		return got == code, fmt.Sprintf("got %d", got)
 	})
@@ -78,36 +78,36 @@ func eventually(t *testing.T, s *testkit.Server, user, password, q string, code 
 
 // privileges: accounts and grants changed on A hold on B within 5 s.
 func privileges(t *testing.T, dbA *sql.DB, b *testkit.Server) {
-	mustExec(t, dbA, "CREATE TABLE priv_t (x INT)")
+	testkit.MustExec(t, dbA, "CREATE TABLE priv_t (x INT)")
 	const q = "SELECT * FROM test.priv_t"
-	mustExec(t, dbA, "CREATE USER 'u1'@'%' IDENTIFIED BY 'p1'")
+	testkit.MustExec(t, dbA, "CREATE USER 'u1'@'%' IDENTIFIED BY 'p1'")
 	eventually(t, b, "u1", "p1", "SELECT 1", 0)
 	if got := try(t, b, "u1", "p1", q); got != 1142 {
 		t.Fatalf("u1 without grants reads priv_t on B: code %d, want 1142", got)
 	}
-	mustExec(t, dbA, "GRANT SELECT ON test.* TO 'u1'@'%'")
+	testkit.MustExec(t, dbA, "GRANT SELECT ON test.* TO 'u1'@'%'")
 	eventually(t, b, "u1", "p1", q, 0)
-	mustExec(t, dbA, "REVOKE SELECT ON test.* FROM 'u1'@'%'")
+	testkit.MustExec(t, dbA, "REVOKE SELECT ON test.* FROM 'u1'@'%'")
 	eventually(t, b, "u1", "p1", q, 1142)
-	mustExec(t, dbA, "GRANT SELECT ON test.priv_t TO 'u1'@'%'")
+	testkit.MustExec(t, dbA, "GRANT SELECT ON test.priv_t TO 'u1'@'%'")
 	eventually(t, b, "u1", "p1", q, 0)
-	mustExec(t, dbA, "SET PASSWORD FOR 'u1'@'%' = 'p2'")
+	testkit.MustExec(t, dbA, "SET PASSWORD FOR 'u1'@'%' = 'p2'")
 	eventually(t, b, "u1", "p2", "SELECT 1", 0)
 	if got := try(t, b, "u1", "p1", "SELECT 1"); got != 1045 {
 		t.Fatalf("u1 with the old password on B: code %d, want 1045", got)
 	}
-	mustExec(t, dbA, "DROP USER 'u1'@'%'")
+	testkit.MustExec(t, dbA, "DROP USER 'u1'@'%'")
 	eventually(t, b, "u1", "p2", "SELECT 1", 1045)
 }
 
 // globalVariables: SET GLOBAL on A holds on B within 5 s, for its global
 // value and for its new sessions.
 func globalVariables(t *testing.T, dbA *sql.DB, b *testkit.Server) {
-	mustExec(t, dbA, "SET GLOBAL sql_mode = 'ANSI_QUOTES'")
-	defer mustExec(t, dbA, "SET GLOBAL sql_mode = DEFAULT")
-	mustExec(t, dbA, "SET GLOBAL max_execution_time = 12345")
-	defer mustExec(t, dbA, "SET GLOBAL max_execution_time = DEFAULT")
-	waitFor(t, within, "B's new sessions to take A's globals", func() (bool, string) {
+	testkit.MustExec(t, dbA, "SET GLOBAL sql_mode = 'ANSI_QUOTES'")
+	defer testkit.MustExec(t, dbA, "SET GLOBAL sql_mode = DEFAULT")
+	testkit.MustExec(t, dbA, "SET GLOBAL max_execution_time = 12345")
+	defer testkit.MustExec(t, dbA, "SET GLOBAL max_execution_time = DEFAULT")
+	testkit.WaitFor(t, within, "B's new sessions to take A's globals", func() (bool, string) {
 		db, err := sql.Open("mysql", b.DSN(""))
 		if err != nil {
 			t.Fatal(err)
@@ -211,7 +211,7 @@ func checkRows(t *testing.T, db *sql.DB, table string, ids [][]int64) {
 // autoIncrement: with the default cache, the values two nodes generate at
 // once are unique, and increase within each node.
 func autoIncrement(t *testing.T, dbA, dbB *sql.DB) {
-	mustExec(t, dbA, "CREATE TABLE ai (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT)")
+	testkit.MustExec(t, dbA, "CREATE TABLE ai (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT)")
 	ids := insertConcurrently(t, "ai", 150, dbA, dbB)
 	checkIncreasing(t, ids)
 	checkRows(t, dbB, "ai", ids)
@@ -221,7 +221,7 @@ func autoIncrement(t *testing.T, dbA, dbB *sql.DB) {
 // are consecutive, 1, 2, 3 ..., as MySQL's on one server, whichever node
 // inserts.
 func autoIDCache1(t *testing.T, dbA, dbB *sql.DB) {
-	mustExec(t, dbA, "CREATE TABLE ai1 (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT) AUTO_ID_CACHE 1")
+	testkit.MustExec(t, dbA, "CREATE TABLE ai1 (id BIGINT AUTO_INCREMENT PRIMARY KEY, node INT) AUTO_ID_CACHE 1")
 	var show string
 	if err := dbB.QueryRow("SHOW CREATE TABLE ai1").Scan(new(string), &show); err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func autoIDCache1(t *testing.T, dbA, dbB *sql.DB) {
 		}
 	}
 	// An explicit value moves the counter for both nodes.
-	mustExec(t, dbB, "INSERT INTO ai1 VALUES (1000, 1)")
+	testkit.MustExec(t, dbB, "INSERT INTO ai1 VALUES (1000, 1)")
 	res, err := dbA.Exec("INSERT INTO ai1 (node) VALUES (0)")
 	if err != nil {
 		t.Fatal(err)
@@ -261,29 +261,5 @@ func autoIDCache1(t *testing.T, dbA, dbB *sql.DB) {
 	}
 	if want := "/*T![auto_id_cache] AUTO_ID_CACHE=1 */"; !strings.Contains(show, want) {
 		t.Fatalf("SHOW CREATE TABLE ai1 on B:\n%s\nwant %s", show, want)
-	}
-}
-
-func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
-	t.Helper()
-	if _, err := db.Exec(q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after limit with
-// cond's last description.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %s", limit, what, desc)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

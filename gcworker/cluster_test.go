@@ -56,7 +56,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	}
 	c := testkit.StartCluster(t, 3, storeConfig)
 	// Every store holds a replica before the versions are counted.
-	waitFor(t, 60*time.Second, "a replica on every store", func() (bool, string) {
+	testkit.WaitFor(t, 60*time.Second, "a replica on every store", func() (bool, string) {
 		for _, s := range []string{"store1", "store2", "store3"} {
 			var st struct {
 				RegionCount int `json:"region_count"`
@@ -72,9 +72,9 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	b := c.StartSQLNode(t, "--lease", "2s")
 	dbA, dbB := a.OpenDB(t, "test"), b.OpenDB(t, "test")
 
-	mustExec(t, dbA, "SET GLOBAL tidb_gc_life_time = '1s'")
-	mustExec(t, dbA, "SET GLOBAL tidb_gc_run_interval = '300ms'")
-	waitFor(t, 5*time.Second, "B to see A's GC settings", func() (bool, string) {
+	testkit.MustExec(t, dbA, "SET GLOBAL tidb_gc_life_time = '1s'")
+	testkit.MustExec(t, dbA, "SET GLOBAL tidb_gc_run_interval = '300ms'")
+	testkit.WaitFor(t, 5*time.Second, "B to see A's GC settings", func() (bool, string) {
 		got := queryString(t, dbB, "SELECT CONCAT(@@GLOBAL.tidb_gc_life_time, ' ', @@GLOBAL.tidb_gc_run_interval)")
 		return got == "1s 300ms", got
 	})
@@ -100,7 +100,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 
 	// One leader, named alike by the election and by mysql.tidb.
 	var leader, other *testkit.Server
-	waitFor(t, 10*time.Second, "a GC leader in mysql.tidb", func() (bool, string) {
+	testkit.WaitFor(t, 10*time.Second, "a GC leader in mysql.tidb", func() (bool, string) {
 		desc := gcRow(t, dbB, "tikv_gc_leader_desc")
 		switch {
 		case strings.Contains(desc, fmt.Sprintf("pid:%d,", a.PID())):
@@ -144,7 +144,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	t.Run("OldVersionsCollected", func(t *testing.T) {
 		// GC paused (tidb_gc_enable) while the versions are written and
 		// counted, however slow the machine.
-		mustExec(t, dbLeader, "SET GLOBAL tidb_gc_enable = OFF")
+		testkit.MustExec(t, dbLeader, "SET GLOBAL tidb_gc_enable = OFF")
 		time.Sleep(time.Second) // a run under way ends
 		key := []byte("gctest_key")
 		var commits []uint64
@@ -162,7 +162,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 			commits = append(commits, txn.CommitTS())
 		}
 		// (The followers may apply the last writes a moment later.)
-		waitFor(t, 5*time.Second, "5 versions on each store", func() (bool, string) {
+		testkit.WaitFor(t, 5*time.Second, "5 versions on each store", func() (bool, string) {
 			n := versions(t, c, key)
 			return n == 15, fmt.Sprintf("%d versions on the 3 stores", n)
 		})
@@ -170,12 +170,12 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		if n, sp := versions(t, c, key), safePoint(); n != 15 || sp > commits[0] {
 			t.Fatalf("with tidb_gc_enable OFF: %d versions, safe point %d past the first write %d", n, sp, commits[0])
 		}
-		mustExec(t, dbOther, "SET GLOBAL tidb_gc_enable = ON")
-		waitFor(t, 15*time.Second, "the safe point to pass the last write", func() (bool, string) {
+		testkit.MustExec(t, dbOther, "SET GLOBAL tidb_gc_enable = ON")
+		testkit.WaitFor(t, 15*time.Second, "the safe point to pass the last write", func() (bool, string) {
 			sp := safePoint()
 			return sp > commits[4], fmt.Sprintf("safe point %d, last commit %d", sp, commits[4])
 		})
-		waitFor(t, 10*time.Second, "one version left on each store", func() (bool, string) {
+		testkit.WaitFor(t, 10*time.Second, "one version left on each store", func() (bool, string) {
 			n := versions(t, c, key)
 			return n == 3, fmt.Sprintf("%d versions on the 3 stores", n)
 		})
@@ -197,8 +197,8 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	})
 
 	t.Run("OpenTxnHoldsSafePoint", func(t *testing.T) {
-		mustExec(t, dbLeader, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
-		mustExec(t, dbLeader, "INSERT INTO t VALUES (1, 0)")
+		testkit.MustExec(t, dbLeader, "CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+		testkit.MustExec(t, dbLeader, "INSERT INTO t VALUES (1, 0)")
 		// A transaction open on the node that is not the leader: only its
 		// report in etcd tells the leader about it.
 		conn, err := dbOther.Conn(ctx)
@@ -222,7 +222,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 		for range 5 {
-			mustExec(t, dbLeader, "UPDATE t SET v = v + 1 WHERE id = 1")
+			testkit.MustExec(t, dbLeader, "UPDATE t SET v = v + 1 WHERE id = 1")
 		}
 		// Several runs, each with a life time long past, later:
 		time.Sleep(3 * time.Second)
@@ -235,7 +235,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the safe point to move past the committed transaction", func() (bool, string) {
+		testkit.WaitFor(t, 10*time.Second, "the safe point to move past the committed transaction", func() (bool, string) {
 			sp := safePoint()
 			return sp > after, fmt.Sprintf("safe point %d, transaction begun before %d", sp, after)
 		})
@@ -254,7 +254,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustExec(t, dbLeader, "UPDATE t SET v = v + 1 WHERE id = 1")
+		testkit.MustExec(t, dbLeader, "UPDATE t SET v = v + 1 WHERE id = 1")
 		time.Sleep(2500 * time.Millisecond)
 		if sp := safePoint(); sp >= after {
 			t.Fatalf("safe point %d passed a running SELECT (begun before %d)", sp, after)
@@ -262,7 +262,7 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the safe point to move past the finished SELECT", func() (bool, string) {
+		testkit.WaitFor(t, 10*time.Second, "the safe point to move past the finished SELECT", func() (bool, string) {
 			sp := safePoint()
 			return sp > after, fmt.Sprintf("safe point %d, SELECT begun before %d", sp, after)
 		})
@@ -270,13 +270,13 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 
 	t.Run("LeaderKilled", func(t *testing.T) {
 		leader.Kill()
-		waitFor(t, 15*time.Second, "the other node to take over", func() (bool, string) {
+		testkit.WaitFor(t, 15*time.Second, "the other node to take over", func() (bool, string) {
 			desc := gcRow(t, dbOther, "tikv_gc_leader_desc")
 			return strings.Contains(desc, fmt.Sprintf("pid:%d,", other.PID())), desc
 		})
 		// And it runs GC: the safe point moves on.
 		sp := safePoint()
-		waitFor(t, 10*time.Second, "the new leader to move the safe point", func() (bool, string) {
+		testkit.WaitFor(t, 10*time.Second, "the new leader to move the safe point", func() (bool, string) {
 			now := safePoint()
 			return now > sp, fmt.Sprintf("safe point %d, was %d", now, sp)
 		})
@@ -327,28 +327,4 @@ func queryString(t *testing.T, db *sql.DB, q string) string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return s
-}
-
-func mustExec(t *testing.T, db *sql.DB, q string, args ...any) {
-	t.Helper()
-	if _, err := db.Exec(q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after limit with
-// cond's last description.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		ok, desc := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s: %s", limit, what, desc)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

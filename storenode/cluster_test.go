@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -287,7 +288,8 @@ region-max-size = "48KiB"
 // TestClusterDeadlock: pessimistic transactions whose keys are led by
 // different stores wait for each other in a cycle of two, then of three;
 // the detector (on the store leading the first region) finds each cycle
-// within a second, and the transaction that closed it gets Deadlock.
+// within a second (or, under load, at the closing wait's retry a second
+// later: see below), and the transaction that closed it gets Deadlock.
 func TestClusterDeadlock(t *testing.T) {
 	c, cli := startCluster(t, "", "fatal")
 	ctx := context.Background()
@@ -330,7 +332,11 @@ func TestClusterDeadlock(t *testing.T) {
 			waiting[i] = make(chan error, 1)
 			go func() { waiting[i] <- lock(txns[i], keys[i+1]) }()
 		}
-		waitDetectorEntries(t, c, len(waiting)) // the waits reach the detector
+		var waiters []uint64
+		for _, txn := range txns[:len(waiting)] {
+			waiters = append(waiters, txn.StartTS())
+		}
+		owner := waitDetectorEntries(t, c, waiters) // the waits reach the detector
 		last := txns[len(txns)-1]
 		start := time.Now()
 		err := lock(last, keys[0])
@@ -338,8 +344,21 @@ func TestClusterDeadlock(t *testing.T) {
 		if !errors.As(err, &dl) {
 			t.Fatalf("closing a cycle of %d: %v, want Deadlock", len(keys), err)
 		}
+		// Within a second as a rule. Under load the closing wait can
+		// reach the detector while a waiter is between the end of its
+		// wait-for-lock-timeout (1 s, which cleans its edge up) and its
+		// next request (which reports it again): the cycle is then found
+		// at the closing wait's own next request, a second later, as in
+		// TiKV, whose waiters leave and rejoin its detector the same way.
+		// So: within a second, or just after that retry.
 		if took := time.Since(start); took > time.Second {
-			t.Errorf("the deadlock was reported after %v", took)
+			t.Logf("the deadlock was reported after %v, at the closing wait's retry", took)
+			if took > 2*time.Second {
+				t.Errorf("the deadlock was reported after %v", took)
+			}
+			if now := waitDetectorEntries(t, c, nil); now != owner {
+				t.Logf("the detector moved from %s to %s meanwhile", owner, now)
+			}
 		}
 		if dl.LockTs != txns[0].StartTS() {
 			t.Errorf("deadlock on a lock of txn %d, want %d", dl.LockTs, txns[0].StartTS())
@@ -545,11 +564,12 @@ func readAll(t *testing.T, cli *txnkv.Client, want map[int]bool) {
 	}
 }
 
-// waitDetectorEntries waits until the cluster's deadlock detector knows n
-// waits (TiKV's GetWaitForEntries, from whichever store owns it): the
-// stores report them on a stream, which a loaded machine may take a while
-// to deliver.
-func waitDetectorEntries(t *testing.T, c *testkit.Cluster, n int) {
+// waitDetectorEntries waits until the cluster's deadlock detector knows a
+// wait of each of txns (TiKV's GetWaitForEntries, from whichever store
+// owns it), and
+// returns the store that owns it: the stores report their waits on a
+// stream, which a loaded machine may take a while to deliver.
+func waitDetectorEntries(t *testing.T, c *testkit.Cluster, txns []uint64) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -562,12 +582,19 @@ func waitDetectorEntries(t *testing.T, c *testkit.Cluster, n int) {
 			resp, err := deadlock.NewDeadlockClient(conn).GetWaitForEntries(ctx, &deadlock.WaitForEntriesRequest{})
 			cancel()
 			conn.Close()
-			if err == nil && len(resp.Entries) >= n {
-				return
+			if err != nil {
+				continue
+			}
+			known := map[uint64]bool{}
+			for _, e := range resp.Entries {
+				known[e.Txn] = true
+			}
+			if !slices.ContainsFunc(txns, func(txn uint64) bool { return !known[txn] }) {
+				return storeName(i)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the deadlock detector does not know the %d waits", n)
+			t.Fatalf("the deadlock detector does not know the waits of %v", txns)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
