@@ -3,6 +3,7 @@ package raftstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -31,6 +32,7 @@ import (
 	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
 )
 
@@ -176,6 +178,23 @@ func (c *raftCluster) leader(id uint64) *Peer {
 	return nil
 }
 
+// retryOnLeaderChange runs fn on the region's leader, and again on the
+// new leader if leadership moved meanwhile, as a client retries on
+// NotLeader and StaleCommand (on a loaded machine an election can come at
+// any time). fn says whether its work is already done, for a retry after
+// an answer that was lost.
+func (c *raftCluster) retryOnLeaderChange(region uint64, fn func(p *Peer) (done bool, err error)) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		done, err := fn(c.leader(region))
+		var re *RegionError
+		if done || err == nil || !errors.As(err, &re) || re.Err.NotLeader == nil && re.Err.StaleCommand == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -210,29 +229,39 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		c.start(sid)
 		return fmt.Sprintf("region %d", region.Id)
 	case "change-peer":
-		p := c.leader(arg("region"))
-		sid := arg("store")
+		region, sid := arg("region"), arg("store")
 		var typ string
 		td.ScanArgs(t, "type", &typ)
-		existing := findStorePeer(p.Meta(), sid)
-		ch := &raft_cmdpb.ChangePeerRequest{}
-		switch typ {
-		case "learner":
-			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddLearnerNode, &metapb.Peer{Id: c.newID(), StoreId: sid, Role: metapb.PeerRole_Learner}
-		case "voter":
-			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddNode, existing
-			if existing == nil {
-				ch.Peer = &metapb.Peer{Id: c.newID(), StoreId: sid}
+		err := c.retryOnLeaderChange(region, func(p *Peer) (bool, error) {
+			existing := findStorePeer(p.Meta(), sid)
+			ch := &raft_cmdpb.ChangePeerRequest{}
+			switch typ {
+			case "learner":
+				if existing != nil && existing.Role == metapb.PeerRole_Learner {
+					return true, nil // a retry whose first try was applied
+				}
+				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddLearnerNode, &metapb.Peer{Id: c.newID(), StoreId: sid, Role: metapb.PeerRole_Learner}
+			case "voter":
+				if existing != nil && existing.Role != metapb.PeerRole_Learner {
+					return true, nil
+				}
+				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddNode, existing
+				if existing == nil {
+					ch.Peer = &metapb.Peer{Id: c.newID(), StoreId: sid}
+				}
+			case "remove":
+				if existing == nil {
+					return true, nil
+				}
+				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
 			}
-		case "remove":
-			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
-		}
-		if err := p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch}); err != nil {
+			return false, p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch})
+		})
+		if err != nil {
 			return "error: " + err.Error()
 		}
 		return ""
 	case "put":
-		p := c.leader(arg("region"))
 		var b mvcc.Batch
 		for _, a := range td.CmdArgs {
 			if a.Key == "region" {
@@ -240,7 +269,11 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 			}
 			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(a.Key)), []byte(a.Vals[0]))
 		}
-		if err := p.MVCC().Engine().Write(&b, true); err != nil {
+		// Puts are idempotent: a retry after a lost answer writes the same.
+		err := c.retryOnLeaderChange(arg("region"), func(p *Peer) (bool, error) {
+			return false, p.MVCC().Engine().Write(&b, true)
+		})
+		if err != nil {
 			return "error: " + err.Error()
 		}
 		return ""
@@ -317,7 +350,11 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 			p.mu.Lock()
 			first, _ := p.storage.FirstIndex()
 			last, _ := p.storage.LastIndex()
-			ents, err := p.storage.Entries(first, last+1, math.MaxUint64)
+			var ents []raftpb.Entry
+			var err error
+			if first <= last { // else all compacted: MemoryStorage says ErrUnavailable
+				ents, err = p.storage.Entries(first, last+1, math.MaxUint64)
+			}
 			p.mu.Unlock()
 			if err != nil {
 				return "error: " + err.Error()
