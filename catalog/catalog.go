@@ -123,6 +123,23 @@ func (c *Catalog) Reload(ctx context.Context) (int64, error) {
 	return c.swap(is, stats).Version, nil
 }
 
+// SchemaAt reads the schema as it was at timestamp ts (for reads of the
+// past: tidb_snapshot).
+func SchemaAt(store kv.Storage, ts uint64) (*InfoSchema, error) {
+	txn, err := store.Begin(kv.TxnOptions{Mode: kv.Optimistic, StartTS: ts})
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Rollback()
+	m := NewMeta(txn)
+	v, err := m.SchemaVersion()
+	if err != nil {
+		return nil, err
+	}
+	is, _, err := loadSchema(m, v)
+	return is, err
+}
+
 // loadSchema reads every database, table and statistics record of m's
 // transaction, whose schema version is v.
 func loadSchema(m *Meta, v int64) (*InfoSchema, map[int64]*TableStats, error) {

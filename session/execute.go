@@ -178,6 +178,9 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 		ctx = ddl.WithoutFKChecks(ctx)
 	}
 	err := s.checkPrivileges(st)
+	if err == nil && s.past != nil && writesInPast(h, st) {
+		err = errWriteInPast
+	}
 	var res Result
 	if err == nil {
 		res, err = h.run(s, ctx, st, stmtArgs{params: params, cached: cached})
@@ -201,6 +204,8 @@ func (s *Session) schema() *catalog.InfoSchema {
 	switch {
 	case s.stmtIS != nil:
 		return s.stmtIS
+	case s.past != nil:
+		return s.past.is
 	case s.txn != nil:
 		return s.txnIS
 	}
@@ -220,6 +225,9 @@ func (s *Session) pinStmt() (is *catalog.InfoSchema, release func(), err error) 
 // transaction only if start says so: a query that reads no table does
 // not, and runs as if outside it.
 func (s *Session) pinStmtStarting(start bool) (is *catalog.InfoSchema, release func(), err error) {
+	if s.past != nil {
+		return s.pinPast()
+	}
 	if start && s.txn == nil && (s.deferred || !s.autocommit()) {
 		if err := s.startTxn(); err != nil {
 			// Run outside a transaction; the error comes back when

@@ -15,10 +15,14 @@ import (
 // SELECT and set operations: where a query reads, running it as a stream
 // of rows, and SELECT ... FOR UPDATE in a pessimistic transaction.
 
-// readView returns where a query reads: the open transaction (started
-// now if it has not, unless start is false), or a fresh snapshot.
+// readView returns where a query reads: the past, if tidb_snapshot is
+// set; else the open transaction (started now if it has not, unless start
+// is false), or a fresh snapshot.
 // forUpdate reads the newest data of a pessimistic transaction.
 func (s *Session) readView(ctx context.Context, forUpdate, start bool) (kv.Retriever, uint64, error) {
+	if s.pastTxn != nil { // tidb_snapshot: pinPast began it
+		return s.pastTxn, s.pastTxn.StartTS(), nil
+	}
 	if start {
 		if err := s.startTxn(); err != nil {
 			return nil, 0, err

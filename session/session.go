@@ -44,9 +44,13 @@ type Session struct {
 	deferredMode kv.Mode
 	// savepoints are the open transaction's SAVEPOINTs, oldest first
 	// (savepoint.go).
-	savepoints   []savepoint
-	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
-	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
+	savepoints []savepoint
+	txnIS      *catalog.InfoSchema // schema the transaction runs under (schema.go)
+	stmtIS     *catalog.InfoSchema // schema the running statement is pinned to
+	// past, while tidb_snapshot is set, is the moment the session reads
+	// at; pastTxn is the running statement's reader there (stale_read.go).
+	past         *pastRead
+	pastTxn      kv.Txn
 	lastInsertID uint64
 	// tablesLocked is set from LOCK TABLES to UNLOCK TABLES (lock_tables.go).
 	tablesLocked bool
@@ -182,6 +186,7 @@ func (s *Session) Reset(context.Context) error {
 	s.rollback()
 	s.dropNamedStmts()
 	s.vars = map[string]types.Datum{}
+	s.past = nil // tidb_snapshot is a session variable
 	s.hot.valid = false
 	s.userVars = map[string]types.Datum{}
 	s.warnings = nil

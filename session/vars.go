@@ -98,6 +98,9 @@ func (v sysVarDef) within(min, max int64) sysVarDef { v.min, v.max = min, max; r
 // global makes v a variable with a global value only.
 func (v sysVarDef) global() sysVarDef { v.scope = scopeGlobal; return v }
 
+// sessionOnly makes v a variable with a session value only.
+func (v sysVarDef) sessionOnly() sysVarDef { v.scope = scopeSession; return v }
+
 // checked adds a check to v.
 func (v sysVarDef) checked(f func(s *Session, v types.Datum, global bool) (types.Datum, error)) sysVarDef {
 	v.check = f
@@ -180,6 +183,8 @@ var sysVars = map[string]sysVarDef{
 	"cte_max_recursion_depth":             uintVar(1000).within(0, 4294967295),
 	"windowing_use_high_precision":        boolVar(true),
 	"tidb_txn_mode":                       enumVar("", "", "pessimistic", "optimistic"),
+	"tidb_current_ts":                     roVar(types.NewUint(0)),  // see sysVar
+	"tidb_snapshot":                       strVar("").sessionOnly(), // checked by checkSnapshot (stale_read.go)
 	"tidb_enable_async_commit":            boolVar(true),
 	"tidb_enable_1pc":                     boolVar(true),
 	"tidb_guarantee_linearizability":      boolVar(true),
@@ -305,6 +310,18 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 	case "warning_count":
 		return types.NewUint(uint64(len(s.warnings))), nil
 	case "error_count":
+		return types.NewUint(0), nil
+	case "tidb_current_ts":
+		// TiDB's: the open transaction's start timestamp, 0 outside
+		// one. Asking starts a transaction BEGIN deferred.
+		if s.txn == nil && s.deferred {
+			if err := s.startTxn(); err != nil {
+				return types.Null, err
+			}
+		}
+		if s.txn != nil {
+			return types.NewUint(s.txn.StartTS()), nil
+		}
 		return types.NewUint(0), nil
 	case "have_ssl", "have_openssl":
 		if s.d.conns != nil && s.d.conns.TLSEnabled() {

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -105,6 +106,8 @@ type Store struct {
 	stopGC  chan struct{}
 	gcDone  chan struct{}
 	gcStats mvcc.GCStats
+	// lastSafePoint is the safe point of the latest GC pass.
+	lastSafePoint atomic.Uint64
 }
 
 var _ kv.Storage = (*Store)(nil)
@@ -311,7 +314,13 @@ func (s *Store) LatestCacheStats() mvcc.LatestCacheStats {
 
 // GCSafePoint returns the timestamp below which GC may remove versions
 // now: GCLifeTime ago, and below every open transaction's start.
-func (s *Store) GCSafePoint() (uint64, error) {
+func (s *Store) GCSafePoint() (uint64, error) { return s.safePoint(false) }
+
+// safePoint is GCSafePoint; record makes it the last GC safe point, under
+// the lock that a new transaction registers under: a transaction begun
+// below it after that is refused by a caller of LastGCSafePoint, and one
+// begun before holds it back.
+func (s *Store) safePoint(record bool) (uint64, error) {
 	now, err := s.oracle.next()
 	if err != nil {
 		return 0, err
@@ -324,17 +333,24 @@ func (s *Store) GCSafePoint() (uint64, error) {
 			sp = t.startTS - 1
 		}
 	}
+	if record && sp > s.lastSafePoint.Load() {
+		s.lastSafePoint.Store(sp)
+	}
 	return sp, nil
 }
 
 // RunGC runs one GC pass at the current safe point.
 func (s *Store) RunGC() (mvcc.GCStats, error) {
-	sp, err := s.GCSafePoint()
+	sp, err := s.safePoint(true)
 	if err != nil {
 		return mvcc.GCStats{}, err
 	}
 	return s.mvcc.GC(sp)
 }
+
+// LastGCSafePoint is the safe point of the latest GC pass: versions below
+// it may be gone, and a read there (tidb_snapshot) is refused.
+func (s *Store) LastGCSafePoint() uint64 { return s.lastSafePoint.Load() }
 
 func (s *Store) gcLoop() {
 	defer close(s.gcDone)
