@@ -11,8 +11,8 @@ import (
 // Statements that change the session's state or ask the server: SET, USE,
 // DO, KILL and FLUSH.
 
-func (s *Session) setStmt(ctx context.Context, x *ast.SetStmt, _ stmtArgs) (Result, error) {
-	return Result{}, s.execSet(ctx, x)
+func (s *Session) setStmt(ctx context.Context, x *ast.SetStmt, a stmtArgs) (Result, error) {
+	return Result{}, s.execSet(ctx, x, a.params)
 }
 
 func (s *Session) useStmt(ctx context.Context, x *ast.UseStmt, _ stmtArgs) (Result, error) {

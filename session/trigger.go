@@ -477,7 +477,7 @@ func (r *triggerRun) run(ctx *executor.Ctx, t *catalog.TableInfo, b *triggerBody
 func (r *triggerRun) set(ctx *executor.Ctx, t *catalog.TableInfo, eval *expression.Ctx, set triggerSet, new []types.Datum) error {
 	if set.expr == nil {
 		// A system variable: SET as outside a trigger.
-		return r.s.execSet(ctx.Context, &ast.SetStmt{Variables: []*ast.VariableAssignment{set.v}})
+		return r.s.execSet(ctx.Context, &ast.SetStmt{Variables: []*ast.VariableAssignment{set.v}}, nil)
 	}
 	v, err := set.expr.Eval(eval, nil)
 	if err != nil {

@@ -606,8 +606,8 @@ func (s *Session) strict() bool { return s.sqlMode().Strict() }
 
 // execSet runs SET: system variables (SESSION, GLOBAL), user variables
 // and SET NAMES.
-func (s *Session) execSet(ctx context.Context, x *ast.SetStmt) error {
-	ec := s.evalCtx(ctx, nil)
+func (s *Session) execSet(ctx context.Context, x *ast.SetStmt, params []types.Datum) error {
+	ec := s.evalCtx(ctx, params)
 	for _, v := range x.Variables {
 		name := strings.ToLower(v.Name)
 		if name == ast.SetNames || name == ast.SetCharset {
