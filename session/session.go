@@ -46,6 +46,7 @@ type Session struct {
 	// (savepoint.go).
 	savepoints   []savepoint
 	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
+	txnBegan     time.Time           // when txn began: its duration in the metrics
 	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
 	// tablesLocked is set from LOCK TABLES to UNLOCK TABLES (lock_tables.go).
@@ -286,7 +287,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 		return mapError(err, nil)
 	}
 	s.d.checkSchemaAtCommit(txn, is)
-	s.txn, s.explicit, s.txnIS = txn, explicit, is
+	s.txn, s.explicit, s.txnIS, s.txnBegan = txn, explicit, is, time.Now()
 	s.deferred = false
 	s.markSavepoints()
 	s.obs.txnStartTS = txn.StartTS()
@@ -315,11 +316,11 @@ func (s *Session) commit(ctx context.Context) error {
 	txn := s.txn
 	is := s.endTxn()
 	defer s.d.unpin(is)
-	if err := txn.Commit(ctx); err != nil {
-		metrics.TxnRolledBack()
+	err := txn.Commit(ctx)
+	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, err == nil, time.Since(s.txnBegan))
+	if err != nil {
 		return mapError(err, s.d.catalog.InfoSchema())
 	}
-	metrics.TxnCommitted()
 	return nil
 }
 
@@ -333,7 +334,7 @@ func (s *Session) rollback() {
 	is := s.endTxn()
 	defer s.d.unpin(is)
 	txn.Rollback()
-	metrics.TxnRolledBack()
+	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, false, time.Since(s.txnBegan))
 }
 
 func (s *Session) String() string { return fmt.Sprintf("session %d", s.info.ID) }

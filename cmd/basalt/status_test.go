@@ -43,7 +43,7 @@ func TestStatusHandler(t *testing.T) {
 		t.Errorf("/status does not follow the connection count: %s", body)
 	}
 
-	if code, _, body := get("/metrics"); code != 200 || !strings.Contains(body, "basalt_server_query_total") {
+	if code, _, body := get("/metrics"); code != 200 || !strings.Contains(body, "tidb_server_handle_query_duration_seconds") {
 		t.Errorf("/metrics: %d %.200s", code, body)
 	}
 	if code, _, body := get("/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
