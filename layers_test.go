@@ -43,6 +43,9 @@ var layers = []layer{
 	// and the statement summary.
 	{"slowlog", nil},
 	{"stmtsummary", nil},
+	// The status port's /dashboard: the metrics, the summary and the slow
+	// log as one page.
+	{"dashboard", []string{"slowlog", "stmtsummary"}},
 
 	// SQL, bottom up.
 	{"parserdriver", []string{"types"}},

@@ -170,7 +170,6 @@ func parseError(err error) error {
 // run executes one statement, recording metrics and warnings. cached, if
 // not nil, is the statement's plan from the plan cache.
 func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
-	start := time.Now()
 	s.obs.fromCache = false // for the plan cache's metrics when not observing
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
@@ -184,7 +183,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	if err == nil {
 		res, err = h.run(s, ctx, st, stmtArgs{params: params, cached: cached})
 	}
-	metrics.ObserveQuery(h.metric, time.Since(start))
+	s.stmtType = h.metric
 	if cached != nil && s.d.cfg.PlanCacheCapacity > 0 && err == nil {
 		if s.obs.fromCache {
 			metrics.PlanCacheHit()
@@ -193,9 +192,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 		}
 	}
 	if err != nil {
-		err = mapError(err, s.d.catalog.InfoSchema())
-		observeError(err)
-		return res, err
+		return res, mapError(err, s.d.catalog.InfoSchema())
 	}
 	return res, nil
 }

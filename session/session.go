@@ -47,6 +47,7 @@ type Session struct {
 	savepoints   []savepoint
 	txnIS        *catalog.InfoSchema // schema the transaction runs under (schema.go)
 	txnBegan     time.Time           // when txn began: its duration in the metrics
+	stmtType     metrics.StmtType    // the running statement's type, set by run: the metrics' sql_type
 	stmtIS       *catalog.InfoSchema // schema the running statement is pinned to
 	lastInsertID uint64
 	// tablesLocked is set from LOCK TABLES to UNLOCK TABLES (lock_tables.go).

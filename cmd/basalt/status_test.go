@@ -12,7 +12,7 @@ import (
 func TestStatusHandler(t *testing.T) {
 	info := buildInfo{Version: "v0.1.0", GitHash: "8dd2d34"}
 	conns := 3
-	h := statusHandler(info, info.ServerVersion(), time.Now().Add(-90*time.Second), func() int { return conns })
+	h := statusHandler(info, info.ServerVersion(), time.Now().Add(-90*time.Second), func() int { return conns }, nil)
 
 	get := func(path string) (int, string, string) {
 		rec := httptest.NewRecorder()
