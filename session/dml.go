@@ -216,7 +216,6 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 		} else {
 			txn.Rollback()
 		}
-		metrics.ObserveTxn(false, false, time.Since(began))
 		var dup *kv.KeyExistsError
 		if lazy && errors.As(err, &dup) {
 			lazy = false
@@ -228,6 +227,9 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 			time.Sleep(time.Duration(attempt) * time.Millisecond)
 			continue
 		}
+		// One transaction in the metrics, its retries included, as TiDB
+		// counts them.
+		metrics.ObserveTxn(false, false, time.Since(began))
 		return res, err
 	}
 }
