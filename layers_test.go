@@ -21,7 +21,7 @@ import (
 //     not transactions;
 //   - storenode/ never imports store/local or pd/ (it talks to PD over
 //     gRPC, through pd/client);
-//   - server/ knows only errno; session/ never imports server/ (driver/
+//   - server/ knows only errno and metrics; session/ never imports server/ (driver/
 //     adapts one to the other);
 //   - only cmd/basalt wires concrete parts together.
 //
@@ -43,6 +43,9 @@ var layers = []layer{
 	// and the statement summary.
 	{"slowlog", nil},
 	{"stmtsummary", nil},
+	// The status port's /dashboard: the metrics, the summary and the slow
+	// log as one page.
+	{"dashboard", []string{"slowlog", "stmtsummary"}},
 
 	// SQL, bottom up.
 	{"parserdriver", []string{"types"}},
@@ -66,7 +69,7 @@ var layers = []layer{
 		"table", "tablecodec", "trigger", "tso", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.
-	{"server", []string{"errno"}},
+	{"server", []string{"errno", "metrics"}},
 	{"driver", []string{"errno", "planner", "server", "session", "types"}},
 
 	// Storage: MVCC over an engine, the engine, the stores behind kv.

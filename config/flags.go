@@ -50,7 +50,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.host, "host", d.Host, "`address` to listen on, for MySQL clients and the status port")
 	fs.IntVar(&f.port, "port", d.Port, "MySQL protocol `port`")
 	fs.IntVar(&f.port, "P", d.Port, "shorthand for --port")
-	fs.IntVar(&f.statusPort, "status-port", d.Status.StatusPort, "HTTP status `port` (/status, /metrics); 0 disables")
+	fs.IntVar(&f.statusPort, "status-port", d.Status.StatusPort, "HTTP status `port` (/status, /metrics, /dashboard); 0 disables")
 	fs.IntVar(&f.statusPort, "status", d.Status.StatusPort, "alias of --status-port")
 	fs.StringVar(&f.store, "store", d.Store, "`storage`: local (the embedded store in --data-dir), tikv (a cluster: --path lists its PD members, host:port,...) or mocktikv (client-go's in-memory mock cluster, for tests)")
 	fs.StringVar(&f.dataDir, "data-dir", d.Path, "data `directory` (config key: path)")

@@ -7,17 +7,23 @@
 // every labelled child is resolved once, at init, into arrays indexed by
 // small enums (StmtType), so the hot path is an index and an atomic add.
 //
-// Metrics, all prefixed basalt_:
+// Metrics TiDB has carry TiDB's names and labels, so that its dashboards
+// and alerts read them (stmt.go, command.go, txn.go):
 //
-//	server_query_total{type}              counter    statements run, by StmtType
-//	server_query_errors_total{type}       counter    statements that failed
-//	server_query_duration_seconds{type}   histogram  statement latency, 50µs..10s
-//	server_connections                    gauge      open client connections
-//	session_transaction_total{result}     counter    transactions: commit, rollback
-//	store_latest_cache_chunks             gauge      chunks in the latest-version cache
-//	store_latest_cache_bytes              gauge      their keys and values
-//	store_latest_cache_loads_total        counter    chunks loaded
-//	store_latest_cache_evictions_total    counter    chunks evicted for room
+//	tidb_server_handle_query_duration_seconds{sql_type}  histogram  statement latency, 50µs..10s
+//	tidb_server_query_total{type,result}                 counter    protocol commands: Query, StmtExecute, ... OK / Error
+//	tidb_server_execute_error_total{type}                counter    failed statements, by MySQL error code
+//	tidb_server_connections                              gauge      open client connections
+//	tidb_server_plan_cache_total{type="prepare"}         counter    prepared statements planned from the plan cache
+//	tidb_server_plan_cache_miss_total{type="prepare"}    counter    ... planned again
+//	tidb_session_transaction_duration_seconds{txn_mode,type,scope}  histogram  transactions: commit, abort
+//
+// Those only Basalt has are prefixed basalt_:
+//
+//	basalt_store_latest_cache_chunks                     gauge      chunks in the latest-version cache
+//	basalt_store_latest_cache_bytes                      gauge      their keys and values
+//	basalt_store_latest_cache_loads_total                counter    chunks loaded
+//	basalt_store_latest_cache_evictions_total            counter    chunks evicted for room
 //
 // and the Go runtime's and the process's standard metrics (go_*, process_*).
 package metrics
@@ -49,25 +55,16 @@ var (
 	connectionsFunc atomic.Pointer[func() int]
 
 	connections = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: namespace,
+		Namespace: "tidb",
 		Subsystem: "server",
 		Name:      "connections",
-		Help:      "Open client connections.",
+		Help:      "Number of connections.",
 	}, func() float64 {
 		if f := connectionsFunc.Load(); f != nil {
 			return float64((*f)())
 		}
 		return 0
 	})
-
-	txnTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: namespace,
-		Subsystem: "session",
-		Name:      "transaction_total",
-		Help:      "Transactions ended, by result: commit or rollback.",
-	}, []string{"result"})
-	txnCommitted  = txnTotal.WithLabelValues("commit")
-	txnRolledBack = txnTotal.WithLabelValues("rollback")
 )
 
 // LatestCacheStats is what the store's latest-version cache reports (see
@@ -124,10 +121,12 @@ func init() {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		connections,
-		txnTotal,
 		queryTotal,
-		queryErrors,
 		queryDuration,
+		executeErrors,
+		planCache,
+		planCacheMiss,
+		txnDuration,
 	)
 }
 
@@ -141,11 +140,3 @@ func SetConnectionsFunc(f func() int) {
 	}
 	connectionsFunc.Store(&f)
 }
-
-// TxnCommitted counts a transaction that committed, explicitly or by
-// autocommit.
-func TxnCommitted() { txnCommitted.Inc() }
-
-// TxnRolledBack counts a transaction that rolled back: by ROLLBACK, by a
-// failed commit, or by its session closing.
-func TxnRolledBack() { txnRolledBack.Inc() }

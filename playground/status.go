@@ -145,8 +145,9 @@ func storeRows(ctx context.Context, nodes []Node) ([]storeRow, string) {
 	return nil, last.Error()
 }
 
-// sqlMetrics reads a SQL node's statements run (all types) and open
-// connections from its Prometheus text at /metrics.
+// sqlMetrics reads a SQL node's statements run (the handle-query
+// histogram's counts, all statement types) and open connections from its
+// Prometheus text at /metrics.
 func sqlMetrics(ctx context.Context, statusAddr string) (queries float64, conns int64, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+statusAddr+"/metrics", nil)
 	if err != nil {
@@ -178,9 +179,9 @@ func sqlMetrics(ctx context.Context, statusAddr string) (queries float64, conns 
 			continue
 		}
 		switch name {
-		case "basalt_server_query_total":
+		case "tidb_server_handle_query_duration_seconds_count":
 			queries += v
-		case "basalt_server_connections":
+		case "tidb_server_connections":
 			conns = int64(v)
 		}
 	}

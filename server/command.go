@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/metrics"
 )
 
 // Command bytes: the first byte of every packet that starts an exchange.
@@ -78,6 +79,7 @@ const (
 func (c *conn) dispatch(data []byte) {
 	cmd, body := data[0], data[1:]
 	c.srv.questions.Add(1)
+	c.failed = false
 	switch cmd {
 	case comQuit:
 		c.quit = true
@@ -112,6 +114,7 @@ func (c *conn) dispatch(data []byte) {
 	default:
 		c.writeErr(errno.New(errno.ErUnknownCom, "Unknown command"))
 	}
+	metrics.ObserveCommand(cmd, !c.failed)
 }
 
 // malformed answers a command whose arguments cannot be parsed, and closes

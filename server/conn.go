@@ -47,6 +47,7 @@ type conn struct {
 
 	multiStmts bool // CLIENT_MULTI_STATEMENTS, as switched by COM_SET_OPTION
 	quit       bool // set by a command handler: close after this command
+	failed     bool // the command answered with an error: tidb_server_query_total's result
 
 	stmts      map[uint32]*stmtState
 	lastStmtID uint32

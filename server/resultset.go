@@ -248,6 +248,7 @@ func (c *conn) writeEOFStatus(status StatusFlags, warnings uint16) {
 
 // writeErr writes err as an ERR packet (see toSQLError).
 func (c *conn) writeErr(err error) {
+	c.failed = true
 	c.pio.begin()
 	c.pio.wbuf = appendErrPacket(c.pio.wbuf, toSQLError(err))
 	c.pio.end()

@@ -39,7 +39,7 @@ func init() {
 	on(metrics.StmtInsert, (*Session).insertStmt)
 	on(metrics.StmtUpdate, (*Session).updateStmt)
 	on(metrics.StmtDelete, (*Session).deleteStmt)
-	on(metrics.StmtInsert, (*Session).loadDataStmt) // loaddata.go
+	on(metrics.StmtLoadData, (*Session).loadDataStmt) // loaddata.go
 
 	// Transactions (txn_stmt.go, savepoint.go).
 	on(metrics.StmtBegin, (*Session).beginStmt)
@@ -49,13 +49,13 @@ func init() {
 	on(metrics.StmtOther, (*Session).releaseSavepointStmt)
 
 	// Prepared statements by name (sqlprepare.go).
-	on(metrics.StmtOther, (*Session).prepareStmt)
-	on(metrics.StmtOther, (*Session).executeStmt)
-	on(metrics.StmtOther, (*Session).deallocateStmt)
+	on(metrics.StmtPrepare, (*Session).prepareStmt)
+	on(metrics.StmtExecute, (*Session).executeStmt)
+	on(metrics.StmtDeallocate, (*Session).deallocateStmt)
 
 	// Session state and the server (simple_stmt.go).
 	on(metrics.StmtSet, (*Session).setStmt)
-	on(metrics.StmtOther, (*Session).useStmt)
+	on(metrics.StmtUse, (*Session).useStmt)
 	on(metrics.StmtOther, (*Session).doStmt)
 	on(metrics.StmtOther, (*Session).killStmt)
 	on(metrics.StmtOther, (*Session).flushStmt)
@@ -63,16 +63,16 @@ func init() {
 	on(metrics.StmtOther, (*Session).unlockTablesStmt)
 
 	// Schema changes (ddl_stmt.go).
-	on(metrics.StmtDDL, (*Session).createDatabaseStmt)
-	on(metrics.StmtDDL, (*Session).dropDatabaseStmt)
-	on(metrics.StmtDDL, (*Session).createTableStmt)
-	on(metrics.StmtDDL, (*Session).dropTableStmt)
-	on(metrics.StmtDDL, (*Session).createViewStmt)
-	on(metrics.StmtDDL, (*Session).truncateTableStmt)
-	on(metrics.StmtDDL, (*Session).createIndexStmt)
-	on(metrics.StmtDDL, (*Session).dropIndexStmt)
-	on(metrics.StmtDDL, (*Session).alterTableStmt)
-	on(metrics.StmtDDL, (*Session).renameTableStmt)
+	on(metrics.StmtCreateDatabase, (*Session).createDatabaseStmt)
+	on(metrics.StmtDropDatabase, (*Session).dropDatabaseStmt)
+	on(metrics.StmtCreateTable, (*Session).createTableStmt)
+	on(metrics.StmtDropTable, (*Session).dropTableStmt)
+	on(metrics.StmtCreateView, (*Session).createViewStmt)
+	on(metrics.StmtTruncateTable, (*Session).truncateTableStmt)
+	on(metrics.StmtCreateIndex, (*Session).createIndexStmt)
+	on(metrics.StmtDropIndex, (*Session).dropIndexStmt)
+	on(metrics.StmtAlterTable, (*Session).alterTableStmt)
+	on(metrics.StmtRenameTable, (*Session).renameTableStmt)
 
 	// Accounts and grants (acl_stmt.go).
 	on(metrics.StmtOther, (*Session).createUserStmt)
@@ -84,8 +84,8 @@ func init() {
 
 	// SHOW (show.go); EXPLAIN, ANALYZE and ADMIN (admin.go).
 	on(metrics.StmtShow, (*Session).showStmt)
-	on(metrics.StmtOther, (*Session).explainStmt)
-	on(metrics.StmtOther, (*Session).analyzeStmt)
+	on(metrics.StmtExplain, (*Session).explainStmt)
+	on(metrics.StmtAnalyzeTable, (*Session).analyzeStmt)
 	on(metrics.StmtOther, (*Session).adminStmt)
 
 	// BACKUP and RESTORE (brie_stmt.go).
@@ -110,9 +110,6 @@ func handlerOf(st ast.StmtNode) stmtHandler {
 		return h
 	}
 	metric := metrics.StmtOther
-	if _, ok := st.(ast.DDLNode); ok {
-		metric = metrics.StmtDDL
-	}
 	return stmtHandler{metric: metric, run: func(*Session, context.Context, ast.StmtNode, stmtArgs) (Result, error) {
 		return Result{}, errno.New(errno.ErNotSupportedYet, "This version of Basalt doesn't yet support this statement (%T)", st)
 	}}

@@ -193,6 +193,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 	// instead of two. A duplicate found there runs the statement again
 	// with the checks, which report it as MySQL does.
 	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
+	began := time.Now()
 	for attempt := 0; ; attempt++ {
 		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic, LockWait: s.lockWait()})
 		if err != nil {
@@ -209,13 +210,12 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 		if err == nil {
 			err = txn.Commit(ctx)
 			if err == nil {
-				metrics.TxnCommitted()
+				metrics.ObserveTxn(false, true, time.Since(began))
 				return res, nil
 			}
 		} else {
 			txn.Rollback()
 		}
-		metrics.TxnRolledBack()
 		var dup *kv.KeyExistsError
 		if lazy && errors.As(err, &dup) {
 			lazy = false
@@ -227,6 +227,9 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 			time.Sleep(time.Duration(attempt) * time.Millisecond)
 			continue
 		}
+		// One transaction in the metrics, its retries included, as TiDB
+		// counts them.
+		metrics.ObserveTxn(false, false, time.Since(began))
 		return res, err
 	}
 }

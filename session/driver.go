@@ -323,3 +323,10 @@ func (d *Driver) waitLocalVersion(ctx context.Context, v int64) error {
 		d.drained.Wait()
 	}
 }
+
+// StatementSummary is the statement summary (information_schema's
+// STATEMENTS_SUMMARY), for the status port's dashboard.
+func (d *Driver) StatementSummary() *stmtsummary.Summary { return d.summary }
+
+// SlowLog is the slow query log, nil without one.
+func (d *Driver) SlowLog() *slowlog.Logger { return d.slowLog }

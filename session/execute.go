@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,7 +170,7 @@ func parseError(err error) error {
 // run executes one statement, recording metrics and warnings. cached, if
 // not nil, is the statement's plan from the plan cache.
 func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
-	start := time.Now()
+	s.obs.fromCache = false // for the plan cache's metrics when not observing
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
 	}
@@ -178,14 +179,21 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 		ctx = ddl.WithoutFKChecks(ctx)
 	}
 	err := s.checkPrivileges(st)
-	if err == nil && s.past != nil && writesInPast(h, st) {
+	if err == nil && s.past != nil && writesInPast(st) {
 		err = errWriteInPast
 	}
 	var res Result
 	if err == nil {
 		res, err = h.run(s, ctx, st, stmtArgs{params: params, cached: cached})
 	}
-	metrics.ObserveQuery(h.metric, time.Since(start), err)
+	s.stmtType = h.metric
+	if cached != nil && s.d.cfg.PlanCacheCapacity > 0 && err == nil {
+		if s.obs.fromCache {
+			metrics.PlanCacheHit()
+		} else {
+			metrics.PlanCacheMiss()
+		}
+	}
 	if err != nil {
 		return res, mapError(err, s.d.catalog.InfoSchema())
 	}
@@ -256,4 +264,14 @@ func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression
 	mode := s.sqlMode()
 	return &expression.Ctx{Context: ctx, Params: params, Now: time.Now(), Session: s, Strict: mode.Strict(), Mode: mode,
 		LastInsertIDSet: func(v uint64) { s.lastInsertID = v }}
+}
+
+// observeError counts a failed statement in
+// tidb_server_execute_error_total by its MySQL code.
+func observeError(err error) {
+	var code uint16
+	if e, ok := errors.AsType[*errno.Error](err); ok {
+		code = e.Code
+	}
+	metrics.ExecuteError(code)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/executor"
@@ -106,6 +107,7 @@ func (s *Session) loadDataStmt(ctx context.Context, x *ast.LoadDataStmt, a stmtA
 		}
 	} else {
 		var txn kv.Txn
+		began := time.Now()
 		if txn, err = s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic}); err != nil {
 			return Result{}, err
 		}
@@ -115,11 +117,7 @@ func (s *Session) loadDataStmt(ctx context.Context, x *ast.LoadDataStmt, a stmtA
 		} else {
 			txn.Rollback()
 		}
-		if err == nil {
-			metrics.TxnCommitted()
-		} else {
-			metrics.TxnRolledBack()
-		}
+		metrics.ObserveTxn(false, err == nil, time.Since(began))
 	}
 	s.warnings = append(s.warnings, eval.Warnings...)
 	if err == nil {

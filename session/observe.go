@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/executor"
+	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/slowlog"
 	"github.com/basalt-db/basalt/stmtsummary"
@@ -84,15 +85,16 @@ func (r *countedRows) Next() ([]types.Datum, error) {
 // prepared statement it runs as, nil for a text statement.
 func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time, parse time.Duration, params []types.Datum,
 	cached *cachedPlan, ps *Stmt, w ResultWriter, more bool) error {
-	if !s.observing() {
-		res, err := s.run(ctx, st, params, cached)
-		if err != nil {
-			return err
-		}
-		return w.WriteResult(res, more)
-	}
 	if start.IsZero() {
 		start = time.Now()
+	}
+	if !s.observing() {
+		res, err := s.run(ctx, st, params, cached)
+		if err == nil {
+			err = w.WriteResult(res, more)
+		}
+		s.observeQuery(start, err)
+		return err
 	}
 	s.obs = stmtObs{}
 	s.mem.Reset(s.memQuota, nil) // Mem_max is this statement's
@@ -113,8 +115,20 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 	if counted != nil {
 		rec.resultRows = counted.n
 	}
+	s.observeQuery(start, err)
 	s.record(&rec)
 	return err
+}
+
+// observeQuery records in the metrics a statement that started at start
+// and has sent its result (or failed with err): its latency by type, as
+// TiDB's tidb_server_handle_query_duration_seconds does, up to its last
+// row sent; a failure by its MySQL code.
+func (s *Session) observeQuery(start time.Time, err error) {
+	metrics.ObserveQuery(s.stmtType, time.Since(start))
+	if err != nil {
+		observeError(err)
+	}
 }
 
 // stmtRecord is one statement that ended.

@@ -46,6 +46,8 @@ type Session struct {
 	// (savepoint.go).
 	savepoints []savepoint
 	txnIS      *catalog.InfoSchema // schema the transaction runs under (schema.go)
+	txnBegan   time.Time           // when txn began: its duration in the metrics
+	stmtType   metrics.StmtType    // the running statement's type, set by run: the metrics' sql_type
 	stmtIS     *catalog.InfoSchema // schema the running statement is pinned to
 	// past, while tidb_snapshot is set, is the moment the session reads
 	// at; pastTxn is the running statement's reader there (stale_read.go).
@@ -291,7 +293,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 		return mapError(err, nil)
 	}
 	s.d.checkSchemaAtCommit(txn, is)
-	s.txn, s.explicit, s.txnIS = txn, explicit, is
+	s.txn, s.explicit, s.txnIS, s.txnBegan = txn, explicit, is, time.Now()
 	s.deferred = false
 	s.markSavepoints()
 	s.obs.txnStartTS = txn.StartTS()
@@ -320,11 +322,11 @@ func (s *Session) commit(ctx context.Context) error {
 	txn := s.txn
 	is := s.endTxn()
 	defer s.d.unpin(is)
-	if err := txn.Commit(ctx); err != nil {
-		metrics.TxnRolledBack()
+	err := txn.Commit(ctx)
+	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, err == nil, time.Since(s.txnBegan))
+	if err != nil {
 		return mapError(err, s.d.catalog.InfoSchema())
 	}
-	metrics.TxnCommitted()
 	return nil
 }
 
@@ -338,7 +340,7 @@ func (s *Session) rollback() {
 	is := s.endTxn()
 	defer s.d.unpin(is)
 	txn.Rollback()
-	metrics.TxnRolledBack()
+	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, false, time.Since(s.txnBegan))
 }
 
 func (s *Session) String() string { return fmt.Sprintf("session %d", s.info.ID) }

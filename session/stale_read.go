@@ -9,7 +9,6 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/tso"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -111,16 +110,17 @@ func (d *Driver) checkSafePoint(ts uint64) error {
 	return nil
 }
 
-// writesInPast says whether h's statement st writes, which a session
-// reading the past may not: TiDB's list (INSERT, REPLACE, UPDATE, DELETE,
-// LOAD DATA, DDL) and SELECT ... FOR UPDATE / FOR SHARE.
-func writesInPast(h stmtHandler, st ast.StmtNode) bool {
-	switch h.metric {
-	case metrics.StmtInsert, metrics.StmtUpdate, metrics.StmtDelete, metrics.StmtDDL:
+// writesInPast says whether st writes, which a session reading the past
+// may not: TiDB's list (INSERT, REPLACE, UPDATE, DELETE, LOAD DATA, DDL)
+// and SELECT ... FOR UPDATE / FOR SHARE.
+func writesInPast(st ast.StmtNode) bool {
+	switch x := st.(type) {
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt, ast.DDLNode:
 		return true
+	case *ast.SelectStmt:
+		return x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone
 	}
-	sel, ok := st.(*ast.SelectStmt)
-	return ok && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
+	return false
 }
 
 // pinPast is pinStmt for a session reading the past: the statement runs

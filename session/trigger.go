@@ -49,7 +49,7 @@ func (s *Session) runTriggerStmt(ctx context.Context, sql string) (Result, error
 			err = errno.New(errno.ErParse, "%s", se.Error())
 		}
 	}
-	kind := metrics.StmtDDL
+	kind := metrics.StmtOther
 	var res Result
 	if err == nil {
 		switch x := st.(type) {
@@ -65,9 +65,11 @@ func (s *Session) runTriggerStmt(ctx context.Context, sql string) (Result, error
 			res, err = s.checksumTable(ctx, x)
 		}
 	}
-	metrics.ObserveQuery(kind, time.Since(start), err)
+	metrics.ObserveQuery(kind, time.Since(start))
 	if err != nil {
-		return res, mapError(err, s.d.catalog.InfoSchema())
+		err = mapError(err, s.d.catalog.InfoSchema())
+		observeError(err)
+		return res, err
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"net"
 	"strconv"
 	"testing"
 )
@@ -32,5 +33,16 @@ func StartBasalt(t testing.TB, opts BasaltOptions) *Server {
 		"--status-port", strconv.Itoa(ports[1]),
 		"--data-dir", dataDir,
 	}
-	return startServer(t, Basalt, bin, append(args, opts.Args...), ports[0])
+	srv := startServer(t, Basalt, bin, append(args, opts.Args...), ports[0])
+	srv.statusPort = ports[1]
+	return srv
+}
+
+// StatusAddr is the host:port of a Basalt server's status port (/status,
+// /metrics, /dashboard); "" for a server StartBasalt did not start.
+func (s *Server) StatusAddr() string {
+	if s.statusPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(s.host, strconv.Itoa(s.statusPort))
 }

@@ -35,9 +35,10 @@ const (
 // 127.0.0.1. Restart starts the same command line again, so the ports and
 // the data directory survive restarts.
 type Server struct {
-	flavor Flavor
-	host   string
-	proc   *bench.Process
+	flavor     Flavor
+	host       string
+	proc       *bench.Process
+	statusPort int // Basalt's --status-port; 0 if unknown
 }
 
 // startServer starts bin with args, waits until it accepts MySQL connections

@@ -9,6 +9,8 @@ import (
 	"github.com/basalt-db/basalt/schemasync"
 	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/session"
+	"github.com/basalt-db/basalt/slowlog"
+	"github.com/basalt-db/basalt/stmtsummary"
 )
 
 // This file is the only one that knows the session package's API: it wires
@@ -79,3 +81,9 @@ func (e sqlEngine) SetServer(s *server.Server) { e.sql.SetConnections(driver.Con
 // Close ends the session layer's part in the cluster (its schema lease),
 // after the last session.
 func (e sqlEngine) Close() error { return e.sql.Close() }
+
+// observed is what the dashboard reads of the SQL layer: the statement
+// summary and the slow log (nil without one).
+func (e sqlEngine) observed() (*stmtsummary.Summary, *slowlog.Logger) {
+	return e.sql.StatementSummary(), e.sql.SlowLog()
+}

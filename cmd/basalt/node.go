@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/basalt-db/basalt/config"
+	"github.com/basalt-db/basalt/dashboard"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/server"
@@ -30,6 +31,8 @@ type node struct {
 	sqlLn    net.Listener
 	status   *http.Server // nil when the status port is disabled
 	statusLn net.Listener
+	// stopDash stops the dashboard's sampler (nil without a status port).
+	stopDash context.CancelFunc
 
 	// failed receives the error of a listener that stopped on its own
 	// (not by shutdown); the caller then shuts the node down.
@@ -97,8 +100,12 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	}()
 	logger.Info("serving MySQL clients", "addr", n.sqlLn.Addr().String(), "version", serverVersion(cfg, info))
 	if n.statusLn != nil {
+		dash := dashboard.New(n.dashboardSources(cfg))
+		var dctx context.Context
+		dctx, n.stopDash = context.WithCancel(context.Background())
+		go dash.Run(dctx)
 		n.status = &http.Server{
-			Handler:           statusHandler(info, serverVersion(cfg, info), time.Now(), n.sql.ConnectionCount),
+			Handler:           statusHandler(info, serverVersion(cfg, info), time.Now(), n.sql.ConnectionCount, dash),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		}
@@ -151,6 +158,9 @@ func (n *node) shutdown(timeout time.Duration) error {
 		n.logger.Warn("statements still running were cancelled", "after", timeout)
 	}
 	metrics.SetConnectionsFunc(nil)
+	if n.stopDash != nil {
+		n.stopDash()
+	}
 	if n.status != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), time.Second)
 		if err := n.status.Shutdown(sctx); err != nil {
@@ -181,6 +191,9 @@ func (n *node) abort() {
 	}
 	if n.statusLn != nil {
 		n.statusLn.Close()
+	}
+	if n.stopDash != nil {
+		n.stopDash()
 	}
 	if c, ok := n.engine.(io.Closer); ok {
 		c.Close()

@@ -147,7 +147,7 @@ func printReady(w io.Writer, cfg *config.Config, info buildInfo, n *node) {
 		if ip := net.ParseIP(sh); ip != nil && ip.IsUnspecified() {
 			sh = "127.0.0.1"
 		}
-		fmt.Fprintf(w, "  status:   http://%s/status  (metrics: /metrics)\n", net.JoinHostPort(sh, sp))
+		fmt.Fprintf(w, "  status:   http://%s/status  (metrics: /metrics, dashboard: /dashboard)\n", net.JoinHostPort(sh, sp))
 	}
 	switch cfg.Store {
 	case config.StoreTiKV:

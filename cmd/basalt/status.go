@@ -6,6 +6,7 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/basalt-db/basalt/dashboard"
 	"github.com/basalt-db/basalt/metrics"
 )
 
@@ -23,10 +24,11 @@ type statusJSON struct {
 //
 //	/status          JSON: connections, version, git_hash, basalt_version, uptime_seconds
 //	/metrics         Prometheus metrics (package metrics)
+//	/dashboard       the dashboard page, and /dashboard/data its JSON (package dashboard); 404 if dash is nil
 //	/debug/pprof/    Go's profiles, as on TiDB's status port
 //
 // connections is called on each /status request, from its goroutine.
-func statusHandler(info buildInfo, version string, started time.Time, connections func() int) http.Handler {
+func statusHandler(info buildInfo, version string, started time.Time, connections func() int, dash *dashboard.Dashboard) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -39,6 +41,11 @@ func statusHandler(info buildInfo, version string, started time.Time, connection
 		})
 	})
 	mux.Handle("GET /metrics", metrics.Handler())
+	if dash != nil {
+		h := dash.Handler()
+		mux.Handle("GET /dashboard", h)
+		mux.Handle("GET /dashboard/data", h)
+	}
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

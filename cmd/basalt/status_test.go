@@ -12,7 +12,7 @@ import (
 func TestStatusHandler(t *testing.T) {
 	info := buildInfo{Version: "v0.1.0", GitHash: "8dd2d34"}
 	conns := 3
-	h := statusHandler(info, info.ServerVersion(), time.Now().Add(-90*time.Second), func() int { return conns })
+	h := statusHandler(info, info.ServerVersion(), time.Now().Add(-90*time.Second), func() int { return conns }, nil)
 
 	get := func(path string) (int, string, string) {
 		rec := httptest.NewRecorder()
@@ -43,7 +43,7 @@ func TestStatusHandler(t *testing.T) {
 		t.Errorf("/status does not follow the connection count: %s", body)
 	}
 
-	if code, _, body := get("/metrics"); code != 200 || !strings.Contains(body, "basalt_server_query_total") {
+	if code, _, body := get("/metrics"); code != 200 || !strings.Contains(body, "tidb_server_handle_query_duration_seconds") {
 		t.Errorf("/metrics: %d %.200s", code, body)
 	}
 	if code, _, body := get("/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
