@@ -182,6 +182,12 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	if err == nil && s.past != nil && writesInPast(st) {
 		err = errWriteInPast
 	}
+	if err == nil {
+		var restore func()
+		if restore, err = s.readAsOf(ctx, st, params); restore != nil {
+			defer restore()
+		}
+	}
 	var res Result
 	if err == nil {
 		res, err = h.run(s, ctx, st, stmtArgs{params: params, cached: cached})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/tso"
 	"github.com/basalt-db/basalt/types"
@@ -23,7 +24,11 @@ import (
 // were at that moment, until it is set to ''. Statements that write fail
 // (TiDB's 1105 "can not execute write statement when 'tidb_snapshot' is
 // set"). A moment older than the GC safe point is refused with 9006: its
-// versions may be gone. The data of a table dropped or truncated since is
+// versions may be gone.
+//
+// SELECT ... FROM t AS OF TIMESTAMP expr reads the same way for one
+// statement (TiDB's stale read); its errors are TiDB's 8135 "invalid as of
+// timestamp: ...". The data of a table dropped or truncated since is
 // gone at once (the DDL deletes its range), so a past read of it is empty.
 
 // pastRead is the moment a session reads at, and its schema then.
@@ -146,4 +151,92 @@ func (s *Session) pinPast() (*catalog.InfoSchema, func(), error) {
 		txn.Rollback()
 		unread()
 	}, nil
+}
+
+// errAsOf is TiDB's ErrAsOf.
+func errAsOf(format string, args ...any) error {
+	return errno.New(errAsOfCode, "invalid as of timestamp: "+format, args...)
+}
+
+const errAsOfCode = 8135
+
+// asOfClauses collects the AS OF clauses of a statement's tables.
+type asOfClauses []*ast.AsOfClause
+
+func (c *asOfClauses) Enter(n ast.Node) (ast.Node, bool) {
+	if t, ok := n.(*ast.TableName); ok && t.AsOf != nil {
+		*c = append(*c, t.AsOf)
+	}
+	return n, false
+}
+
+func (c *asOfClauses) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// readAsOf makes a statement whose tables say AS OF TIMESTAMP read at
+// that moment, until restore. Every AS OF of the statement must name the
+// same moment, and the statement must only read, outside a transaction.
+func (s *Session) readAsOf(ctx context.Context, st ast.StmtNode, params []types.Datum) (restore func(), err error) {
+	var clauses asOfClauses
+	st.Accept(&clauses)
+	if len(clauses) == 0 {
+		return nil, nil
+	}
+	switch {
+	case writesInPast(st):
+		return nil, errAsOf("as of timestamp cannot be used in a statement that writes")
+	case s.past != nil:
+		return nil, errAsOf("can't use select as of while tidb_snapshot is set")
+	case s.txn != nil || s.deferred || !s.autocommit():
+		return nil, errAsOf("as of timestamp can't be set in transaction")
+	}
+	var ts uint64
+	for i, c := range clauses {
+		t, err := s.asOfTS(ctx, c, params)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && t != ts {
+			return nil, errAsOf("can not set different time in the as of")
+		}
+		ts = t
+	}
+	now, err := s.d.store.CurrentTS()
+	if err != nil {
+		return nil, mapError(err, nil)
+	}
+	if ts > now {
+		return nil, errAsOf("cannot set read timestamp to a future time")
+	}
+	if err := s.d.checkSafePoint(ts); err != nil {
+		return nil, err
+	}
+	is, err := catalog.SchemaAt(s.d.store, ts)
+	if err != nil {
+		return nil, mapError(err, nil)
+	}
+	s.past = &pastRead{ts: ts, is: is}
+	return func() { s.past = nil }, nil
+}
+
+// asOfTS evaluates an AS OF TIMESTAMP expression: a datetime (in the
+// session's time zone) or a string that is one.
+func (s *Session) asOfTS(ctx context.Context, c *ast.AsOfClause, params []types.Datum) (uint64, error) {
+	b := &expression.Builder{Clause: "as of timestamp"}
+	e, err := b.Build(c.TsExpr)
+	if err != nil {
+		return 0, err
+	}
+	ec := s.evalCtx(ctx, params)
+	v, err := e.Eval(ec, nil)
+	if err != nil {
+		return 0, err
+	}
+	if v.IsNull() || (v.Kind() != types.KindString && v.Kind() != types.KindTime) {
+		return 0, errAsOf("as of timestamp must be a datetime")
+	}
+	t, err := types.ParseTime(string(types.ToText(v)))
+	if err != nil {
+		return 0, errAsOf("cannot parse as of timestamp expression as datetime: %s", types.ToText(v))
+	}
+	return tso.ComposeTS(t.GoTime(ec.Location()).UnixMilli(), 0), nil
 }
