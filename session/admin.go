@@ -57,6 +57,9 @@ func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
+	if s.pastTxn != nil {
+		ts = s.pastTxn.StartTS() // tidb_snapshot: check the tables as they were
+	}
 	snap := s.d.store.Snapshot(ts)
 	for _, t := range tables {
 		if err := checkTable(ctx, snap, t); err != nil {

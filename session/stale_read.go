@@ -116,11 +116,12 @@ func (d *Driver) checkSafePoint(ts uint64) error {
 }
 
 // writesInPast says whether st writes, which a session reading the past
-// may not: TiDB's list (INSERT, REPLACE, UPDATE, DELETE, LOAD DATA, DDL)
-// and SELECT ... FOR UPDATE / FOR SHARE.
+// may not: TiDB's list (INSERT, REPLACE, UPDATE, DELETE, LOAD DATA, DDL),
+// SELECT ... FOR UPDATE / FOR SHARE, and ANALYZE (which writes statistics
+// of the present).
 func writesInPast(st ast.StmtNode) bool {
 	switch x := st.(type) {
-	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt, ast.DDLNode:
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt, ast.DDLNode, *ast.AnalyzeTableStmt:
 		return true
 	case *ast.SelectStmt:
 		return x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone
