@@ -134,6 +134,8 @@ type bankStats struct {
 	retries      atomic.Int64 // rejected with a retryable error, and retried
 	cutOff       atomic.Int64 // cut off by a kill, or undetermined
 	snapshots    atomic.Int64 // reader transactions that saw the total
+	reconnects   atomic.Int64 // connections that broke and were replaced (crashRun.reconnect)
+	lastBreak    atomic.Int64 // when the last of those broke, in Unix nanoseconds
 	mu           sync.Mutex
 	codes        map[uint16]int // the retryable errors, by code
 }
@@ -148,12 +150,20 @@ func (s *bankStats) retried(err error) {
 	s.codes[errCode(err)]++
 }
 
+// broke records a connection that broke and is being replaced.
+func (s *bankStats) broke() {
+	s.reconnects.Add(1)
+	s.lastBreak.Store(time.Now().UnixNano())
+}
+
 func (s *bankStats) add(o *bankStats) {
 	s.transfers.Add(o.transfers.Load())
 	s.insufficient.Add(o.insufficient.Load())
 	s.retries.Add(o.retries.Load())
 	s.cutOff.Add(o.cutOff.Load())
 	s.snapshots.Add(o.snapshots.Load())
+	s.reconnects.Add(o.reconnects.Load())
+	s.lastBreak.Store(max(s.lastBreak.Load(), o.lastBreak.Load()))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.codes == nil {
@@ -167,8 +177,12 @@ func (s *bankStats) add(o *bankStats) {
 func (s *bankStats) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("%d transfers committed, %d rolled back for want of funds, %d retried (by error code: %v), %d cut off by a kill or undetermined; %d snapshot reads of every balance",
+	out := fmt.Sprintf("%d transfers committed, %d rolled back for want of funds, %d retried (by error code: %v), %d cut off by a kill or undetermined; %d snapshot reads of every balance",
 		s.transfers.Load(), s.insufficient.Load(), s.retries.Load(), s.codes, s.cutOff.Load(), s.snapshots.Load())
+	if n := s.reconnects.Load(); n > 0 {
+		out += fmt.Sprintf("; %d broken connections replaced", n)
+	}
+	return out
 }
 
 // start runs the transfer clients (client i in modes[i%len(modes)]) and
@@ -186,12 +200,22 @@ func (b *bank) start(t *testing.T, srv *testkit.Server, run *crashRun, modes []t
 					pools.Close()
 				}
 			}()
-			c, err := newClient(background, pools.forClient(i), srv.Flavor(), mode)
-			if err == nil {
+			session := func() error {
+				c, err := newClient(background, pools.forClient(i), srv.Flavor(), mode)
+				if err != nil {
+					return err
+				}
 				defer c.Close()
 				for !run.over() && err == nil {
 					err = body(c, crng)
 				}
+				return err
+			}
+			err := session()
+			for err != nil && run.reconnect && broken(err) && !run.over() {
+				st.broke()
+				time.Sleep(100 * time.Millisecond)
+				err = session()
 			}
 			if unexpected(err, run.killing.Load()) || outcomeOf(err) == rejected {
 				t.Errorf("client %d (%s): %v", i, mode, err)

@@ -24,6 +24,11 @@ type crashRun struct {
 	// retried: those a fault test expects while a part of the cluster is
 	// down. Set it before the run starts.
 	retryAlso func(error) bool
+	// reconnect, if set, has a client whose connection breaks take a new
+	// one from its pool and carry on, rather than end: the SQL node it
+	// was on died, and HAProxy sends the new connection to another. Set
+	// it before the run starts.
+	reconnect bool
 	// acks counts acknowledged operations; the first one closes progress.
 	acks     atomic.Int64
 	progress chan struct{}

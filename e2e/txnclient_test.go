@@ -336,6 +336,15 @@ func unexpected(err error, killing bool) bool {
 	return false
 }
 
+// broken reports whether err is a lost connection (or one that could not
+// be made), as opposed to an answer of the server, a hang or a broken
+// invariant.
+func broken(err error) bool {
+	var ie *invariantError
+	var me *mysql.MySQLError
+	return err != nil && !errors.As(err, &me) && !errors.Is(err, errHang) && !errors.As(err, &ie) && !errors.Is(err, errRollback)
+}
+
 // mustExecAll runs statements on db in order.
 func mustExecAll(t testing.TB, db *sql.DB, stmts ...string) {
 	t.Helper()

@@ -15,20 +15,26 @@ import (
 )
 
 // Cluster is a Basalt cluster of processes on loopback ports, started by
-// a test from the built binary: one PD (`basalt pd`) and storage nodes
-// (`basalt store`), each with its own data directory under the test's
-// temporary directory. Processes are killed when the test ends.
+// a test from the built binary: one PD member (`basalt pd`) or several,
+// and storage nodes (`basalt store`), each with its own data directory
+// under the test's temporary directory. Processes are killed when the
+// test ends.
 type Cluster struct {
 	t   testing.TB
 	bin string
 	dir string
-	// PD is PD's client address, host:port.
+	// PD is PD's client address, host:port: the first member's when
+	// there are several (see PDs).
 	PD string
+	// PDs are the members' client addresses; PDNames their process names
+	// ("pd" when there is one member, else "pd1", "pd2"...).
+	PDs, PDNames []string
 	// StoreConfig is the TOML every store starts with (may be empty).
 	StoreConfig string
 
 	mu     sync.Mutex
 	procs  map[string]*proc
+	args   map[string][]string // each process's command line, for a restart
 	stores []string // store names, "store1"...
 	ports  map[string][2]int
 }
@@ -43,20 +49,66 @@ type proc struct {
 // config file, and waits until PD answers and every store serves.
 func StartCluster(t testing.TB, n int, storeConfig string) *Cluster {
 	t.Helper()
+	return StartClusterPDs(t, 1, n, storeConfig)
+}
+
+// StartClusterPDs is StartCluster with pds PD members, which form one
+// etcd cluster (--initial-cluster) and elect a leader; stores and SQL
+// nodes are given every member's address.
+func StartClusterPDs(t testing.TB, pds, n int, storeConfig string) *Cluster {
+	t.Helper()
 	c := &Cluster{t: t, bin: BuildBasalt(t), dir: t.TempDir(), StoreConfig: storeConfig,
-		procs: map[string]*proc{}, ports: map[string][2]int{}}
+		procs: map[string]*proc{}, ports: map[string][2]int{}, args: map[string][]string{}}
 	t.Cleanup(c.killAll)
-	ports := freePorts(t, 2)
-	c.PD = fmt.Sprintf("127.0.0.1:%d", ports[0])
-	c.start("pd", "pd", "--name", "pd1", "--data-dir", filepath.Join(c.dir, "pd"),
-		"--client-urls", "http://"+c.PD, "--peer-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
-		"--log-level", logLevel())
-	c.waitHTTP("pd", "http://"+c.PD+"/pd/api/v1/health")
+	ports := freePorts(t, 2*pds)
+	var initial []string
+	for i := range pds {
+		name := "pd"
+		if pds > 1 {
+			name = fmt.Sprintf("pd%d", i+1)
+		}
+		c.PDNames = append(c.PDNames, name)
+		c.PDs = append(c.PDs, fmt.Sprintf("127.0.0.1:%d", ports[2*i]))
+		initial = append(initial, fmt.Sprintf("pd%d=http://127.0.0.1:%d", i+1, ports[2*i+1]))
+	}
+	c.PD = c.PDs[0]
+	for i, name := range c.PDNames {
+		args := []string{"pd", "--name", fmt.Sprintf("pd%d", i+1), "--data-dir", filepath.Join(c.dir, name),
+			"--client-urls", "http://" + c.PDs[i], "--peer-urls", fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+			"--log-level", logLevel()}
+		if pds > 1 {
+			args = append(args, "--initial-cluster", strings.Join(initial, ","))
+		}
+		c.start(name, args...)
+	}
+	// A member answers /health once etcd has a quorum and PD a leader.
+	for i, name := range c.PDNames {
+		c.waitHTTP(name, "http://"+c.PDs[i]+"/pd/api/v1/health")
+	}
 	for range n {
 		c.AddStore()
 	}
 	return c
 }
+
+// StartPD restarts a PD member that was killed or stopped, on its ports
+// and data directory, and waits until it answers.
+func (c *Cluster) StartPD(name string) {
+	c.t.Helper()
+	c.mu.Lock()
+	args := c.args[name]
+	c.mu.Unlock()
+	c.start(name, args...)
+	for i, n := range c.PDNames {
+		if n == name {
+			c.waitHTTP(name, "http://"+c.PDs[i]+"/pd/api/v1/health")
+		}
+	}
+}
+
+// PDList is the members' client addresses as stores' --pd and SQL
+// nodes' --path take them: comma-separated.
+func (c *Cluster) PDList() string { return strings.Join(c.PDs, ",") }
 
 // AddStore starts one more store and returns its name.
 func (c *Cluster) AddStore() string {
@@ -113,7 +165,7 @@ func (c *Cluster) StartStore(name string) {
 	if err := os.WriteFile(cfg, []byte(c.StoreConfig), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	c.start(name, "store", "--pd", c.PD, "--addr", c.StoreAddr(name), "--status-addr", c.StatusAddr(name),
+	c.start(name, "store", "--pd", c.PDList(), "--addr", c.StoreAddr(name), "--status-addr", c.StatusAddr(name),
 		"--data-dir", dir, "--config", cfg, "--log-level", logLevel())
 	c.waitHTTP(name, "http://"+c.StatusAddr(name)+"/status")
 }
@@ -179,6 +231,7 @@ func (c *Cluster) start(name string, args ...string) {
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	c.mu.Lock()
 	c.procs[name] = p
+	c.args[name] = args
 	c.mu.Unlock()
 }
 
