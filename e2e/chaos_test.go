@@ -126,9 +126,10 @@ type chaosLoad struct {
 const sysbenchReconnecting = "1213,1205,1020,2013,2006,2055,9001,9002,9005,9007,8002,8022,1105"
 
 // startChaosSysbench runs sysbench on srv for runFor. With restart, a
-// sysbench that crashes (a signal, not an exit) is started again for the
-// rest of the time, and the crash recorded; any other failure, or a
-// crash without restart, fails the test when it waits.
+// sysbench that crashes (a signal, not an exit) or cannot make its first
+// connections is started again for the rest of the time, and the crash
+// recorded; any other failure, or a crash without restart, fails the
+// test when it waits.
 func startChaosSysbench(t *testing.T, srv *testkit.Server, runFor time.Duration, tables []string, ignore string, restart bool) *chaosSysbench {
 	l := &chaosSysbench{done: make(chan chaosLoad, 1)}
 	go func() {
@@ -146,8 +147,11 @@ func startChaosSysbench(t *testing.T, srv *testkit.Server, runFor time.Duration,
 			load.errors += res.IgnoredErrors
 			load.reconnects += res.Reconnects
 			load.output += res.Output
-			if err != nil && restart && strings.Contains(err.Error(), "signal: ") {
+			// sysbench does not retry its first connections: HAProxy may
+			// still send one to the dead node.
+			if err != nil && restart && (strings.Contains(err.Error(), "signal: ") || strings.Contains(err.Error(), "unable to connect")) {
 				load.crashes = append(load.crashes, time.Since(start).Seconds())
+				time.Sleep(200 * time.Millisecond)
 				continue
 			}
 			load.err = err

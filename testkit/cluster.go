@@ -2,11 +2,13 @@ package testkit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,7 +37,7 @@ type Cluster struct {
 	mu     sync.Mutex
 	procs  map[string]*proc
 	args   map[string][]string // each process's command line, for a restart
-	stores []string // store names, "store1"...
+	stores []string            // store names, "store1"...
 	ports  map[string][2]int
 }
 
@@ -104,6 +106,42 @@ func (c *Cluster) StartPD(name string) {
 			c.waitHTTP(name, "http://"+c.PDs[i]+"/pd/api/v1/health")
 		}
 	}
+}
+
+// PDLeader is the name of the PD member that leads ("pd1"...), as the
+// first running member to answer names it; it waits up to 20 s for one
+// to name a running leader.
+func (c *Cluster) PDLeader() string {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, addr := range c.PDs {
+			if c.PID(c.PDNames[i]) == 0 {
+				continue
+			}
+			resp, err := http.Get("http://" + addr + "/pd/api/v1/members")
+			if err != nil {
+				continue
+			}
+			var m struct {
+				Leader struct {
+					Name string `json:"name"`
+				} `json:"leader"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&m)
+			resp.Body.Close()
+			name := m.Leader.Name
+			if len(c.PDNames) == 1 && name == "pd1" {
+				name = c.PDNames[0] // the member pd1 runs as "pd"
+			}
+			if err == nil && slices.Contains(c.PDNames, name) && c.PID(name) != 0 {
+				return name
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.t.Fatalf("testkit: no PD member names a running leader")
+	return ""
 }
 
 // PDList is the members' client addresses as stores' --pd and SQL

@@ -44,7 +44,12 @@ listen basalt
 		t.Fatal(err)
 	}
 	// -db: in the foreground, its warnings (a server down) on stderr.
-	return startServer(t, nodes[0].Flavor(), bin, []string{"-db", "-f", cfg}, port)
+	s := startServer(t, nodes[0].Flavor(), bin, []string{"-db", "-f", cfg}, port)
+	// HAProxy ends on SIGTERM without exiting 0, which Stop would report
+	// as an unclean stop: it keeps nothing, so it is killed instead (this
+	// cleanup runs before startServer's).
+	t.Cleanup(s.Kill)
+	return s
 }
 
 // findHAProxy is haproxy on $PATH, or Debian's /usr/sbin/haproxy (not on a

@@ -95,9 +95,14 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 	return &snapshot{snap: s.store.GetSnapshot(ts), ts: ts}
 }
 
-// CurrentTS is a fresh timestamp from PD.
+// CurrentTS is a fresh timestamp from PD. Like Begin's (and TiDB's
+// CurrentVersion), it is retried with client-go's backoff, for up to
+// 15 s, when PD fails to give one: while PD changes leader the request
+// fails with the broken TSO stream's error, and a pessimistic statement
+// or an autocommit read would fail with it. Past the backoff it is
+// ErrPDTimeout.
 func (s *Storage) CurrentTS() (uint64, error) {
-	ts, err := s.store.GetOracle().GetTimestamp(context.Background(), &oracle.Option{TxnScope: oracle.GlobalTxnScope})
+	ts, err := s.store.CurrentTimestamp(oracle.GlobalTxnScope)
 	return ts, mapErr(err)
 }
 
