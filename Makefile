@@ -43,7 +43,7 @@ bench:
 rss:
 	BASALT_RSS_TEST=1 $(GO) test -count=1 -run '^TestStoreRSS$$' -v -timeout 3h ./storenode/
 
-# The fault tests of cluster mode through SQL (issue 16; e2e/chaos_test.go),
+# The fault tests of cluster mode through SQL (issue 16; e2e/chaos*_test.go),
 # each a minute or more under sysbench and the bank workload; not part of
 # `make test`. Their charts go to chaos-out/.
 chaos: test-deps

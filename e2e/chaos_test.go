@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +37,7 @@ pd-store-heartbeat-tick-interval = "1s"
 // rather than fatal) and SQL node B the bank workload. The store dies at
 // 10 s and returns at 25 s of a 40 s run. It fails unless throughput is
 // back to half its level before the kill within 10 s, every statement
-// error falls within those 10 s, the bank's invariant holds in every
+// error but deadlocks and lock wait timeouts falls within those 10 s, the bank's invariant holds in every
 // snapshot read and after the run (no acknowledged transfer lost), and
 // the sysbench tables pass ADMIN CHECK TABLE. It prints a one-line
 // verdict and writes a chart of throughput over time with the kill and
@@ -66,8 +68,8 @@ func TestChaosStoreKill(t *testing.T) {
 	run.retryAlso = clusterFault
 	stats := bk.start(t, b, run, []txnMode{pessimistic}, rand.New(rand.NewPCG(1, 2)))
 
-	start := time.Now()
-	time.Sleep(killAt)
+	start := load.start
+	time.Sleep(killAt - time.Since(start))
 	victim := mostLeaders(t, c)
 	c.Kill(victim)
 	killed := time.Since(start)
@@ -100,7 +102,10 @@ func TestChaosStoreKill(t *testing.T) {
 // for a fault test: 8 threads, a report every second, and the errors its
 // --mysql-ignore-errors names counted and retried rather than fatal.
 type chaosSysbench struct {
-	done chan chaosLoad
+	// start is when the first run started: the reports' seconds count
+	// from it, and so should a test's marks.
+	start time.Time
+	done  chan chaosLoad
 }
 
 // chaosLoad is what sysbench did over a fault test's run: its reports,
@@ -109,9 +114,14 @@ type chaosSysbench struct {
 type chaosLoad struct {
 	iv                 []bench.Interval
 	errors, reconnects int64
-	crashes            []float64 // seconds since the start
-	output             string
-	err                error
+	// byCode counts the errors sysbench ignored, by code; faultErrs are
+	// the seconds of those a fault causes (not deadlocks and lock wait
+	// timeouts, which contention alone causes).
+	byCode    map[int]int
+	faultErrs []float64
+	crashes   []float64 // seconds since the start
+	output    string
+	err       error
 }
 
 // sysbenchReconnecting is the --mysql-ignore-errors of a run whose
@@ -131,19 +141,22 @@ const sysbenchReconnecting = "1213,1205,1020,2013,2006,2055,9001,9002,9005,9007,
 // recorded; any other failure, or a crash without restart, fails the
 // test when it waits.
 func startChaosSysbench(t *testing.T, srv *testkit.Server, runFor time.Duration, tables []string, ignore string, restart bool) *chaosSysbench {
-	l := &chaosSysbench{done: make(chan chaosLoad, 1)}
+	l := &chaosSysbench{start: time.Now(), done: make(chan chaosLoad, 1)}
 	go func() {
 		var load chaosLoad
-		start := time.Now()
+		start := l.start
 		for left := runFor; left >= 2*time.Second; left = runFor - time.Since(start) {
 			offset := time.Since(start).Seconds()
+			// --verbosity=5 logs each ignored error ("Ignoring error
+			// 1213 ...") between the reports.
 			args := append(append([]string{"oltp_read_write"}, tables...), "--threads=8", "--report-interval=1",
-				fmt.Sprintf("--time=%d", int(left.Seconds())), "--mysql-ignore-errors="+ignore, "run")
+				fmt.Sprintf("--time=%d", int(left.Seconds())), "--mysql-ignore-errors="+ignore, "--verbosity=5", "run")
 			res, err := testkit.Sysbench(t, srv, args...)
 			for _, v := range bench.ParseIntervals(res.Output) {
 				v.Second += offset
 				load.iv = append(load.iv, v)
 			}
+			load.ignored(res.Output, offset)
 			load.errors += res.IgnoredErrors
 			load.reconnects += res.Reconnects
 			load.output += res.Output
@@ -162,6 +175,34 @@ func startChaosSysbench(t *testing.T, srv *testkit.Server, runFor time.Duration,
 	return l
 }
 
+var (
+	sysbenchReport  = regexp.MustCompile(`^\[ (\d+)s \]`)
+	sysbenchIgnored = regexp.MustCompile(`Ignoring error (\d+)`)
+)
+
+// ignored reads the errors one sysbench run that started offset seconds
+// into the test logged as ignored, each in the second after the last
+// report before it.
+func (l *chaosLoad) ignored(out string, offset float64) {
+	if l.byCode == nil {
+		l.byCode = map[int]int{}
+	}
+	sec := 0
+	for _, line := range strings.Split(out, "\n") {
+		if m := sysbenchReport.FindStringSubmatch(line); m != nil {
+			sec, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if m := sysbenchIgnored.FindStringSubmatch(line); m != nil {
+			code, _ := strconv.Atoi(m[1])
+			l.byCode[code]++
+			if code != 1213 && code != 1205 && code != 1020 {
+				l.faultErrs = append(l.faultErrs, offset+float64(sec+1))
+			}
+		}
+	}
+}
+
 // wait waits for sysbench to end and fails the test if it failed.
 func (l *chaosSysbench) wait(t *testing.T) chaosLoad {
 	t.Helper()
@@ -174,8 +215,8 @@ func (l *chaosSysbench) wait(t *testing.T) chaosLoad {
 
 // recovery is what sysbench's intervals say of a fault at second fault:
 // the mean QPS before it (after 2 s of warm-up), how long after it QPS was
-// first back to half that (-1: never), the second of the last interval
-// with errors or reconnections (0: none), and the load's totals.
+// first back to half that (-1: never), the second of the last error the
+// fault caused or reconnection (0: none), and the load's totals.
 type recovery struct {
 	chaosLoad
 	fault             float64
@@ -195,9 +236,12 @@ func recoveryAfter(t *testing.T, load chaosLoad, fault float64) recovery {
 		case v.Second > fault && rec.recovered < 0 && n > 0 && v.QPS >= rec.before/float64(n)/2:
 			rec.recovered = v.Second - fault
 		}
-		if v.ErrPerSec > 0 || v.ReconnPerSec > 0 {
-			rec.lastErr = v.Second
+		if v.ReconnPerSec > 0 {
+			rec.lastErr = max(rec.lastErr, v.Second)
 		}
+	}
+	for _, e := range load.faultErrs {
+		rec.lastErr = max(rec.lastErr, e)
 	}
 	if n == 0 {
 		t.Fatalf("no interval before the fault:\n%s", load.output)
@@ -211,7 +255,9 @@ func recoveryAfter(t *testing.T, load chaosLoad, fault float64) recovery {
 func (r recovery) errWindow() float64 { return max(r.lastErr-r.fault, 0) }
 
 // verdict is "PASS" if throughput was back to half within limit seconds
-// of the fault and sysbench's errors stopped within them.
+// of the fault, and sysbench's errors (but deadlocks and lock wait
+// timeouts, which contention alone causes) and reconnections all fell
+// within them.
 func (r recovery) verdict(limit float64) string {
 	switch {
 	case r.recovered < 0 || r.recovered > limit:
@@ -219,8 +265,15 @@ func (r recovery) verdict(limit float64) string {
 	case r.errWindow() > limit:
 		return fmt.Sprintf("FAIL: statement errors %.0f s after the fault", r.errWindow())
 	}
+	for _, e := range r.faultErrs {
+		if e <= r.fault {
+			return fmt.Sprintf("FAIL: a statement error at %.0f s, before the fault", e)
+		}
+	}
 	for _, c := range r.crashes {
-		if c < r.fault || c > r.fault+limit {
+		// sysbench's reports start when its threads do, up to a second
+		// after the test's clock.
+		if c < r.fault-1 || c > r.fault+limit {
 			return fmt.Sprintf("FAIL: sysbench crashed at %.0f s, %.0f s from the fault", c, c-r.fault)
 		}
 	}
@@ -228,8 +281,8 @@ func (r recovery) verdict(limit float64) string {
 }
 
 func (r recovery) String() string {
-	out := fmt.Sprintf("%.0f QPS before the fault, back to half in %.0f s, last error or reconnection %.0f s after it, %d errors retried, %d reconnections",
-		r.before, r.recovered, r.errWindow(), r.errors, r.reconnects)
+	out := fmt.Sprintf("%.0f QPS before the fault, back to half in %.0f s, last error (other than a deadlock or lock wait timeout) or reconnection %.0f s after it, %d errors retried (by code: %v), %d reconnections",
+		r.before, r.recovered, r.errWindow(), r.errors, r.byCode, r.reconnects)
 	if len(r.crashes) > 0 {
 		out += fmt.Sprintf(", sysbench crashed and restarted at %.1f s", r.crashes)
 	}
