@@ -41,6 +41,7 @@ type Node struct {
 	pd      *pdClient
 	rs      *raftstore.Store
 	storeID uint64
+	drop    raftDrop // the test's fault switch (fault.go)
 	grpc    *grpc.Server
 	status  *http.Server
 	started time.Time
@@ -120,7 +121,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
 		grpc.UnaryInterceptor(svc.CheckCluster))
-	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs})
+	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs, drop: &n.drop})
 	graph := newWaitGraph()
 	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})
 	detector := newDetectorClient(n, n.rs.Waits())
@@ -298,6 +299,7 @@ func (n *Node) startStatus() error {
 			"region_count": len(ps), "leader_count": leaders})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
+	n.registerFaults(mux)
 	n.status = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = n.status.Serve(lis) }()
 	return nil

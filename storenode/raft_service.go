@@ -17,7 +17,8 @@ import (
 // the Raft message and snapshot streams between stores.
 type tikvServer struct {
 	*Service
-	rs *raftstore.Store
+	rs   *raftstore.Store
+	drop *raftDrop // the test's fault switch (fault.go)
 }
 
 // Raft receives Raft messages one by one.
@@ -30,20 +31,22 @@ func (t *tikvServer) Raft(stream tikvpb.Tikv_RaftServer) error {
 		if err != nil {
 			return err
 		}
-		t.rs.Step(m)
+		if !t.drop.dropped(m) {
+			t.rs.Step(m)
+		}
 	}
 }
 
 // BatchRaft receives Raft messages in batches, as the store's transport
 // sends them.
 func (t *tikvServer) BatchRaft(stream tikvpb.Tikv_BatchRaftServer) error {
-	return t.rs.ServeBatchRaft(stream)
+	return t.rs.ServeBatchRaft(droppingBatch{stream, t.drop})
 }
 
 // Snapshot receives a Raft snapshot, its data in chunks after the MsgSnap
 // that carries its metadata.
 func (t *tikvServer) Snapshot(stream tikvpb.Tikv_SnapshotServer) error {
-	return t.rs.ServeSnapshot(stream)
+	return t.rs.ServeSnapshot(&droppingSnapshot{Tikv_SnapshotServer: stream, d: t.drop})
 }
 
 // regionsOf is Regions over a node's raftstore.
