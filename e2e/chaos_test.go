@@ -125,14 +125,15 @@ type chaosLoad struct {
 }
 
 // sysbenchReconnecting is the --mysql-ignore-errors of a run whose
-// connections may break. sysbench 1.0.20 re-establishes a lost connection
-// (2013, 2006, 2055) only when its code is named, not with "all"
-// (akopytov/sysbench#461), and linked with libmariadb, as Debian's is, it
-// then reuses the closed handle (akopytov/sysbench#527, #528) and crashes
-// with SIGSEGV: startChaosSysbench restarts it. The other codes are the
-// errors a SQL node reports while the cluster recovers: deadlock and lock
-// wait timeout, TiDB's 9001, 9002, 9005, write conflicts, and 1105, which
-// also carries "execution result undetermined".
+// connections may break: the lost connection (2013, 2006, 2055), after
+// which sysbench reconnects, and the errors a SQL node reports while the
+// cluster recovers (deadlock and lock wait timeout, TiDB's 9001, 9002,
+// 9005, write conflicts, and 1105, which also carries "execution result
+// undetermined"); any other error is fatal, as it is not with "all".
+// Debian's sysbench 1.0.20, linked with libmariadb, crashes with SIGSEGV
+// when it re-establishes a lost connection (here with these codes and
+// with "all"; it reuses the closed handle, akopytov/sysbench#527 and
+// #528): startChaosSysbench restarts it.
 const sysbenchReconnecting = "1213,1205,1020,2013,2006,2055,9001,9002,9005,9007,8002,8022,1105"
 
 // startChaosSysbench runs sysbench on srv for runFor. With restart, a
