@@ -206,4 +206,3 @@ func checkDashboardDOM(t *testing.T, dom, topDigest string) {
 		t.Logf("DOM:\n%s", dom)
 	}
 }
-
