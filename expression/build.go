@@ -644,6 +644,8 @@ func String(e Expr) string {
 			return x.Op + " any(subquery)"
 		case SubAll:
 			return x.Op + " all(subquery)"
+		case SubRow:
+			return x.Op + " row(subquery)"
 		}
 		return "scalar(subquery)"
 	case *In:

@@ -69,14 +69,21 @@ func checkArity(l, r ast.ExprNode) error {
 	return nil
 }
 
-// rowCompare compiles l op r where either side may be a row. A scalar
-// subquery on one side of a row comparison is a row subquery, which is
-// not supported.
+// rowCompare compiles l op r where either side may be a row. A subquery
+// facing a row is a row subquery: Builder.Subquery compiles row op
+// (subquery) as one expression (a Subquery of kind SubRow), which checks
+// the subquery's column count and runs it once per evaluation.
 func (b *Builder) rowCompare(op string, l, r ast.ExprNode) (Expr, error) {
-	if err := checkArity(l, r); err != nil {
-		if isSubquery(r) && rowArity(l) > 0 {
-			return nil, errno.New(errno.ErNotSupportedYet, "row comparison with a subquery (%s) is not supported; use IN or = ANY", op)
+	if rowArity(l) > 0 && isSubquery(r) || isSubquery(l) && rowArity(r) > 0 {
+		if b.Subquery == nil {
+			return nil, errno.New(errno.ErNotSupportedYet, "subqueries are not supported here")
 		}
+		if isSubquery(l) {
+			l, r, op = r, l, flipCompare[op]
+		}
+		return b.Subquery(b, &ast.BinaryOperationExpr{Op: opOf[op], L: l, R: r})
+	}
+	if err := checkArity(l, r); err != nil {
 		return nil, err
 	}
 	if rowArity(l) == 0 {
@@ -124,6 +131,9 @@ func (b *Builder) rowCompare(op string, l, r ast.ExprNode) (Expr, error) {
 	}
 	return out, nil
 }
+
+// flipCompare is the operator of r op l for each l op r.
+var flipCompare = map[string]string{"=": "=", "!=": "!=", "<=>": "<=>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 var opOf = map[string]opcode.Op{"=": opcode.EQ, "!=": opcode.NE, "<": opcode.LT, "<=": opcode.LE,
 	">": opcode.GT, ">=": opcode.GE, "<=>": opcode.NullEQ}

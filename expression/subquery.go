@@ -75,6 +75,10 @@ const (
 	// SubAny is Left Op ANY (subquery); SubAll is Left Op ALL (subquery).
 	SubAny
 	SubAll
+	// SubRow is Left Op (subquery), a row compared with a row subquery:
+	// the subquery's one row (a row of NULLs when it has none; error 1242
+	// when it has more) compared with Left as MySQL compares rows.
+	SubRow
 )
 
 // Subquery is a subquery used as a value. Plan is a planner.Plan (opaque
@@ -88,7 +92,8 @@ type Subquery struct {
 	Cols   int
 	Params []Expr
 	Tp     types.FieldType
-	// Left, Op, Not: for IN, ANY and ALL. Left has Cols expressions.
+	// Left, Op, Not: for IN, ANY, ALL and SubRow. Left has Cols
+	// expressions.
 	Left []Expr
 	Op   string
 	Not  bool
@@ -168,6 +173,20 @@ func (s *Subquery) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 			return types.Null, err
 		}
 		left[i] = v
+	}
+	if s.Kind == SubRow {
+		rows, err := ctx.Subq.Rows(ctx, s, params, 2)
+		if err != nil {
+			return types.Null, err
+		}
+		if len(rows) > 1 {
+			return types.Null, errno.New(1242, "Subquery returns more than 1 row")
+		}
+		right := make([]types.Datum, len(left))
+		if len(rows) == 1 {
+			right = rows[0]
+		}
+		return compareRows(left, s.Op, right), nil
 	}
 	if s.Hashable && s.Kind == SubIn && len(s.Params) == 0 {
 		return s.evalInSet(ctx, left)
@@ -276,6 +295,55 @@ func compareRow(a []types.Datum, op string, b []types.Datum) types.Datum {
 		return types.Null
 	}
 	return types.NewBool(op != "!=")
+}
+
+// compareRows compares two rows with any comparison operator, as MySQL's
+// Arg_comparator::compare_row does: the first pair that differs decides
+// (= false, != true, the others by its order); a pair with a NULL makes
+// <, <=, > and >= NULL if no earlier pair decided, and = and != NULL if
+// no pair decides. <=> is true when every pair is equal or both NULL.
+func compareRows(a []types.Datum, op string, b []types.Datum) types.Datum {
+	if op == "<=>" {
+		for i := range a {
+			an, bn := a[i].IsNull(), b[i].IsNull()
+			if an || bn {
+				if an != bn {
+					return types.NewBool(false)
+				}
+				continue
+			}
+			if types.Compare(a[i], b[i]) != 0 {
+				return types.NewBool(false)
+			}
+		}
+		return types.NewBool(true)
+	}
+	null := false
+	for i := range a {
+		if a[i].IsNull() || b[i].IsNull() {
+			if op != "=" && op != "!=" {
+				return types.Null
+			}
+			null = true
+			continue
+		}
+		if c := types.Compare(a[i], b[i]); c != 0 {
+			switch op {
+			case "=":
+				return types.NewBool(false)
+			case "!=":
+				return types.NewBool(true)
+			case "<", "<=":
+				return types.NewBool(c < 0)
+			default:
+				return types.NewBool(c > 0)
+			}
+		}
+	}
+	if null {
+		return types.Null
+	}
+	return types.NewBool(op == "=" || op == "<=" || op == ">=")
 }
 
 func compare1(a types.Datum, op string, b types.Datum) types.Datum {

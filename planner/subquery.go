@@ -104,6 +104,16 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 		if x.All {
 			sq.Kind = expression.SubAll
 		}
+	case *ast.BinaryOperationExpr:
+		// row op (subquery), from expression's row comparisons.
+		op, ok := compareOpName(x.Op)
+		if x.Op == opcode.NullEQ {
+			op, ok = "<=>", true
+		}
+		if !ok {
+			return nil, errno.New(errno.ErNotSupportedYet, "operator %s with a subquery is not supported", x.Op)
+		}
+		sq.Kind, sq.Op, query, left = expression.SubRow, op, x.R, x.L
 	default:
 		return nil, errno.New(errno.ErNotSupportedYet, "expression %T is not supported yet", n)
 	}
@@ -143,21 +153,22 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 			return nil, errno.New(1241, "Operand should contain 1 column(s)")
 		}
 		sq.Tp = q.Fields[0].Type
-	case expression.SubIn, expression.SubAny, expression.SubAll:
-		var lefts []ast.ExprNode
-		if r, ok := left.(*ast.RowExpr); ok {
-			lefts = r.Values
-		} else {
-			lefts = []ast.ExprNode{left}
-		}
+	case expression.SubIn, expression.SubAny, expression.SubAll, expression.SubRow:
+		lefts := rowOperands(left)
 		if len(lefts) != sq.Cols {
 			return nil, errno.New(1241, "Operand should contain %d column(s)", len(lefts))
 		}
-		if len(lefts) > 1 && sq.Kind != expression.SubIn && sq.Op != "=" && sq.Op != "!=" {
-			return nil, errno.New(errno.ErNotSupportedYet, "row comparison %s with a subquery is not supported", sq.Op)
+		// A row compared with ANY or ALL is only = ANY (IN) or <> ALL
+		// (NOT IN); MySQL refuses the others with 1241.
+		if len(lefts) > 1 && (sq.Kind == expression.SubAny && sq.Op != "=" || sq.Kind == expression.SubAll && sq.Op != "!=") {
+			return nil, errno.New(1241, "Operand should contain 1 column(s)")
 		}
 		sq.Hashable = sq.Kind == expression.SubIn && len(sq.Params) == 0
 		for i, l := range lefts {
+			if n := len(rowOperands(l)); n > 1 {
+				// A row facing a column of the subquery.
+				return nil, errno.New(1241, "Operand should contain %d column(s)", n)
+			}
 			e, err := b.Build(l)
 			if err != nil {
 				return nil, err
@@ -170,4 +181,20 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 		}
 	}
 	return sq, nil
+}
+
+// rowOperands returns the values of a row constructor (under any
+// parentheses), or n alone.
+func rowOperands(n ast.ExprNode) []ast.ExprNode {
+	for {
+		p, ok := n.(*ast.ParenthesesExpr)
+		if !ok {
+			break
+		}
+		n = p.Expr
+	}
+	if r, ok := n.(*ast.RowExpr); ok {
+		return r.Values
+	}
+	return []ast.ExprNode{n}
 }

@@ -15,7 +15,7 @@ import (
 // compareScripts are the scripts TestScriptsMatchMariaDB runs by default:
 // the ones about values, types and functions, where MariaDB's answers are
 // the reference. BASALT_COMPARE_ALL=1 runs every script.
-var compareScripts = []string{"isolation.test", "savepoint.test", "prepare.test", "collation.test", "types.test", "sqlmode.test", "functions.test", "json.test", "modify.test", "vars.test", "rowexpr.test", "key_ranges.test", "decorrelate.test", "fk.test", "loaddata.test"}
+var compareScripts = []string{"isolation.test", "savepoint.test", "prepare.test", "collation.test", "types.test", "sqlmode.test", "functions.test", "json.test", "modify.test", "vars.test", "rowexpr.test", "rowsubquery.test", "key_ranges.test", "decorrelate.test", "fk.test", "loaddata.test"}
 
 // TestScriptsMatchMariaDB runs SQL scripts on Basalt and on a MariaDB
 // started for the test, side by side, and fails where they differ: the
