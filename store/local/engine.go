@@ -1,6 +1,8 @@
 package local
 
 import (
+	"context"
+
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/basalt-db/basalt/store/pebble"
 )
@@ -12,7 +14,10 @@ type engine struct {
 	locks *lockTable
 }
 
-var _ mvcc.Engine = (*engine)(nil)
+var (
+	_ mvcc.Engine    = (*engine)(nil)
+	_ mvcc.Compacter = (*engine)(nil)
+)
 
 // Get implements mvcc.Reader.
 func (e *engine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
@@ -32,6 +37,15 @@ func (e *engine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, erro
 		return e.locks.iter(lower, upper), nil
 	}
 	return e.db.NewIter(cf, lower, upper)
+}
+
+// CompactRange implements mvcc.Compacter; the lock column family, in
+// memory, needs none.
+func (e *engine) CompactRange(ctx context.Context, cf mvcc.CF, lower, upper []byte) error {
+	if cf == mvcc.CFLock {
+		return nil
+	}
+	return e.db.CompactRange(ctx, cf, lower, upper)
 }
 
 // Write implements mvcc.Engine. Lock records change in memory, after the

@@ -108,6 +108,9 @@ type Store struct {
 	gcStats mvcc.GCStats
 	// lastSafePoint is the safe point of the latest GC pass.
 	lastSafePoint atomic.Uint64
+
+	reclaim        reclaimer
+	pendingReclaim [][2][]byte // deleted ranges to compact (reclaim.go)
 }
 
 var _ kv.Storage = (*Store)(nil)
@@ -191,6 +194,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		gcDone: make(chan struct{}),
 	}
 	go s.gcLoop()
+	s.startReclaimer()
 	return s, nil
 }
 
@@ -293,13 +297,19 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.stopGC)
 	<-s.gcDone
+	s.stopReclaimer()
 	err := s.db.Close()
 	return errors.Join(err, s.lock.Close())
 }
 
-// DeleteRange implements kv.RangeDeleter.
+// DeleteRange implements kv.RangeDeleter. The range's space comes back
+// in the background (reclaim.go).
 func (s *Store) DeleteRange(_ context.Context, start, end []byte) error {
-	return s.mvcc.DeleteRange(start, end)
+	if err := s.mvcc.DeleteRange(start, end); err != nil {
+		return err
+	}
+	s.queueReclaim(append([]byte(nil), start...), append([]byte(nil), end...))
+	return nil
 }
 
 // Metrics returns Pebble's metrics, for the status port and benchmarks.

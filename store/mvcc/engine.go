@@ -1,6 +1,9 @@
 package mvcc
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // CF names a column family: one of three disjoint keyspaces in one engine.
 type CF byte
@@ -64,6 +67,16 @@ type Engine interface {
 	// Write applies the batch atomically. With sync, it returns only once
 	// the batch is durable.
 	Write(b *Batch, sync bool) error
+}
+
+// Compacter is implemented by engines that can rewrite a key range on
+// disk (an LSM's manual compaction), so that the space of what a range
+// deletion covered comes back: a deletion alone only hides the keys until
+// compaction reaches them. CompactRange compacts the keys of cf in
+// [lower, upper); it may take long, and returns ctx's error if ctx ends
+// first. The data it keeps is unchanged.
+type Compacter interface {
+	CompactRange(ctx context.Context, cf CF, lower, upper []byte) error
 }
 
 // Batch collects writes to apply atomically.

@@ -571,6 +571,23 @@ func (s *Store) DeleteRange(start, end []byte) error {
 	return s.write(&b, s.Sync, nil)
 }
 
+// CompactRange compacts on disk the records of the user keys in [start,
+// end), in every column family, if the engine is a Compacter (else it does
+// nothing): after DeleteRange, this gives the range's space back.
+func (s *Store) CompactRange(ctx context.Context, start, end []byte) error {
+	c, ok := s.eng.(Compacter)
+	if !ok {
+		return nil
+	}
+	lo, hi := encodeKey(start), encodeKey(end)
+	for _, cf := range []CF{CFDefault, CFLock, CFWrite} {
+		if err := c.CompactRange(ctx, cf, lo, hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // GC removes versions hidden below safePoint; see GC.
 func (s *Store) GC(safePoint uint64) (GCStats, error) {
 	return s.GCRange(nil, nil, safePoint)

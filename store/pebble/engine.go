@@ -14,6 +14,7 @@
 package pebble
 
 import (
+	"context"
 	"errors"
 
 	"github.com/basalt-db/basalt/store/mvcc"
@@ -29,7 +30,10 @@ type Engine struct {
 	fs  vfs.FS
 }
 
-var _ mvcc.Engine = (*Engine)(nil)
+var (
+	_ mvcc.Engine    = (*Engine)(nil)
+	_ mvcc.Compacter = (*Engine)(nil)
+)
 
 // Metrics are Pebble's metrics.
 type Metrics = pebble.Metrics
@@ -117,6 +121,16 @@ func writeOptions(sync bool) *pebble.WriteOptions {
 // ClearCF deletes every key of cf.
 func (e *Engine) ClearCF(cf mvcc.CF, sync bool) error {
 	return e.db.DeleteRange([]byte{byte(cf)}, []byte{byte(cf) + 1}, writeOptions(sync))
+}
+
+// CompactRange implements mvcc.Compacter: a manual compaction of the keys
+// of cf in [lower, upper) down to the last level, which first flushes the
+// memtable if it holds any of them. Keys a range deletion covers are
+// dropped on the way, and the files that held them are deleted once no
+// iterator reads them.
+func (e *Engine) CompactRange(ctx context.Context, cf mvcc.CF, lower, upper []byte) error {
+	lo, hi := cfBounds(cf, lower, upper)
+	return e.db.Compact(ctx, lo, hi, true)
 }
 
 // Metrics returns Pebble's metrics.
