@@ -1,6 +1,7 @@
 package expression
 
 import (
+	"errors"
 	"fmt"
 	"github.com/cockroachdb/apd/v3"
 	"strings"
@@ -263,6 +264,11 @@ func (b *Builder) binary(x *ast.BinaryOperationExpr) (Expr, error) {
 	}
 	l, err := b.Build(x.L)
 	if err != nil {
+		var ee *errno.Error
+		if _, ok := compareOps[x.Op]; ok && isSubquery(x.L) && isSubquery(x.R) && errors.As(err, &ee) && ee.Code == errno.ErOperandColumns {
+			// (SELECT a, b ...) op (SELECT x, y ...): row subqueries.
+			return b.Subquery(b, x)
+		}
 		return nil, err
 	}
 	r, err := b.Build(x.R)

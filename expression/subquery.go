@@ -107,6 +107,9 @@ type Subquery struct {
 	// when no group does (a NULL in Left equals nothing).
 	Keyed bool
 	Empty types.Datum
+	// Col: for SubScalar, the column of the one row that is the value:
+	// one column of a row subquery (of Cols) compared as a row.
+	Col int
 }
 
 func (s *Subquery) Type() types.FieldType {
@@ -158,7 +161,7 @@ func (s *Subquery) Eval(ctx *Ctx, row []types.Datum) (types.Datum, error) {
 		if len(rows) == 0 {
 			return types.Null, nil
 		}
-		return rows[0][0], nil
+		return rows[0][s.Col], nil
 	case SubExists:
 		rows, err := ctx.Subq.Rows(ctx, s, params, 1)
 		if err != nil {

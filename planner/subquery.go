@@ -85,6 +85,7 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 	sq := &expression.Subquery{Kind: expression.SubScalar}
 	var query ast.ExprNode
 	var left ast.ExprNode
+	var leftCols []expression.Expr // the columns of a row subquery on the left
 	switch x := n.(type) {
 	case *ast.SubqueryExpr:
 		query = x
@@ -114,17 +115,17 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 			return nil, errno.New(errno.ErNotSupportedYet, "operator %s with a subquery is not supported", x.Op)
 		}
 		sq.Kind, sq.Op, query, left = expression.SubRow, op, x.R, x.L
+		if ls, ok := stripParens(x.L).(*ast.SubqueryExpr); ok && !ls.Exists {
+			// (SELECT a, b ...) op (SELECT x, y ...).
+			var err error
+			if leftCols, err = c.rowSubqueryColumns(b, ls); err != nil {
+				return nil, err
+			}
+		}
 	default:
 		return nil, errno.New(errno.ErNotSupportedYet, "expression %T is not supported yet", n)
 	}
-	for {
-		p, ok := query.(*ast.ParenthesesExpr)
-		if !ok {
-			break
-		}
-		query = p.Expr
-	}
-	se, ok := query.(*ast.SubqueryExpr)
+	se, ok := stripParens(query).(*ast.SubqueryExpr)
 	if !ok {
 		return nil, errno.New(errno.ErNotSupportedYet, "this subquery form is not supported yet")
 	}
@@ -147,6 +148,13 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 		}
 	}
 	sq.ID, sq.Plan, sq.Cols, sq.Params = sc.id, q.Plan, len(q.Fields), sc.params
+	if leftCols != nil {
+		if len(leftCols) != sq.Cols {
+			return nil, errno.New(1241, "Operand should contain %d column(s)", len(leftCols))
+		}
+		sq.Left = leftCols
+		return sq, nil
+	}
 	switch sq.Kind {
 	case expression.SubScalar:
 		if sq.Cols != 1 {
@@ -183,16 +191,40 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 	return sq, nil
 }
 
-// rowOperands returns the values of a row constructor (under any
-// parentheses), or n alone.
-func rowOperands(n ast.ExprNode) []ast.ExprNode {
+// rowSubqueryColumns compiles a row subquery as one scalar subquery per
+// column (Subquery.Col): each is its column of the one row, NULL if there
+// is no row, error 1242 if there are more. The columns run the plan each;
+// an uncorrelated one runs once per statement.
+func (c *Context) rowSubqueryColumns(b *expression.Builder, se *ast.SubqueryExpr) ([]expression.Expr, error) {
+	sc := &scope{b: b, id: c.nextID()}
+	child := *c
+	child.outer = sc
+	q, err := BuildQuery(&child, se.Query)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]expression.Expr, len(q.Fields))
+	for i, f := range q.Fields {
+		cols[i] = &expression.Subquery{Kind: expression.SubScalar, ID: sc.id, Plan: q.Plan, Cols: len(q.Fields),
+			Params: sc.params, Tp: f.Type, Col: i}
+	}
+	return cols, nil
+}
+
+func stripParens(n ast.ExprNode) ast.ExprNode {
 	for {
 		p, ok := n.(*ast.ParenthesesExpr)
 		if !ok {
-			break
+			return n
 		}
 		n = p.Expr
 	}
+}
+
+// rowOperands returns the values of a row constructor (under any
+// parentheses), or n alone.
+func rowOperands(n ast.ExprNode) []ast.ExprNode {
+	n = stripParens(n)
 	if r, ok := n.(*ast.RowExpr); ok {
 		return r.Values
 	}

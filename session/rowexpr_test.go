@@ -35,6 +35,10 @@ func TestPreparedRowConstructors(t *testing.T) {
 		"SELECT w, i FROM s WHERE (w, i) > (?, ?) AND (w, i) <= (?, ?) ORDER BY w, i",
 		"SELECT w, i FROM s WHERE (q, i) = (?, ?) OR (q, i) < (?, ?) ORDER BY w, i",
 		"SELECT w, i FROM s WHERE (w, i) <> (?, ?) AND (i, q) NOT IN ((?, ?), (?, ?)) ORDER BY w, i",
+		// Row subqueries, uncorrelated and correlated.
+		"SELECT w, i FROM s WHERE (w, i) = (SELECT w, i FROM s WHERE q = ? AND w = ?) ORDER BY w, i",
+		"SELECT w, i FROM s WHERE (w, ?) <= (SELECT w, i FROM s AS s2 WHERE s2.w = s.w + ? AND s2.i = ?) ORDER BY w, i",
+		"SELECT w, i FROM s WHERE (SELECT ?, ?) > (w, i) OR (i, w) IN (SELECT ?, ?) ORDER BY w, i",
 	}
 	sets := [][]any{
 		{1, 2, 2, 1, 3, 5},
