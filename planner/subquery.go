@@ -187,8 +187,26 @@ func (c *Context) buildSubquery(b *expression.Builder, n ast.ExprNode) (expressi
 				sq.Hashable = false
 			}
 		}
+		if sq.Kind == expression.SubRow && len(sq.Params) == 0 && (sq.Op == "=" || sq.Op == "<=>") {
+			return rowEquality(sq, q), nil
+		}
 	}
 	return sq, nil
+}
+
+// rowEquality compiles (a, b) = (SELECT x, y ...), uncorrelated, as a =
+// x' AND b = y', where x' and y' are the columns of the subquery's one row
+// (rowSubqueryColumns): the same answer (row equality is the AND of its
+// pairs, and <=> of its null-safe pairs), but each column is a constant of
+// the statement, so that index ranges can use the equalities.
+func rowEquality(sq *expression.Subquery, q *Query) expression.Expr {
+	conds := make([]expression.Expr, len(sq.Left))
+	for i, l := range sq.Left {
+		col := &expression.Subquery{Kind: expression.SubScalar, ID: sq.ID, Plan: sq.Plan, Cols: sq.Cols,
+			Tp: q.Fields[i].Type, Col: i}
+		conds[i] = expression.NewCompare(sq.Op, l, col)
+	}
+	return expression.And(conds...)
 }
 
 // rowSubqueryColumns compiles a row subquery as one scalar subquery per
