@@ -3,6 +3,7 @@ package raftstore
 import (
 	"bytes"
 	"fmt"
+	"github.com/basalt-db/basalt/store/mvcc"
 	"math"
 	"slices"
 
@@ -38,6 +39,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	}
 	wb := p.s.db.NewBatch()
 	defer wb.Close()
+	p.deleted = p.deleted[:0]
 	// Until the batch is committed, p.applied runs ahead of Pebble: raft
 	// (on a configuration change) may ask for a snapshot meanwhile.
 	p.applying = true
@@ -106,6 +108,8 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if err := wb.Commit(pebble.NoSync); err != nil {
 		return err
 	}
+	p.s.queueReclaim(p.deleted)
+	p.deleted = nil
 	if changed {
 		p.publish()
 	}
@@ -171,7 +175,13 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 		case raft_cmdpb.CmdType_DeleteRange:
 			dr := req.DeleteRange
 			lo, hi := dataBounds(cfByte(dr.Cf), dr.StartKey, dr.EndKey)
-			err = wb.DeleteRange(lo, hi, nil)
+			if err = wb.DeleteRange(lo, hi, nil); err == nil {
+				end := dr.EndKey
+				if len(end) == 0 {
+					end = nil // to the end of the keys
+				}
+				p.deleted = append(p.deleted, deletedRange{cf: mvcc.CF(cfByte(dr.Cf)), start: dr.StartKey, end: end})
+			}
 		}
 		if err != nil {
 			return err

@@ -1,13 +1,13 @@
 package raftstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -324,14 +324,17 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	case "show":
 		return c.show()
 	case "put-large":
-		// n writes of one key each, whose value is size bytes.
+		// n writes of one key each, whose value is size random bytes
+		// (which compression does not shrink on disk).
 		var n, size int
 		td.ScanArgs(t, "n", &n)
 		td.ScanArgs(t, "size", &size)
 		p := c.leader(arg("region"))
 		for i := range n {
 			var b mvcc.Batch
-			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(fmt.Sprintf("large-%d", i))), bytes.Repeat([]byte{'v'}, size))
+			value := make([]byte, size)
+			rand.NewChaCha8([32]byte{byte(i)}).Read(value)
+			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(fmt.Sprintf("large-%d", i))), value)
 			if err := p.MVCC().Engine().Write(&b, true); err != nil {
 				return "error: " + err.Error()
 			}
@@ -370,6 +373,43 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 			out = append(out, fmt.Sprintf("store %d: %s", sid, verdict))
 		}
 		return strings.Join(out, "\n")
+	case "delete-range":
+		// Deletes every key of the default column family below 0xff.
+		var b mvcc.Batch
+		b.DelRange(mvcc.CFDefault, []byte{}, []byte{0xff})
+		err := c.retryOnLeaderChange(arg("region"), func(p *Peer) (bool, error) {
+			return false, p.MVCC().Engine().Write(&b, true)
+		})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	case "flush":
+		if err := c.stores[arg("store")].rs.db.Flush(); err != nil {
+			return "error: " + err.Error()
+		}
+		return ""
+	case "data-size":
+		// Whether the store's default column family takes more than
+		// limit bytes on disk; with wait, waits up to 10 s for it to
+		// take less.
+		rs := c.stores[arg("store")].rs
+		limit := arg("limit")
+		lo, hi := dataBounds(byte(mvcc.CFDefault), nil, nil)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := rs.db.EstimateDiskUsage(lo, hi)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			if n < limit {
+				return fmt.Sprintf("under %d bytes", limit)
+			}
+			if !td.HasArg("wait") || time.Now().After(deadline) {
+				return fmt.Sprintf("over %d bytes", limit)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	case "snapshots-applied":
 		return strconv.FormatInt(c.stores[arg("store")].rs.SnapshotsApplied.Load(), 10)
 	}

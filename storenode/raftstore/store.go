@@ -116,6 +116,9 @@ type Store struct {
 	// isolated drops every Raft message that arrives (tests only).
 	isolated atomic.Bool
 
+	// reclaim compacts the ranges DeleteRange emptied (reclaim.go).
+	reclaim reclaimer
+
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
 	stopped chan struct{}
@@ -255,6 +258,7 @@ func (s *Store) Start() {
 		}
 		p.mu.Unlock()
 	}
+	s.startReclaimer()
 	go s.loop()
 }
 
@@ -267,6 +271,7 @@ func (s *Store) Stop() {
 	}
 	close(s.stopCh)
 	<-s.stopped
+	s.stopReclaimer()
 	s.trans.close()
 	for _, p := range s.Peers() {
 		p.mu.Lock()
