@@ -27,16 +27,7 @@ import (
 // screenshot, dashboard.png, in $BASALT_DASHBOARD_SHOTS if set, else in
 // the test's temporary directory (logged).
 func TestDashboardInChromium(t *testing.T) {
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("chromium is not installed (scripts/test-deps.sh installs it; apt-get install chromium)")
-	}
+	browser := findChromium(t)
 	srv := testkit.StartBasalt(t, testkit.BasaltOptions{})
 	admin := srv.OpenDB(t, "")
 	mustExec(t, admin, "CREATE DATABASE dash")
@@ -97,19 +88,7 @@ func TestDashboardInChromium(t *testing.T) {
 	profile := t.TempDir()
 	chrome := func(args ...string) []byte {
 		t.Helper()
-		cctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-		defer cancel()
-		// The virtual time budget lets the page's fetch of /dashboard/data
-		// and its rendering finish before the DOM is dumped.
-		cmd := exec.CommandContext(cctx, browser, append([]string{"--headless", "--disable-gpu", "--no-sandbox",
-			"--user-data-dir=" + profile, "--virtual-time-budget=4000"}, append(args, url)...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%s", browser, args, err, stderr.String())
-		}
-		return out
+		return runChromium(t, browser, profile, url, args...)
 	}
 	dom := string(chrome("--dump-dom"))
 
@@ -134,6 +113,100 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("screenshot %s: %d bytes, %v", shot, len(png), err)
 	}
 	t.Logf("screenshot: %s", shot)
+}
+
+// findChromium returns Debian's chromium, or skips the test.
+func findChromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (scripts/test-deps.sh installs it; apt-get install chromium)")
+	return ""
+}
+
+// runChromium loads url in headless Chromium with args (--dump-dom,
+// --screenshot=...) and returns what it printed.
+func runChromium(t *testing.T, browser, profile, url string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	// The virtual time budget lets the page's fetch of /dashboard/data
+	// and its rendering finish before the DOM is dumped.
+	cmd := exec.CommandContext(ctx, browser, append([]string{"--headless", "--disable-gpu", "--no-sandbox",
+		"--user-data-dir=" + profile, "--virtual-time-budget=4000"}, append(args, url)...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", browser, args, err, stderr.String())
+	}
+	return out
+}
+
+// TestDashboardOnCluster: a SQL node of a cluster (1 PD, 3 stores) shows
+// the cluster's stores on its dashboard, as PD knows them: three stores
+// up, each holding the replicas of the cluster's regions, the leaders
+// among them.
+func TestDashboardOnCluster(t *testing.T) {
+	browser := findChromium(t)
+	srv := testkit.StartCluster(t, 3, "").StartSQLNode(t)
+	admin := srv.OpenDB(t, "")
+	mustExec(t, admin, "CREATE DATABASE dashc")
+	mustExec(t, admin, "CREATE TABLE dashc.t (id INT PRIMARY KEY)")
+	mustExec(t, admin, "INSERT INTO dashc.t VALUES (1), (2)")
+	url := "http://" + srv.StatusAddr() + "/dashboard"
+	// PD learns of each store's regions from its heartbeats: give them a
+	// few seconds.
+	var dom string
+	var rows [][]string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		dom = string(runChromium(t, browser, t.TempDir(), url, "--dump-dom"))
+		rows = clusterRows(dom)
+		leaders, regions := 0, 0
+		for _, r := range rows {
+			l, _ := strconv.Atoi(r[4])
+			n, _ := strconv.Atoi(r[3])
+			leaders, regions = leaders+l, regions+n
+		}
+		if len(rows) == 3 && leaders >= 1 && regions >= 3 || time.Now().After(deadline) {
+			t.Logf("cluster table: %q (leaders %d, regions %d)", rows, leaders, regions)
+			if len(rows) != 3 || leaders < 1 || regions < 3 {
+				t.Fatalf("want 3 stores with at least one leader and 3 replicas; DOM:\n%s", dom)
+			}
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if regexp.MustCompile(`<div id="cluster-part"[^>]*hidden`).MatchString(dom) {
+		t.Errorf("the cluster part is hidden")
+	}
+	for _, r := range rows {
+		if r[2] != "Up" {
+			t.Errorf("store %s is %q, want Up", r[0], r[2])
+		}
+	}
+}
+
+// clusterRows returns the cells of the dashboard's cluster table: store,
+// address, state, regions, leaders.
+func clusterRows(dom string) [][]string {
+	m := regexp.MustCompile(`(?s)<table id="cluster">.*?<tbody>(.*?)</tbody>`).FindStringSubmatch(dom)
+	if m == nil {
+		return nil
+	}
+	var rows [][]string
+	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(m[1], -1) {
+		var cells []string
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+			cells = append(cells, strings.ReplaceAll(html.UnescapeString(td[1]), ",", ""))
+		}
+		if len(cells) == 5 {
+			rows = append(rows, cells)
+		}
+	}
+	return rows
 }
 
 // checkDashboardDOM checks the page's DOM after its script ran.
