@@ -180,7 +180,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	}
 	err := s.checkPrivileges(st)
 	if err == nil && s.past != nil && writesInPast(st) {
-		err = errWriteInPast
+		err = errWriteInPast()
 	}
 	if err == nil {
 		var restore func()

@@ -37,7 +37,9 @@ type pastRead struct {
 	is *catalog.InfoSchema
 }
 
-var errWriteInPast = errno.New(errno.ErUnknown, "can not execute write statement when 'tidb_snapshot' is set")
+func errWriteInPast() error {
+	return errno.New(errno.ErUnknown, "can not execute write statement when 'tidb_snapshot' is set")
+}
 
 func init() {
 	// Here, not in the table: the check reads the time zone, a variable
@@ -47,7 +49,8 @@ func init() {
 }
 
 // checkSnapshot is tidb_snapshot's check: it parses the value, loads the
-// schema of that moment and makes the session read there (” ends it).
+// schema of that moment and makes the session read there; the empty
+// string ends it.
 func checkSnapshot(s *Session, v types.Datum, _ bool) (types.Datum, error) {
 	text := strings.TrimSpace(string(types.ToText(v)))
 	if v.IsNull() || text == "" {
@@ -177,6 +180,9 @@ func (c *asOfClauses) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // that moment, until restore. Every AS OF of the statement must name the
 // same moment, and the statement must only read, outside a transaction.
 func (s *Session) readAsOf(ctx context.Context, st ast.StmtNode, params []types.Datum) (restore func(), err error) {
+	if ins, ok := st.(*ast.InsertStmt); ok && ins.Select == nil {
+		return nil, nil // INSERT ... VALUES reads no table: not worth walking its rows
+	}
 	var clauses asOfClauses
 	st.Accept(&clauses)
 	if len(clauses) == 0 {
