@@ -180,9 +180,6 @@ func (c *asOfClauses) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // that moment, until restore. Every AS OF of the statement must name the
 // same moment, and the statement must only read, outside a transaction.
 func (s *Session) readAsOf(ctx context.Context, st ast.StmtNode, params []types.Datum) (restore func(), err error) {
-	if ins, ok := st.(*ast.InsertStmt); ok && ins.Select == nil {
-		return nil, nil // INSERT ... VALUES reads no table: not worth walking its rows
-	}
 	var clauses asOfClauses
 	st.Accept(&clauses)
 	if len(clauses) == 0 {
