@@ -6,16 +6,19 @@ import (
 	"strings"
 )
 
-// haproxyConfig is HAProxy's configuration for a playground: one TCP
+// HAProxyConfig is HAProxy's configuration for a playground: one TCP
 // listener on listen that spreads connections over the SQL nodes, the
 // least busy first (the reports' balance leastconn), and takes a node out
 // while it does not greet as a MySQL server does (option mysql-check
 // without a user reads the server's handshake and closes; with a user it
-// would log in, which needs that user to exist). A session may last as
-// long as a benchmark: client and server timeouts are an hour. HAProxy
-// runs in the foreground, where its warnings (a server down) go to
-// stderr, the node's log.
-func haproxyConfig(name, listen string, sql []Node) string {
+// would log in, which needs that user to exist). Until the checks have
+// taken a dead node out, a connection it refuses is tried again on
+// another (option redispatch, retries 3) rather than handed to the
+// client broken. A session may last as long as a benchmark: client and
+// server timeouts are an hour. HAProxy runs in the foreground, where its
+// warnings (a server down) go to stderr, the node's log. testkit's
+// StartHAProxy uses it too.
+func HAProxyConfig(name, listen string, sql []Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# HAProxy in front of the SQL nodes of basalt playground %q.
 # Written by basalt playground at every start and scale-out; edits are lost.
@@ -30,6 +33,8 @@ listen basalt
     bind %s
     balance leastconn
     option mysql-check
+    option redispatch
+    retries 3
 `, name, listen)
 	for _, n := range sql {
 		fmt.Fprintf(&b, "    server %s %s check inter 2s rise 1 fall 2\n", n.Name, n.Addr)

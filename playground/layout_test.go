@@ -107,7 +107,7 @@ func TestLayout(t *testing.T) {
 					listen = n.Addr
 				}
 			}
-			return haproxyConfig("test", listen, sql)
+			return HAProxyConfig("test", listen, sql)
 		}
 		d.Fatalf(t, "unknown command %s", d.Cmd)
 		return ""

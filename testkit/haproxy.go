@@ -10,10 +10,12 @@ import (
 )
 
 // StartHAProxy starts HAProxy in front of SQL nodes, configured as basalt
-// playground configures it (playground/haproxy.go): one TCP listener on a
-// free loopback port that spreads connections over the nodes, the least
-// busy first, and takes a node out once two health checks two seconds
-// apart find no MySQL greeting. The returned Server is HAProxy's process
+// playground configures it (playground.HAProxyConfig, which playground's
+// tests, importing testkit, keep this package from calling): one TCP
+// listener on a free loopback port that spreads connections over the
+// nodes, the least busy first, takes a node out once two health checks two
+// seconds apart find no MySQL greeting, and meanwhile tries a connection
+// the node refuses on another. The returned Server is HAProxy's process
 // and listener: a client of it reaches one of the nodes. It skips the
 // test when HAProxy is not installed.
 func StartHAProxy(t testing.TB, nodes ...*Server) *Server {
@@ -35,6 +37,8 @@ listen basalt
     bind 127.0.0.1:%d
     balance leastconn
     option mysql-check
+    option redispatch
+    retries 3
 `, port)
 	for i, n := range nodes {
 		fmt.Fprintf(&b, "    server db%d %s:%d check inter 2s rise 1 fall 2\n", i+1, n.Host(), n.Port())
