@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// HAProxyConfig is HAProxy's configuration for a playground: one TCP
+// haproxyConfig is HAProxy's configuration for a playground: one TCP
 // listener on listen that spreads connections over the SQL nodes, the
 // least busy first (the reports' balance leastconn), and takes a node out
 // while it does not greet as a MySQL server does (option mysql-check
@@ -17,8 +17,8 @@ import (
 // client broken. A session may last as long as a benchmark: client and
 // server timeouts are an hour. HAProxy runs in the foreground, where its
 // warnings (a server down) go to stderr, the node's log. testkit's
-// StartHAProxy uses it too.
-func HAProxyConfig(name, listen string, sql []Node) string {
+// StartHAProxy writes the same.
+func haproxyConfig(name, listen string, sql []Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# HAProxy in front of the SQL nodes of basalt playground %q.
 # Written by basalt playground at every start and scale-out; edits are lost.

@@ -107,7 +107,7 @@ func TestLayout(t *testing.T) {
 					listen = n.Addr
 				}
 			}
-			return HAProxyConfig("test", listen, sql)
+			return haproxyConfig("test", listen, sql)
 		}
 		d.Fatalf(t, "unknown command %s", d.Cmd)
 		return ""

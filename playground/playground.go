@@ -405,7 +405,7 @@ func (p *playground) writeHAProxyConfig() error {
 	if err := os.MkdirAll(h.Dir, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(haproxyConfigPath(h), []byte(HAProxyConfig(p.st.Name, h.Addr, sql)), 0o644)
+	return os.WriteFile(haproxyConfigPath(h), []byte(haproxyConfig(p.st.Name, h.Addr, sql)), 0o644)
 }
 
 // status is a node's Status.

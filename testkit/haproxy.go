@@ -10,8 +10,8 @@ import (
 )
 
 // StartHAProxy starts HAProxy in front of SQL nodes, configured as basalt
-// playground configures it (playground.HAProxyConfig, which playground's
-// tests, importing testkit, keep this package from calling): one TCP
+// playground configures it (playground/haproxy.go, which this package
+// cannot import: playground's tests import testkit): one TCP
 // listener on a free loopback port that spreads connections over the
 // nodes, the least busy first, takes a node out once two health checks two
 // seconds apart find no MySQL greeting, and meanwhile tries a connection
