@@ -191,6 +191,23 @@ func (c *Cluster) PID(name string) int {
 	return 0
 }
 
+// Exited says whether a process the cluster started has ended (killed,
+// or by itself).
+func (c *Cluster) Exited(name string) bool {
+	c.mu.Lock()
+	p := c.procs[name]
+	c.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // StartStore (re)starts a store on its ports and data directory, and
 // waits until it serves its status page.
 func (c *Cluster) StartStore(name string) {
