@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,12 +37,7 @@ import (
 // verdict and writes a chart with the cut, the heal and the catch-up
 // marked.
 func TestChaosStoreCutOff(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
-	}
-	if _, err := exec.LookPath("sysbench"); err != nil {
-		t.Skip("sysbench is not installed (apt-get install sysbench)")
-	}
+	skipUnlessChaos(t, true)
 	const (
 		runFor   = 45 * time.Second
 		cutAt    = 10 * time.Second

@@ -25,9 +25,7 @@ import (
 // It prints a one-line verdict and charts inserts per second with the
 // store's end and restart marked.
 func TestChaosStoreDiskFull(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
-	}
+	skipUnlessChaos(t, false)
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs for the store's disk needs root")
 	}

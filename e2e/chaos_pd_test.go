@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,12 +36,7 @@ import (
 // one-line verdict and writes a chart of throughput with the kill and the
 // restart marked.
 func TestChaosPDLeaderKill(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
-	}
-	if _, err := exec.LookPath("sysbench"); err != nil {
-		t.Skip("sysbench is not installed (apt-get install sysbench)")
-	}
+	skipUnlessChaos(t, true)
 	const (
 		runFor     = 40 * time.Second
 		killAt     = 10 * time.Second

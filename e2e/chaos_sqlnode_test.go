@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -30,12 +28,7 @@ import (
 // ADMIN CHECK TABLE. It prints a one-line verdict and writes a chart of
 // throughput with the kill and the lock's release marked.
 func TestChaosSQLNodeKill(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
-	}
-	if _, err := exec.LookPath("sysbench"); err != nil {
-		t.Skip("sysbench is not installed (apt-get install sysbench)")
-	}
+	skipUnlessChaos(t, true)
 	const (
 		runFor   = 45 * time.Second
 		killAt   = 10 * time.Second

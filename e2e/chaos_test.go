@@ -24,6 +24,18 @@ import (
 // logged).
 const chaosEnv = "BASALT_CHAOS"
 
+// skipUnlessChaos skips a fault test unless BASALT_CHAOS is set, and, if
+// it runs sysbench, unless sysbench is installed.
+func skipUnlessChaos(t *testing.T, sysbench bool) {
+	t.Helper()
+	if os.Getenv(chaosEnv) == "" {
+		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
+	}
+	if _, err := exec.LookPath("sysbench"); sysbench && err != nil {
+		t.Skip("sysbench is not installed (apt-get install sysbench)")
+	}
+}
+
 // chaosStoreConfig makes the stores report to PD every second, so that
 // PD sees a store's death and return promptly.
 const chaosStoreConfig = `[raftstore]
@@ -43,12 +55,7 @@ pd-store-heartbeat-tick-interval = "1s"
 // verdict and writes a chart of throughput over time with the kill and
 // the restart marked.
 func TestChaosStoreKill(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("a fault test: set " + chaosEnv + "=1 (make chaos)")
-	}
-	if _, err := exec.LookPath("sysbench"); err != nil {
-		t.Skip("sysbench is not installed (apt-get install sysbench)")
-	}
+	skipUnlessChaos(t, true)
 	const (
 		runFor    = 40 * time.Second
 		killAt    = 10 * time.Second
