@@ -109,8 +109,8 @@ type Store struct {
 	// lastSafePoint is the safe point of the latest GC pass.
 	lastSafePoint atomic.Uint64
 
-	reclaim        reclaimer
-	pendingReclaim [][2][]byte // deleted ranges to compact (reclaim.go)
+	// reclaim compacts the ranges DeleteRange deleted (mvcc.Reclaimer).
+	reclaim *mvcc.Reclaimer
 }
 
 var _ kv.Storage = (*Store)(nil)
@@ -194,7 +194,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		gcDone: make(chan struct{}),
 	}
 	go s.gcLoop()
-	s.startReclaimer()
+	s.reclaim = mvcc.StartReclaimer(func(err error) { s.opts.Logger.Printf("compacting a deleted range: %v", err) })
 	return s, nil
 }
 
@@ -297,18 +297,20 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.stopGC)
 	<-s.gcDone
-	s.stopReclaimer()
+	s.reclaim.Stop()
 	err := s.db.Close()
 	return errors.Join(err, s.lock.Close())
 }
 
 // DeleteRange implements kv.RangeDeleter. The range's space comes back
-// in the background (reclaim.go).
+// in the background: it is compacted (flush the memtable, then a manual
+// compaction of the range to the last level) by mvcc.Reclaimer.
 func (s *Store) DeleteRange(_ context.Context, start, end []byte) error {
 	if err := s.mvcc.DeleteRange(start, end); err != nil {
 		return err
 	}
-	s.queueReclaim(append([]byte(nil), start...), append([]byte(nil), end...))
+	start, end = append([]byte(nil), start...), append([]byte(nil), end...)
+	s.reclaim.Queue(func(ctx context.Context) error { return s.mvcc.CompactRange(ctx, start, end) })
 	return nil
 }
 

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/basalt-db/basalt/store/mvcc"
 	"math"
@@ -39,7 +40,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	}
 	wb := p.s.db.NewBatch()
 	defer wb.Close()
-	p.deleted = p.deleted[:0]
+	p.deleted = nil
 	// Until the batch is committed, p.applied runs ahead of Pebble: raft
 	// (on a configuration change) may ask for a snapshot meanwhile.
 	p.applying = true
@@ -108,7 +109,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if err := wb.Commit(pebble.NoSync); err != nil {
 		return err
 	}
-	p.s.queueReclaim(p.deleted)
+	p.s.reclaim.Queue(p.deleted...)
 	p.deleted = nil
 	if changed {
 		p.publish()
@@ -176,11 +177,11 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 			dr := req.DeleteRange
 			lo, hi := dataBounds(cfByte(dr.Cf), dr.StartKey, dr.EndKey)
 			if err = wb.DeleteRange(lo, hi, nil); err == nil {
-				end := dr.EndKey
+				cf, start, end := mvcc.CF(cfByte(dr.Cf)), dr.StartKey, dr.EndKey
 				if len(end) == 0 {
 					end = nil // to the end of the keys
 				}
-				p.deleted = append(p.deleted, deletedRange{cf: mvcc.CF(cfByte(dr.Cf)), start: dr.StartKey, end: end})
+				p.deleted = append(p.deleted, func(ctx context.Context) error { return p.s.eng.CompactRange(ctx, cf, start, end) })
 			}
 		}
 		if err != nil {

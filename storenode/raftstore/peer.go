@@ -61,9 +61,9 @@ type Peer struct {
 	removedPeers []*metapb.Peer
 	// applying: an apply batch is being built, not yet committed.
 	applying bool
-	// deleted: the ranges the batch deletes, to compact once committed
-	// (reclaim.go).
-	deleted []deletedRange
+	// deleted: compactions of the ranges the batch deletes, to queue once
+	// it is committed (mvcc.Reclaimer).
+	deleted []func(context.Context) error
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
 

@@ -116,8 +116,9 @@ type Store struct {
 	// isolated drops every Raft message that arrives (tests only).
 	isolated atomic.Bool
 
-	// reclaim compacts the ranges DeleteRange emptied (reclaim.go).
-	reclaim reclaimer
+	// reclaim compacts the ranges a DeleteRange applied here deleted, so
+	// that their space comes back (see mvcc.Reclaimer).
+	reclaim *mvcc.Reclaimer
 
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
@@ -258,7 +259,7 @@ func (s *Store) Start() {
 		}
 		p.mu.Unlock()
 	}
-	s.startReclaimer()
+	s.reclaim = mvcc.StartReclaimer(func(err error) { s.log.Warn("cannot compact a deleted range", "err", err) })
 	go s.loop()
 }
 
@@ -271,7 +272,9 @@ func (s *Store) Stop() {
 	}
 	close(s.stopCh)
 	<-s.stopped
-	s.stopReclaimer()
+	if s.reclaim != nil {
+		s.reclaim.Stop()
+	}
 	s.trans.close()
 	for _, p := range s.Peers() {
 		p.mu.Lock()
