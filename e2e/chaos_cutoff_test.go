@@ -123,7 +123,7 @@ func TestChaosStoreCutOff(t *testing.T) {
 		checkTable(t, lb.Flavor(), lb.OpenDB(t, ""), table)
 	}
 
-	verdict := rec.verdict(recovery)
+	verdict := failedVerdict(t, rec.verdict(recovery))
 	switch {
 	case verdict != "PASS":
 	case steppedDown < 0 || steppedDown > stepDown:

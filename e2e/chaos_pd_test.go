@@ -101,7 +101,7 @@ func TestChaosPDLeaderKill(t *testing.T) {
 	slices.Sort(all)
 	dups := len(all) - len(slices.Compact(all))
 	back := time.Duration(tso.firstAfter.Load() - tso.killed.Load())
-	verdict := rec.verdict(recovery)
+	verdict := failedVerdict(t, rec.verdict(recovery))
 	switch {
 	case verdict != "PASS":
 	case tso.behind.Load() > 0 || dups > 0:

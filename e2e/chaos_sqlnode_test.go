@@ -111,7 +111,7 @@ func TestChaosSQLNodeKill(t *testing.T) {
 		checkTable(t, b.Flavor(), b.OpenDB(t, ""), table)
 	}
 
-	verdict := rec.verdict(recovery)
+	verdict := failedVerdict(t, rec.verdict(recovery))
 	bankBreaks := 0.0
 	if last := stats.lastBreak.Load(); last > 0 {
 		bankBreaks = time.Unix(0, last).Sub(start.Add(killed)).Seconds()

@@ -96,7 +96,7 @@ func TestChaosStoreKill(t *testing.T) {
 		checkTable(t, a.Flavor(), a.OpenDB(t, ""), table)
 	}
 
-	verdict := rec.verdict(recovery)
+	verdict := failedVerdict(t, rec.verdict(recovery))
 	chart := writeChaosChart(t, "chaos-store-kill.png", "oltp_read_write, 8 threads: a store killed and restarted", rec.iv,
 		[]bench.ChartMark{{Second: killS, Label: victim + " killed"}, {Second: restarted.Seconds(), Label: "restarted"}})
 	t.Logf("verdict: %s; %s; bank: %v; chart %s", verdict, rec, stats, chart)
@@ -286,6 +286,16 @@ func (r recovery) verdict(limit float64) string {
 		}
 	}
 	return "PASS"
+}
+
+// failedVerdict is v, unless v passes and the test has already failed
+// (a workload client reported a broken invariant, say): then a FAIL that
+// points at the errors above.
+func failedVerdict(t *testing.T, v string) string {
+	if v == "PASS" && t.Failed() {
+		return "FAIL: see the errors above"
+	}
+	return v
 }
 
 func (r recovery) String() string {
