@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -343,7 +344,7 @@ func (b *bank) read(c *client, st *bankStats, run *crashRun) error {
 		}
 		slices.SortFunc(first, func(x, y []int64) int { return int(x[0] - y[0]) })
 		if !slices.EqualFunc(first, again, slices.Equal) {
-			return &invariantError{"a snapshot read the balances differently the second time"}
+			return &invariantError{"a snapshot read the balances differently the second time: " + rowsDiff(first, again)}
 		}
 		return nil
 	})
@@ -446,4 +447,24 @@ func (b *bank) verify(t *testing.T, srv *testkit.Server) int {
 		checkTable(t, srv.Flavor(), db, table)
 	}
 	return applied
+}
+
+// rowsDiff describes where two reads of (id, balance) rows differ, for
+// the report of a broken snapshot: the first few ids whose balances
+// differ, and the row counts.
+func rowsDiff(first, again [][]int64) string {
+	byID := map[int64]int64{}
+	for _, r := range first {
+		byID[r[0]] = r[1]
+	}
+	var diffs []string
+	for _, r := range again {
+		if b, ok := byID[r[0]]; !ok || b != r[1] {
+			diffs = append(diffs, fmt.Sprintf("id %d: %d then %d", r[0], b, r[1]))
+		}
+	}
+	if len(diffs) > 6 {
+		diffs = append(diffs[:6], "...")
+	}
+	return fmt.Sprintf("%d rows then %d; %s", len(first), len(again), strings.Join(diffs, ", "))
 }
