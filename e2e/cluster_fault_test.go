@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/testkit"
+	"github.com/go-sql-driver/mysql"
+)
+
+// faultBound is how long a statement that needs a lost PD may take to
+// fail: store/tikv gives up on a timestamp after 15 s, and a client sees
+// an error, not a hang.
+const faultBound = 20 * time.Second
+
+// recoverBound is how long a SQL node may take to serve again once the
+// lost process is back.
+const recoverBound = 30 * time.Second
+
+// execer is a *sql.DB or a *sql.Conn.
+type execer interface {
+	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)
+}
+
+// stmtResult runs q on db with a deadline well past faultBound and
+// returns its MySQL error code (0: it succeeded), message, and how long
+// it took.
+func stmtResult(t *testing.T, db execer, q string) (uint16, string, time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*faultBound)
+	defer cancel()
+	start := time.Now()
+	_, err := db.ExecContext(ctx, q)
+	took := time.Since(start)
+	var me *mysql.MySQLError
+	switch {
+	case err == nil:
+		return 0, "", took
+	case errors.As(err, &me):
+		return me.Number, me.Message, took
+	}
+	t.Errorf("%s: not a MySQL error after %v: %v", q, took, err)
+	return 0, "", took
+}
+
+// TestClusterPDLost: with 1 PD, 3 stores and a SQL node serving, PD is
+// killed with SIGKILL. Statements that need a timestamp fail within
+// faultBound with TiDB's 9001 "PD server timeout" instead of hanging,
+// among them the COMMIT of a transaction begun before the kill (whose
+// commit timestamp comes from PD); PD restarted on its data directory, the same SQL node serves them
+// again by itself, and nothing committed before the kill is lost.
+func TestClusterPDLost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of processes")
+	}
+	c := testkit.StartCluster(t, 3, "")
+	a := c.StartSQLNode(t)
+	db := a.OpenDB(t, "test")
+	db.SetMaxIdleConns(4)
+	testkit.MustExec(t, db, "CREATE TABLE pdlost (id INT PRIMARY KEY, v INT)")
+	for i := range 10 {
+		testkit.MustExec(t, db, "INSERT INTO pdlost VALUES (?, ?)", i, i)
+	}
+
+	// A transaction open across the kill: its COMMIT needs PD too.
+	open, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	for _, q := range []string{"BEGIN", "UPDATE pdlost SET v = v + 1 WHERE id = 3"} {
+		if _, err := open.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	c.Kill("pd")
+	// Each on its own connection, at once: every one must give up by
+	// itself within faultBound.
+	stmts := []string{
+		"INSERT INTO pdlost VALUES (100, 100)",
+		"UPDATE pdlost SET v = v + 1 WHERE id = 1",
+		"SELECT * FROM pdlost",
+		"SELECT v FROM pdlost WHERE id = 2",
+		"COMMIT",
+	}
+	type result struct {
+		code uint16
+		msg  string
+		took time.Duration
+	}
+	results := make([]result, len(stmts))
+	var wg sync.WaitGroup
+	for i, q := range stmts {
+		wg.Go(func() {
+			var on execer = db
+			if q == "COMMIT" {
+				on = open
+			}
+			results[i].code, results[i].msg, results[i].took = stmtResult(t, on, q)
+		})
+	}
+	wg.Wait()
+	for i, q := range stmts {
+		r := results[i]
+		t.Logf("PD down: %s: %d %q after %v", q, r.code, r.msg, r.took)
+		if r.code != 9001 || r.took > faultBound {
+			t.Errorf("PD down: %s: code %d (%s) after %v, want 9001 within %v", q, r.code, r.msg, r.took, faultBound)
+		}
+	}
+
+	c.StartPD("pd1")
+	start := time.Now()
+	testkit.WaitFor(t, recoverBound, "the SQL node to serve again after PD's return", func() (bool, string) {
+		code, msg, _ := stmtResult(t, db, "INSERT INTO pdlost VALUES (100, 100)")
+		return code == 0, fmt.Sprintf("INSERT: %d %s", code, msg)
+	})
+	t.Logf("served again %v after PD's restart", time.Since(start))
+	testkit.MustExec(t, db, "UPDATE pdlost SET v = v + 1 WHERE id = 1")
+	// The failed COMMIT's row: whatever it left behind is resolved.
+	testkit.MustExec(t, db, "UPDATE pdlost SET v = v + 1 WHERE id = 3")
+	var n, sum int
+	if err := db.QueryRow("SELECT COUNT(*), SUM(v) FROM pdlost").Scan(&n, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if want := 45 + 100 + 1 + 1; n != 11 || sum != want {
+		t.Fatalf("after PD's return: %d rows summing to %d, want 11 summing to %d", n, sum, want)
+	}
+}
