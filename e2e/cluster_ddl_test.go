@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"database/sql"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/basalt-db/basalt/testkit"
 )
+
+// clusterDDLEnv runs TestClusterOnlineDDL.
+const clusterDDLEnv = "BASALT_E2E_CLUSTER_DDL"
 
 // TestClusterOnlineDDL runs sysbench oltp_write_only (4 threads, in
 // rounds of 5 s) on SQL node B of a cluster (1 PD, 3 stores) while node A adds two indexes
@@ -24,9 +28,12 @@ import (
 //  4. ADMIN CHECK TABLE passes on A and on B; the table still holds 5,000
 //     rows (write_only deletes and reinserts the same ids); each new
 //     index counts as many entries as the table has rows.
+//
+// It runs only with BASALT_E2E_CLUSTER_DDL=1: on a busy 2-core machine
+// each ADD INDEX took from 10 s to over 2 minutes under the load.
 func TestClusterOnlineDDL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of processes")
+	if os.Getenv(clusterDDLEnv) == "" {
+		t.Skip("set " + clusterDDLEnv + "=1 to run it (a minute or more)")
 	}
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Skip("sysbench is not installed (apt-get install sysbench)")
