@@ -115,7 +115,7 @@ func TestClusterPDLost(t *testing.T) {
 		}
 	}
 
-	c.StartPD("pd1")
+	c.StartPD("pd")
 	start := time.Now()
 	testkit.WaitFor(t, recoverBound, "the SQL node to serve again after PD's return", func() (bool, string) {
 		code, msg, _ := stmtResult(t, db, "INSERT INTO pdlost VALUES (100, 100)")
