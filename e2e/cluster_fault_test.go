@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -148,9 +147,7 @@ func TestClusterPDLost(t *testing.T) {
 // to reload its schema for a lease, has stopped serving. With the stores restarted on their
 // data directories, the same SQL node serves again by itself.
 func TestChaosStoresLost(t *testing.T) {
-	if os.Getenv(chaosEnv) == "" {
-		t.Skip("set " + chaosEnv + "=1 to run the fault tests (make chaos)")
-	}
+	skipUnlessChaos(t, false)
 	c := testkit.StartCluster(t, 3, "")
 	a := c.StartSQLNode(t)
 	db := a.OpenDB(t, "test")
