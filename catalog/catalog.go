@@ -410,6 +410,45 @@ func (c *Catalog) Stats(tableID int64) *TableStats {
 	return c.stats[tableID]
 }
 
+// ReloadStats reads the statistics of every table of the current schema
+// from the store and takes each that is newer than the one held (by
+// Version, the ANALYZE's timestamp): another SQL node analyzed the table.
+func (c *Catalog) ReloadStats(ctx context.Context) error {
+	is := c.is.Load()
+	if is == nil {
+		return nil
+	}
+	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return err
+	}
+	defer txn.Rollback()
+	m := NewMeta(txn)
+	loaded := map[int64]*TableStats{}
+	for _, db := range is.DBs() {
+		for _, t := range is.Tables(db.Name) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			st, err := m.Stats(t.ID)
+			if err != nil {
+				return err
+			}
+			if st != nil {
+				loaded[t.ID] = st
+			}
+		}
+	}
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	for id, st := range loaded {
+		if cur := c.stats[id]; cur == nil || st.Version > cur.Version {
+			c.stats[id] = st
+		}
+	}
+	return nil
+}
+
 // SetStats stores a table's statistics.
 func (c *Catalog) SetStats(ctx context.Context, tableID int64, st *TableStats) error {
 	txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})

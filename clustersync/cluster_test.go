@@ -32,6 +32,93 @@ func TestSQLStateAcrossNodes(t *testing.T) {
 	t.Run("AutoIDCache1", func(t *testing.T) { autoIDCache1(t, dbA, dbB) })
 	t.Run("Privileges", func(t *testing.T) { privileges(t, dbA, b) })
 	t.Run("GlobalVariables", func(t *testing.T) { globalVariables(t, dbA, b) })
+	t.Run("Statistics", func(t *testing.T) { statistics(t, dbA, dbB) })
+}
+
+// statistics: what ANALYZE TABLE on A stores is what B's planner and
+// SHOW STATS_* use within 5 s, and a later ANALYZE replaces it.
+func statistics(t *testing.T, dbA, dbB *sql.DB) {
+	testkit.MustExec(t, dbA, "CREATE TABLE stats_t (id INT PRIMARY KEY, k INT, KEY k (k))")
+	insert := func(from, to int) {
+		var vals []string
+		for i := from; i < to; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, %d)", i, i%4))
+		}
+		testkit.MustExec(t, dbA, "INSERT INTO stats_t VALUES "+strings.Join(vals, ", "))
+	}
+	explain := func(db *sql.DB) string {
+		rows, err := db.Query("EXPLAIN SELECT * FROM stats_t WHERE k = 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		var out strings.Builder
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(vals))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				out.WriteString(v.String + "\t")
+			}
+			out.WriteString("\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	// meta is SHOW STATS_META's Row_count and SHOW STATS_HISTOGRAMS's
+	// Distinct_count of k on db, -1 where there is no row.
+	meta := func(db *sql.DB) (rowCount, ndv int64) {
+		rowCount, ndv = -1, -1
+		var s1, s2, s3, s4 string
+		var mod int64
+		err := db.QueryRow("SHOW STATS_META WHERE Table_name = 'stats_t'").Scan(&s1, &s2, &s3, &s4, &mod, &rowCount)
+		if err != nil && err != sql.ErrNoRows {
+			t.Fatal(err)
+		}
+		var isIndex int
+		var nulls int64
+		var avg, corr string
+		err = db.QueryRow("SHOW STATS_HISTOGRAMS WHERE Table_name = 'stats_t' AND Column_name = 'k' AND Is_index = 1").
+			Scan(&s1, &s2, &s3, &s4, &isIndex, &s4, &ndv, &nulls, &avg, &corr)
+		if err != nil && err != sql.ErrNoRows {
+			t.Fatal(err)
+		}
+		return rowCount, ndv
+	}
+
+	insert(0, 200)
+	before := explain(dbB)
+	if rc, _ := meta(dbB); rc != -1 {
+		t.Fatalf("B shows statistics of stats_t before any ANALYZE: row count %d", rc)
+	}
+	testkit.MustExec(t, dbA, "ANALYZE TABLE stats_t")
+	onA := explain(dbA)
+	if onA == before {
+		t.Fatalf("ANALYZE changed nothing in A's plan, so the test cannot tell whether B has A's statistics:\n%s", onA)
+	}
+	testkit.WaitFor(t, within, "B to use A's statistics", func() (bool, string) {
+		rc, ndv := meta(dbB)
+		onB := explain(dbB)
+		return rc == 200 && ndv == 4 && onB == onA,
+			fmt.Sprintf("row count %d, NDV of k %d, plan on B:\n%s\nplan on A:\n%s", rc, ndv, onB, onA)
+	})
+
+	insert(200, 600)
+	testkit.MustExec(t, dbA, "ANALYZE TABLE stats_t")
+	onA = explain(dbA)
+	testkit.WaitFor(t, within, "B to use A's second statistics", func() (bool, string) {
+		rc, _ := meta(dbB)
+		onB := explain(dbB)
+		return rc == 600 && onB == onA, fmt.Sprintf("row count %d, plan on B:\n%s\nplan on A:\n%s", rc, onB, onA)
+	})
 }
 
 // within is how soon a change on one node must hold on the other.

@@ -15,6 +15,12 @@ import (
 // the grant tables from KV: TiDB's key.
 const PrivilegeKey = "/tidb/privilege"
 
+// StatsKey is bumped by a node that stored new statistics (ANALYZE
+// TABLE), and watched by every node, which then reloads the statistics
+// newer than its own from KV. (TiDB's nodes poll mysql.stats_meta every
+// stats lease instead.)
+const StatsKey = "/basalt/stats"
+
 // Notify tells every node watching key that what it stands for changed.
 func Notify(ctx context.Context, cli *clientv3.Client, key string) error {
 	if _, err := cli.Put(ctx, key, ""); err != nil {

@@ -1,7 +1,7 @@
 // Package clustersync shares the SQL state other than the schema (which
 // package schemasync keeps) among the SQL nodes of one cluster, through
-// PD's etcd: the global system variables, and the changes of accounts and
-// privileges. It is used in cluster mode only (--store tikv).
+// PD's etcd: the global system variables, and the changes of accounts,
+// privileges and statistics. It is used in cluster mode only (--store tikv).
 package clustersync
 
 import (

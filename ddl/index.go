@@ -133,9 +133,14 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 // redone from a fresh snapshot.
 func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	size := backfillMaxRows
 	for {
-		next, err := d.backfillBatch(ctx, t, ix, start, end)
+		next, err := d.backfillBatch(ctx, t, ix, start, end, size)
 		if errors.Is(err, kv.ErrWriteConflict) {
+			// Under writes a large batch nearly always meets a row or an
+			// index entry committed since it started, and would be
+			// redone forever: halve it, down to backfillMinRows.
+			size = max(size/2, backfillMinRows)
 			continue
 		}
 		if err != nil {
@@ -145,12 +150,18 @@ func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.In
 			return nil
 		}
 		start = next
+		size = min(size*2, backfillMaxRows)
 	}
 }
 
-const backfillBatch = 1024
+// backfillMaxRows is how many rows a backfill transaction covers at
+// most, backfillMinRows how few it comes down to after write conflicts.
+const (
+	backfillMaxRows = 1024
+	backfillMinRows = 16
+)
 
-func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte) ([]byte, error) {
+func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte, size int) ([]byte, error) {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
 		return nil, err
@@ -164,7 +175,7 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 	var next []byte
 	n := 0
 	for it.Valid() {
-		if n == backfillBatch {
+		if n == size {
 			next = append([]byte(nil), it.Key()...)
 			break
 		}

@@ -186,6 +186,9 @@ func (s *Session) execAnalyze(ctx context.Context, x *ast.AnalyzeTableStmt) (Res
 			return Result{}, err
 		}
 	}
+	if err := s.d.afterAnalyze(ctx); err != nil {
+		return Result{}, err
+	}
 	return Result{}, nil
 }
 

@@ -19,7 +19,8 @@ import (
 // What a SQL node shares with the cluster's other SQL nodes beyond the
 // schema: its global variables (clustersync.Vars), the changes of
 // accounts and privileges (a notification through etcd, upon which every
-// node reloads the grant tables from KV), and its part in GC
+// node reloads the grant tables from KV), the statistics ANALYZE stores
+// (likewise), and its part in GC
 // (gcworker), with mysql.tidb where the GC leader records its state, as
 // TiDB's does. An embedded store has none of it: it is the only node, and
 // runs its own GC (store/local).
@@ -51,6 +52,7 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	}
 	d.vars = vars
 	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
+	d.statsWatch = clustersync.Watch(d.sync.Client(), clustersync.StatsKey, d.reloadStats, nil)
 	if st, ok := d.store.(gcworker.Storage); ok {
 		st = gcStorage{st, d}
 		host, _ := os.Hostname()
@@ -130,6 +132,9 @@ func (d *Driver) stopCluster() {
 	if d.aclWatch != nil {
 		d.aclWatch.Close()
 	}
+	if d.statsWatch != nil {
+		d.statsWatch.Close()
+	}
 }
 
 // afterACLChange is called once this node changed the accounts or
@@ -154,6 +159,30 @@ func (d *Driver) reloadACL() {
 	defer cancel()
 	if err := d.flushACL(ctx); err != nil {
 		slog.Default().Warn("cannot reload the grant tables after another SQL node changed them", "err", err)
+	}
+}
+
+// afterAnalyze is called once ANALYZE stored new statistics: on a
+// cluster it tells the other nodes.
+func (d *Driver) afterAnalyze(ctx context.Context) error {
+	if d.sync == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := clustersync.Notify(ctx, d.sync.Client(), clustersync.StatsKey); err != nil {
+		return errno.New(errno.ErUnknown, "%v", err)
+	}
+	return nil
+}
+
+// reloadStats takes the statistics another node's ANALYZE stored (its
+// own notification comes back too, and changes nothing).
+func (d *Driver) reloadStats() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.catalog.ReloadStats(ctx); err != nil {
+		slog.Default().Warn("cannot reload the statistics after another SQL node analyzed a table", "err", err)
 	}
 }
 

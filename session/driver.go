@@ -79,7 +79,9 @@ type Driver struct {
 	// cluster (cluster.go); nil on an embedded store.
 	vars     *clustersync.Vars
 	aclWatch *clustersync.Watcher
-	gc       *gcworker.Worker
+	// statsWatch reloads the statistics another node's ANALYZE stored.
+	statsWatch *clustersync.Watcher
+	gc         *gcworker.Worker
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
 	readsMu sync.Mutex

@@ -237,6 +237,17 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest, maxTS uint64) (PrewriteR
 		}
 		l := Lock{Kind: lockKindOf(m.Op), Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
 			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS, TxnSize: req.TxnSize}
+		if own := owns[i]; own != nil {
+			// As TiKV: the lock keeps what its pessimistic lock had
+			// gained, the TTL heartbeats extended and a min commit ts
+			// readers pushed. A client asks for a TTL counted from the
+			// start of a transaction it kept alive by heartbeats; taken
+			// as is, the lock of a transaction that waited would expire
+			// at once, and a reader resolving it would roll back a
+			// transaction about to commit.
+			l.TTL = max(l.TTL, own.TTL)
+			l.MinCommitTS = max(l.MinCommitTS, own.MinCommitTS)
+		}
 		if l.TxnSize == 0 {
 			l.TxnSize = uint64(len(req.Mutations))
 		}

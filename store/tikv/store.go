@@ -22,8 +22,8 @@ import (
 	"github.com/tikv/client-go/v2/oracle"
 	"github.com/tikv/client-go/v2/testutils"
 	"github.com/tikv/client-go/v2/tikv"
-	"github.com/tikv/client-go/v2/txnkv"
 	"github.com/tikv/client-go/v2/txnkv/transaction"
+	"github.com/tikv/client-go/v2/util"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -37,12 +37,40 @@ type Storage struct {
 
 // Open connects to the cluster whose PD members are at pdAddrs
 // (host:port), as TiDB's --path does.
+//
+// It builds the store as txnkv.NewClient does, with one difference: the
+// oracle's PD client is boundedTSO, so that a commit does not wait for
+// timestamps longer than tsoWait.
 func Open(pdAddrs []string) (*Storage, error) {
-	c, err := txnkv.NewClient(pdAddrs)
+	pdClient, err := tikv.NewPDClient(pdAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PD at %v: %w", pdAddrs, err)
 	}
-	return &Storage{store: c.KVStore, close: c.Close}, nil
+	codecCli := tikv.NewCodecPDClient(tikv.ModeTxn, boundedTSO{util.NewInterceptedPDClient(pdClient)})
+	cfg := tikvconfig.GetGlobalConfig()
+	tlsConfig, err := cfg.Security.ToTLSConfig()
+	if err != nil {
+		pdClient.Close()
+		return nil, err
+	}
+	spkv, err := tikv.NewEtcdSafePointKV(pdAddrs, tlsConfig)
+	if err != nil {
+		pdClient.Close()
+		return nil, fmt.Errorf("connect to PD's etcd at %v: %w", pdAddrs, err)
+	}
+	rpcClient := tikv.NewRPCClient(tikv.WithSecurity(cfg.Security), tikv.WithCodec(codecCli.GetCodec()))
+	uuid := fmt.Sprintf("tikv-%v", codecCli.GetClusterID(context.TODO()))
+	store, err := tikv.NewKVStore(uuid, codecCli, spkv, rpcClient)
+	if err != nil {
+		rpcClient.Close()
+		spkv.Close()
+		pdClient.Close()
+		return nil, fmt.Errorf("connect to the cluster at %v: %w", pdAddrs, err)
+	}
+	if cfg.TxnLocalLatches.Enabled {
+		store.EnableTxnLocalLatches(cfg.TxnLocalLatches.Capacity)
+	}
+	return &Storage{store: store, close: store.Close}, nil
 }
 
 // OpenMock returns a storage on client-go's in-process mock cluster (one
@@ -66,11 +94,15 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 	if s.closed.Load() {
 		return nil, kv.ErrStoreClosed
 	}
-	var topts []tikv.TxnOption
-	if opts.StartTS != 0 {
-		topts = append(topts, tikv.WithStartTS(opts.StartTS))
+	startTS := opts.StartTS
+	if startTS == 0 {
+		ts, err := s.timestamp()
+		if err != nil {
+			return nil, err
+		}
+		startTS = ts
 	}
-	kt, err := s.store.Begin(topts...)
+	kt, err := s.store.Begin(tikv.WithStartTS(startTS))
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -95,14 +127,24 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 	return &snapshot{snap: s.store.GetSnapshot(ts), ts: ts}
 }
 
-// CurrentTS is a fresh timestamp from PD. Like Begin's (and TiDB's
-// CurrentVersion), it is retried with client-go's backoff, for up to
-// 15 s, when PD fails to give one: while PD changes leader the request
-// fails with the broken TSO stream's error, and a pessimistic statement
-// or an autocommit read would fail with it. Past the backoff it is
-// ErrPDTimeout.
+// CurrentTS is a fresh timestamp from PD (see timestamp).
 func (s *Storage) CurrentTS() (uint64, error) {
-	ts, err := s.store.CurrentTimestamp(oracle.GlobalTxnScope)
+	return s.timestamp()
+}
+
+// timestamp is a fresh timestamp from PD, retried with client-go's
+// backoff, as Begin's (and TiDB's CurrentVersion) are, but for at most
+// tsoWait of wall time: while PD changes leader the request fails with
+// the broken TSO stream's error and is retried; while PD is down it is
+// ErrPDTimeout once tsoWait has passed.
+func (s *Storage) timestamp() (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), tsoWait)
+	defer cancel()
+	bo := tikv.NewBackofferWithVars(ctx, transaction.TsoMaxBackoff, nil)
+	ts, err := s.store.GetTimestampWithRetry(bo, oracle.GlobalTxnScope)
+	if err != nil && ctx.Err() != nil {
+		return 0, kv.ErrPDTimeout
+	}
 	return ts, mapErr(err)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/basalt-db/basalt/kv"
 	tikvkv "github.com/tikv/client-go/v2/kv"
+	"github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/txnkv/transaction"
 )
 
@@ -188,7 +189,13 @@ func (t *txn) Commit(ctx context.Context) error {
 			return mapErr(err)
 		}
 	}
-	if err := t.kt.Commit(ctx); err != nil {
+	cctx, done := watchTSO(ctx)
+	err := t.kt.Commit(cctx)
+	if err != nil && errors.Is(context.Cause(cctx), kv.ErrPDTimeout) {
+		err = kv.ErrPDTimeout
+	}
+	done()
+	if err != nil {
 		err = mapErr(err)
 		var wc *kv.WriteConflictError
 		if t.commitWait != 0 && errors.As(err, &wc) && wc.ConflictCommitTS == 0 {
@@ -208,7 +215,11 @@ func (t *txn) Commit(ctx context.Context) error {
 // holder finishes. It returns wc for the caller to run the statement
 // again at a newer timestamp, or kv.ErrLockWaitTimeout.
 func (t *txn) waitForLock(ctx context.Context, wc *kv.WriteConflictError) error {
-	probe, err := t.s.store.Begin()
+	ts, err := t.s.timestamp()
+	if err != nil {
+		return err
+	}
+	probe, err := t.s.store.Begin(tikv.WithStartTS(ts))
 	if err != nil {
 		return mapErr(err)
 	}
