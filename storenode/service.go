@@ -151,6 +151,31 @@ func (s *Service) region(ctx *kvrpcpb.Context, keys ...[]byte) (Region, *errorpb
 	return r, nil
 }
 
+// txnRegion is region for a transaction command (prewrite, commit,
+// pessimistic lock, check-txn-status, resolve ...), once the peer may read
+// its applied state: as a read does, the command first passes ReadIndex
+// (at once under the leader's lease). A new leader answers from its
+// applied state only after applying what earlier terms committed: before,
+// a check-txn-status could find the lock of a transaction whose commit
+// the old leader had replicated but not yet applied, push its
+// min_commit_ts past a reader's ts, and tell the reader to read around
+// it, while the commit, applied next, made the transaction visible below
+// that ts. TiKV's commands likewise read a snapshot taken after a read
+// index or under the lease.
+func (s *Service) txnRegion(ctx context.Context, rctx *kvrpcpb.Context, keys ...[]byte) (Region, *errorpb.Error) {
+	r, rerr := s.region(rctx, keys...)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		if re, _ := failure(err); re != nil {
+			return nil, re
+		}
+		return nil, &errorpb.Error{Message: "read index: " + err.Error()}
+	}
+	return r, nil
+}
+
 // inRegion reports whether the raw key lies in the region, whose
 // boundaries are encoded (codec.EncodeBytes; an empty end is +inf).
 func inRegion(meta *metapb.Region, key []byte) bool {

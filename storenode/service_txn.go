@@ -35,7 +35,7 @@ func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) 
 		resp.Errors = keyErrors(keyError(err))
 		return resp, nil
 	}
-	r, rerr := s.region(req.GetContext(), keys...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), keys...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -165,7 +165,7 @@ func (s *Service) KvCommit(ctx context.Context, req *kvrpcpb.CommitRequest) (*kv
 			req.GetCommitVersion(), req.GetStartVersion())}
 		return resp, nil
 	}
-	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -200,7 +200,7 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 		resp.Errors = keyErrors(&kvrpcpb.KeyError{Abort: fmt.Sprintf("pessimistic lock: wake-up mode %s is not supported", mode)})
 		return resp, nil
 	}
-	r, rerr := s.region(req.GetContext(), keys...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), keys...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -309,7 +309,7 @@ func (s *Service) lockWait(ms int64) time.Duration {
 func (s *Service) KVPessimisticRollback(ctx context.Context, req *kvrpcpb.PessimisticRollbackRequest) (*kvrpcpb.PessimisticRollbackResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.PessimisticRollbackResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -341,7 +341,7 @@ func (s *Service) protectRollback(startTS uint64) { s.cm.observe(startTS) }
 func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbackRequest) (*kvrpcpb.BatchRollbackResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.BatchRollbackResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -357,7 +357,7 @@ func (s *Service) KvBatchRollback(ctx context.Context, req *kvrpcpb.BatchRollbac
 func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*kvrpcpb.CleanupResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CleanupResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetKey())
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetKey())
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -386,7 +386,7 @@ func (s *Service) KvCleanup(ctx context.Context, req *kvrpcpb.CleanupRequest) (*
 func (s *Service) KvCheckTxnStatus(ctx context.Context, req *kvrpcpb.CheckTxnStatusRequest) (*kvrpcpb.CheckTxnStatusResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CheckTxnStatusResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetPrimaryKey())
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetPrimaryKey())
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -438,7 +438,7 @@ func txnAction(a mvcc.TxnAction) kvrpcpb.Action {
 func (s *Service) KvCheckSecondaryLocks(ctx context.Context, req *kvrpcpb.CheckSecondaryLocksRequest) (*kvrpcpb.CheckSecondaryLocksResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.CheckSecondaryLocksResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetKeys()...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetKeys()...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -475,7 +475,7 @@ func (s *Service) KvResolveLock(ctx context.Context, req *kvrpcpb.ResolveLockReq
 			return resp, nil
 		}
 	}
-	r, rerr := s.region(req.GetContext(), keys...)
+	r, rerr := s.txnRegion(ctx, req.GetContext(), keys...)
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -530,7 +530,7 @@ func regionLocks(r Region, keep func(*mvcc.LockInfo) bool, do func(keys [][]byte
 func (s *Service) KvTxnHeartBeat(ctx context.Context, req *kvrpcpb.TxnHeartBeatRequest) (*kvrpcpb.TxnHeartBeatResponse, error) {
 	ctx = s.scheduled(ctx)
 	resp := &kvrpcpb.TxnHeartBeatResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetPrimaryLock())
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetPrimaryLock())
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -552,7 +552,7 @@ func (s *Service) KvTxnHeartBeat(ctx context.Context, req *kvrpcpb.TxnHeartBeatR
 // end, which must then be bounded). With notify_only it does nothing.
 func (s *Service) KvDeleteRange(ctx context.Context, req *kvrpcpb.DeleteRangeRequest) (*kvrpcpb.DeleteRangeResponse, error) {
 	resp := &kvrpcpb.DeleteRangeResponse{}
-	r, rerr := s.region(req.GetContext(), req.GetStartKey())
+	r, rerr := s.txnRegion(ctx, req.GetContext(), req.GetStartKey())
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
@@ -589,7 +589,7 @@ func (s *Service) KvDeleteRange(ctx context.Context, req *kvrpcpb.DeleteRangeReq
 // safe_point can see.
 func (s *Service) KvGC(ctx context.Context, req *kvrpcpb.GCRequest) (*kvrpcpb.GCResponse, error) {
 	resp := &kvrpcpb.GCResponse{}
-	r, rerr := s.region(req.GetContext())
+	r, rerr := s.txnRegion(ctx, req.GetContext())
 	if rerr != nil {
 		resp.RegionError = rerr
 		return resp, nil
