@@ -323,6 +323,20 @@ func (b *bank) transfer(c *client, rng *rand.Rand, st *bankStats, run *crashRun)
 // autocommit, checking the invariants on each.
 func (b *bank) read(c *client, st *bankStats, run *crashRun) error {
 	o, err := c.txn(background, func() error {
+		// On Basalt, the transaction's start ts, for the report of a
+		// broken snapshot (asking starts the transaction, as the first
+		// read would).
+		startTS := func() string {
+			if c.flavor != testkit.Basalt {
+				return ""
+			}
+			var ts string
+			if err := c.conn.QueryRowContext(background, "SELECT @@tidb_current_ts").Scan(&ts); err != nil {
+				return "(" + err.Error() + ")"
+			}
+			return ts
+		}
+		before := startTS()
 		first, err := c.queryInts(background, "SELECT id, balance FROM accounts")
 		if err != nil {
 			return err
@@ -344,7 +358,8 @@ func (b *bank) read(c *client, st *bankStats, run *crashRun) error {
 		}
 		slices.SortFunc(first, func(x, y []int64) int { return int(x[0] - y[0]) })
 		if !slices.EqualFunc(first, again, slices.Equal) {
-			return &invariantError{"a snapshot read the balances differently the second time: " + rowsDiff(first, again)}
+			return &invariantError{fmt.Sprintf("a snapshot read the balances differently the second time (start ts %s before the reads, %s after): %s",
+				before, startTS(), rowsDiff(first, again))}
 		}
 		return nil
 	})

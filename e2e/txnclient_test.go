@@ -167,8 +167,9 @@ const (
 
 // client is one connection of a workload, used by one goroutine.
 type client struct {
-	conn *sql.Conn
-	mode txnMode
+	conn   *sql.Conn
+	mode   txnMode
+	flavor testkit.Flavor
 }
 
 // newClient takes a connection from pool and sets it up: the lock wait
@@ -178,7 +179,7 @@ func newClient(ctx context.Context, pool *sql.DB, flavor testkit.Flavor, mode tx
 	if err != nil {
 		return nil, err
 	}
-	c := &client{conn: conn, mode: mode}
+	c := &client{conn: conn, mode: mode, flavor: flavor}
 	setup := []string{fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", lockWaitSeconds)}
 	if mode != serverDefault {
 		if flavor != testkit.Basalt {
