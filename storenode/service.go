@@ -249,12 +249,26 @@ func readLocks(ctx *kvrpcpb.Context) *mvcc.ReadLocks {
 
 // startRead waits until a read may see its data (wait: past any commit
 // in flight on its keys), then for a slot of the read pool, which the
-// caller releases once it has read.
-func (s *Service) startRead(ctx context.Context, wait func() error) error {
+// caller releases once it has read; and then checks r's read index again.
+// The waits may outlast this peer's lead: a commit in flight here ends
+// when the leader steps down, unapplied, yet the next leader may still
+// commit it (it is in that leader's log), below the read's ts. The read
+// must then go to the new leader, not answer from this store's state
+// (TestChaosStoreCutOff: a read checked under the lease, then held 1.2 s
+// by such a commit, answered after its store had been cut off and
+// replaced, missing transfers the new leader had committed).
+func (s *Service) startRead(ctx context.Context, r Region, wait func() error) error {
 	if err := wait(); err != nil {
 		return err
 	}
-	return s.reads.Acquire(ctx)
+	if err := s.reads.Acquire(ctx); err != nil {
+		return err
+	}
+	if err := r.ReadIndex(ctx); err != nil {
+		s.reads.Release()
+		return err
+	}
+	return nil
 }
 
 // KvGet reads a key at a version.
@@ -274,7 +288,7 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 	}
 	s.cm.observe(req.GetVersion()) // before the read waits for commits in flight
 	st := r.MVCC()
-	if err := s.startRead(ctx, func() error { return st.WaitRead(ctx, req.GetKey(), req.GetVersion()) }); err != nil {
+	if err := s.startRead(ctx, r, func() error { return st.WaitRead(ctx, req.GetKey(), req.GetVersion()) }); err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}
@@ -308,7 +322,7 @@ func (s *Service) KvBatchGet(ctx context.Context, req *kvrpcpb.BatchGetRequest) 
 	}
 	s.cm.observe(req.GetVersion())
 	st, rl := r.MVCC(), readLocks(req.GetContext())
-	err := s.startRead(ctx, func() error {
+	err := s.startRead(ctx, r, func() error {
 		for _, k := range req.GetKeys() {
 			if err := st.WaitRead(ctx, k, req.GetVersion()); err != nil {
 				return err
@@ -400,7 +414,7 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 	}
 	s.cm.observe(req.GetVersion())
 	st := r.MVCC()
-	if err := s.startRead(ctx, func() error { return st.WaitReadRange(ctx, lo, hi, req.GetVersion()) }); err != nil {
+	if err := s.startRead(ctx, r, func() error { return st.WaitReadRange(ctx, lo, hi, req.GetVersion()) }); err != nil {
 		resp.RegionError, resp.Error = failure(err)
 		return resp, nil
 	}

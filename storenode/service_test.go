@@ -37,6 +37,10 @@ import (
 //	                       writes fail to replicate (as when leadership is
 //	                       lost under a command)
 //	region 8  everything   led by store 3
+//	region 10 everything   led here, but every second read index fails:
+//	                       a read passes its first check and loses the
+//	                       lead while it waits (for a commit in flight,
+//	                       for the read pool)
 //
 // Regions 2 and 4 share one in-memory engine, latches and lock waits, as a
 // storage node's regions share its Pebble and wait manager.
@@ -48,14 +52,22 @@ type testRegion struct {
 	meta    *metapb.Region
 	st      *mvcc.Store
 	readErr error
-	term    atomic.Uint64 // LeaderTerm's answer; 1 if unset
+	// loseEverySecond: every second ReadIndex answers NotLeader.
+	loseEverySecond bool
+	readIndexes     atomic.Int32
+	term            atomic.Uint64 // LeaderTerm's answer; 1 if unset
 	// What RecordRead counted.
 	bytesRead, keysRead atomic.Uint64
 }
 
-func (r *testRegion) Meta() *metapb.Region            { return r.meta }
-func (r *testRegion) MVCC() *mvcc.Store               { return r.st }
-func (r *testRegion) ReadIndex(context.Context) error { return r.readErr }
+func (r *testRegion) Meta() *metapb.Region { return r.meta }
+func (r *testRegion) MVCC() *mvcc.Store    { return r.st }
+func (r *testRegion) ReadIndex(context.Context) error {
+	if r.loseEverySecond && r.readIndexes.Add(1)%2 == 0 {
+		return raftstore.NotLeader(r.meta.Id, nil)
+	}
+	return r.readErr
+}
 func (r *testRegion) RecordRead(bytes, keys uint64) {
 	r.bytesRead.Add(bytes)
 	r.keysRead.Add(keys)
@@ -108,10 +120,11 @@ func newTestRegions(t *testing.T) *testRegions {
 	}
 	return &testRegions{waits: waits,
 		regions: map[uint64]*testRegion{
-			2: {meta: region(2, "", "m"), st: store(eng)},
-			4: {meta: region(4, "m", ""), st: store(eng)},
-			6: {meta: region(6, "", ""), st: store(failingEngine{eng}), readErr: raftstore.NotLeader(6, nil)},
-			8: {meta: region(8, "", ""), st: store(eng)},
+			2:  {meta: region(2, "", "m"), st: store(eng)},
+			4:  {meta: region(4, "m", ""), st: store(eng)},
+			6:  {meta: region(6, "", ""), st: store(failingEngine{eng}), readErr: raftstore.NotLeader(6, nil)},
+			8:  {meta: region(8, "", ""), st: store(eng)},
+			10: {meta: region(10, "", ""), st: store(eng), loseEverySecond: true},
 		},
 		leaders: map[uint64]*metapb.Peer{8: {Id: 9, StoreId: 3}},
 	}
@@ -304,6 +317,15 @@ func TestServiceRegionErrors(t *testing.T) {
 		{"scan: read index lost", func(ctx context.Context) (fmt.Stringer, error) {
 			return c.KvScan(ctx, &kvrpcpb.ScanRequest{Context: rc(6), Limit: 1})
 		}, `region_error:<message:"not leader" not_leader:<region_id:6 > >`},
+		{"get: lead lost while the read waited", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvGet(ctx, &kvrpcpb.GetRequest{Context: rc(10), Key: []byte("a")})
+		}, `region_error:<message:"not leader" not_leader:<region_id:10 > >`},
+		{"batch get: lead lost while the read waited", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvBatchGet(ctx, &kvrpcpb.BatchGetRequest{Context: rc(10), Keys: keys("a", "b")})
+		}, `region_error:<message:"not leader" not_leader:<region_id:10 > >`},
+		{"scan: lead lost while the read waited", func(ctx context.Context) (fmt.Stringer, error) {
+			return c.KvScan(ctx, &kvrpcpb.ScanRequest{Context: rc(10), Limit: 1})
+		}, `region_error:<message:"not leader" not_leader:<region_id:10 > >`},
 		{"write not replicated", func(ctx context.Context) (fmt.Stringer, error) {
 			return c.KvPrewrite(ctx, &kvrpcpb.PrewriteRequest{Context: rc(6), Mutations: []*kvrpcpb.Mutation{put("a", "1")}, PrimaryLock: []byte("a"), StartVersion: 1})
 		}, `region_error:<message:"not leader" not_leader:<region_id:6 > >`},
