@@ -168,8 +168,9 @@ func parseError(err error) error {
 }
 
 // run executes one statement, recording metrics and warnings. cached, if
-// not nil, is the statement's plan from the plan cache.
-func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan) (Result, error) {
+// not nil, is the statement's plan from the plan cache; ps, if not nil,
+// the prepared statement st is.
+func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan, ps *Stmt) (Result, error) {
 	s.obs.fromCache = false // for the plan cache's metrics when not observing
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
@@ -182,7 +183,7 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	if err == nil && s.past != nil && writesInPast(st) {
 		err = errWriteInPast()
 	}
-	if err == nil {
+	if err == nil && (ps == nil || ps.asOf) {
 		var restore func()
 		if restore, err = s.readAsOf(ctx, st, params); restore != nil {
 			defer restore()

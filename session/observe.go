@@ -89,7 +89,7 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 		start = time.Now()
 	}
 	if !s.observing() {
-		res, err := s.run(ctx, st, params, cached)
+		res, err := s.run(ctx, st, params, cached, ps)
 		if err == nil {
 			err = w.WriteResult(res, more)
 		}
@@ -98,7 +98,7 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 	}
 	s.obs = stmtObs{}
 	s.mem.Reset(s.memQuota, nil) // Mem_max is this statement's
-	res, err := s.run(ctx, st, params, cached)
+	res, err := s.run(ctx, st, params, cached, ps)
 	var counted *countedRows
 	if err == nil {
 		if res.Rows != nil {

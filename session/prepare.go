@@ -32,31 +32,41 @@ type Stmt struct {
 	// digest is the statement's, computed at its first recorded
 	// execution (observe.go).
 	digest *digestOf
+	// asOf: a table of the statement says AS OF TIMESTAMP (found by the
+	// walk that numbers its placeholders, so that an execution need not
+	// walk it again: see readAsOf).
+	asOf bool
 }
 
-// paramCollector finds a statement's '?' placeholders.
+// paramCollector finds a statement's '?' placeholders, and whether a
+// table of it says AS OF.
 type paramCollector struct {
 	params []*parserdriver.ParamMarkerExpr
+	asOf   bool
 }
 
 func (v *paramCollector) Enter(n ast.Node) (ast.Node, bool) {
-	if p, ok := n.(*parserdriver.ParamMarkerExpr); ok {
-		v.params = append(v.params, p)
+	switch x := n.(type) {
+	case *parserdriver.ParamMarkerExpr:
+		v.params = append(v.params, x)
+	case *ast.TableName:
+		v.asOf = v.asOf || x.AsOf != nil
 	}
 	return n, false
 }
 func (v *paramCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // numberParams gives each placeholder its position in the statement text,
-// which is the position of its value in COM_STMT_EXECUTE.
-func numberParams(st ast.StmtNode) int {
+// which is the position of its value in COM_STMT_EXECUTE, and returns
+// how many there are and whether a table of st says AS OF.
+func numberParams(st ast.StmtNode) (n int, asOf bool) {
 	pc := &paramCollector{}
 	st.Accept(pc)
 	slices.SortFunc(pc.params, func(a, b *parserdriver.ParamMarkerExpr) int { return a.Offset - b.Offset })
 	for i, p := range pc.params {
 		p.SetOrder(i)
 	}
-	return len(pc.params)
+	return len(pc.params), pc.asOf
 }
 
 // Prepare parses one statement with '?' placeholders.
@@ -95,7 +105,8 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 	if err := s.checkPrivileges(stmts[0]); err != nil { // as MySQL, at prepare and at each execution
 		return nil, mapError(err, nil)
 	}
-	st := &Stmt{s: s, node: stmts[0], nParams: numberParams(stmts[0])}
+	st := &Stmt{s: s, node: stmts[0]}
+	st.nParams, st.asOf = numberParams(stmts[0])
 	if s.d.cfg.PlanCacheCapacity > 0 {
 		st.plan = &cachedPlan{version: -1}
 	}

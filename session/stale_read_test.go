@@ -68,3 +68,53 @@ func TestStaleReadBelowSafePoint(t *testing.T) {
 		t.Fatalf("read of the present: id %d, %v; want 2", id, err)
 	}
 }
+
+// TestStaleReadPrepared: AS OF TIMESTAMP in a prepared statement (the
+// binary protocol), its moment a parameter, reads the past at every
+// execution; a prepared statement without it reads the present.
+func TestStaleReadPrepared(t *testing.T) {
+	db, err := sql.Open("mysql", startBasalt(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE DATABASE spr", "CREATE TABLE spr.t (id INT PRIMARY KEY, v INT)", "INSERT INTO spr.t VALUES (1, 10)"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	var moment string
+	if err := conn.QueryRowContext(ctx, "SELECT CAST(NOW(3) AS CHAR)").Scan(&moment); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if _, err := conn.ExecContext(ctx, "UPDATE spr.t SET v = 11 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	past, err := conn.PrepareContext(ctx, "SELECT v FROM spr.t AS OF TIMESTAMP ? WHERE id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer past.Close()
+	now, err := conn.PrepareContext(ctx, "SELECT v FROM spr.t WHERE id = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer now.Close()
+	for i := range 2 {
+		var v int
+		if err := past.QueryRowContext(ctx, moment).Scan(&v); err != nil || v != 10 {
+			t.Fatalf("execution %d AS OF %s: v = %d, %v; want 10", i, moment, v, err)
+		}
+		if err := now.QueryRowContext(ctx).Scan(&v); err != nil || v != 11 {
+			t.Fatalf("execution %d of the present: v = %d, %v; want 11", i, v, err)
+		}
+	}
+}
