@@ -93,7 +93,7 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{db: db, dir: dir, fs: o.FS}, nil
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: po}, nil
 }
 
 func hasManifest(names []string) bool {
