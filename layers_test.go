@@ -64,8 +64,9 @@ var layers = []layer{
 	{"gcworker", []string{"tso"}},
 	// BACKUP and RESTORE: a snapshot's keys to files and back.
 	{"brie", []string{"catalog", "kv", "tablecodec"}},
+	{"importer", []string{"kv"}},
 	{"session", []string{"brie", "catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression",
-		"gcworker", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
+		"gcworker", "importer", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
 		"table", "tablecodec", "trigger", "tso", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.

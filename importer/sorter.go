@@ -1,0 +1,375 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Sorter sorts key-value pairs in bounded memory: pairs are kept in a
+// buffer of at most the budget's bytes; a full buffer is sorted and
+// written to a temp file as a run, and Merge merges the runs (and the
+// buffer's last pairs) into one stream in key order. Equal keys are
+// kept, adjacent, in no particular order. A Sorter is not safe for
+// concurrent use.
+//
+// Run file format, a sequence of pairs in key order:
+//
+//	uvarint(len(key)) uvarint(len(value)) key value
+type Sorter struct {
+	dir    string
+	budget int
+	// arena holds the buffered pairs' bytes, key then value; ents index it.
+	arena []byte
+	ents  []entry
+	runs  []string
+	seq   int
+	// Spilled counts the runs written, for tests and reports.
+	Spilled int
+	// Pairs counts the pairs added.
+	Pairs int64
+	// DiskQuota, if positive, bounds the bytes of the run files: a spill
+	// past it fails with ErrDiskQuota.
+	DiskQuota int64
+	// diskUsed is the size of the run files now.
+	diskUsed int64
+	sizes    map[string]int64
+}
+
+// ErrDiskQuota: the sorted runs would exceed the Sorter's DiskQuota.
+var ErrDiskQuota = errors.New("importer: the sorted data exceeds DISK_QUOTA")
+
+type entry struct {
+	off        int
+	klen, vlen uint32
+}
+
+// entryOverhead is what a buffered pair costs besides its bytes.
+const entryOverhead = 16
+
+// MaxFanIn bounds the runs merged at once: each holds a read buffer.
+// More runs are first merged in groups into longer runs.
+var MaxFanIn = 64
+
+// runBufSize is the read and write buffer of a run file.
+const runBufSize = 256 << 10
+
+// NewSorter returns a Sorter that spills to temp files in dir (created if
+// needed) and keeps at most budget bytes of pairs in memory.
+func NewSorter(dir string, budget int) (*Sorter, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if budget < 4096 {
+		budget = 4096
+	}
+	return &Sorter{dir: dir, budget: budget}, nil
+}
+
+// Add adds a copy of the pair.
+func (s *Sorter) Add(key, value []byte) error {
+	need := len(key) + len(value)
+	if len(s.arena)+need+(len(s.ents)+1)*entryOverhead > s.budget && len(s.ents) > 0 {
+		if err := s.spill(); err != nil {
+			return err
+		}
+	}
+	if s.arena == nil {
+		s.arena = make([]byte, 0, min(s.budget, 1<<20))
+	}
+	off := len(s.arena)
+	s.arena = append(append(s.arena, key...), value...)
+	s.ents = append(s.ents, entry{off: off, klen: uint32(len(key)), vlen: uint32(len(value))})
+	s.Pairs++
+	return nil
+}
+
+func (s *Sorter) key(e entry) []byte { return s.arena[e.off : e.off+int(e.klen)] }
+func (s *Sorter) value(e entry) []byte {
+	return s.arena[e.off+int(e.klen) : e.off+int(e.klen)+int(e.vlen)]
+}
+
+func (s *Sorter) sortBuffer() {
+	slices.SortFunc(s.ents, func(a, b entry) int { return bytes.Compare(s.key(a), s.key(b)) })
+}
+
+// spill writes the buffer, sorted, as a run.
+func (s *Sorter) spill() error {
+	s.sortBuffer()
+	path, err := s.writeRun(func(emit func(k, v []byte) error) error {
+		for _, e := range s.ents {
+			if err := emit(s.key(e), s.value(e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.runs = append(s.runs, path)
+	s.Spilled++
+	s.arena, s.ents = s.arena[:0], s.ents[:0]
+	if len(s.runs) >= 2*MaxFanIn {
+		return s.compactRuns()
+	}
+	return nil
+}
+
+// writeRun writes the pairs gen emits as a new run file.
+func (s *Sorter) writeRun(gen func(emit func(k, v []byte) error) error) (string, error) {
+	s.seq++
+	path := filepath.Join(s.dir, fmt.Sprintf("run-%06d", s.seq))
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, runBufSize)
+	var hdr [2 * binary.MaxVarintLen64]byte
+	var written int64
+	err = gen(func(k, v []byte) error {
+		n := binary.PutUvarint(hdr[:], uint64(len(k)))
+		n += binary.PutUvarint(hdr[n:], uint64(len(v)))
+		written += int64(n + len(k) + len(v))
+		if s.DiskQuota > 0 && s.diskUsed+written > s.DiskQuota {
+			return fmt.Errorf("%w (%d bytes)", ErrDiskQuota, s.DiskQuota)
+		}
+		if _, err := w.Write(hdr[:n]); err != nil {
+			return err
+		}
+		if _, err := w.Write(k); err != nil {
+			return err
+		}
+		_, err := w.Write(v)
+		return err
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	if s.sizes == nil {
+		s.sizes = make(map[string]int64)
+	}
+	s.sizes[path] = written
+	s.diskUsed += written
+	return path, nil
+}
+
+// removeRun removes a run file.
+func (s *Sorter) removeRun(path string) error {
+	s.diskUsed -= s.sizes[path]
+	delete(s.sizes, path)
+	err := os.Remove(path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return err
+}
+
+// compactRuns merges the oldest MaxFanIn runs into one.
+func (s *Sorter) compactRuns() error {
+	group := s.runs[:MaxFanIn]
+	m, err := s.openMerge(group, false)
+	if err != nil {
+		return err
+	}
+	path, err := s.writeRun(func(emit func(k, v []byte) error) error {
+		for {
+			k, v, ok, err := m.Next()
+			if err != nil || !ok {
+				return err
+			}
+			if err := emit(k, v); err != nil {
+				return err
+			}
+		}
+	})
+	m.Close()
+	if err != nil {
+		return err
+	}
+	for _, p := range group {
+		s.removeRun(p)
+	}
+	s.runs = append([]string{path}, s.runs[MaxFanIn:]...)
+	return nil
+}
+
+// Merge returns the pairs added, in key order. The Sorter takes no more
+// pairs after it.
+func (s *Sorter) Merge() (*Merger, error) {
+	for len(s.runs) > MaxFanIn {
+		if err := s.compactRuns(); err != nil {
+			return nil, err
+		}
+	}
+	s.sortBuffer()
+	return s.openMerge(s.runs, true)
+}
+
+// openMerge opens a merge of the runs at paths, and of the buffer if
+// withBuffer.
+func (s *Sorter) openMerge(paths []string, withBuffer bool) (*Merger, error) {
+	m := &Merger{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		src := &runSource{f: f, r: bufio.NewReaderSize(f, runBufSize)}
+		m.files = append(m.files, f)
+		if err := m.push(src); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	if withBuffer && len(s.ents) > 0 {
+		if err := m.push(&bufSource{s: s}); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Close removes the run files.
+func (s *Sorter) Close() error {
+	var errs []error
+	for _, p := range s.runs {
+		errs = append(errs, s.removeRun(p))
+	}
+	s.runs, s.arena, s.ents = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// source is one sorted input of a merge.
+type source interface {
+	// next moves to the next pair; false at the end.
+	next() (bool, error)
+	key() []byte
+	value() []byte
+}
+
+type runSource struct {
+	f    *os.File
+	r    *bufio.Reader
+	k, v []byte
+}
+
+func (r *runSource) next() (bool, error) {
+	kl, err := binary.ReadUvarint(r.r)
+	if err == io.EOF {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	vl, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		return false, unexpected(err)
+	}
+	r.k = slices.Grow(r.k[:0], int(kl))[:kl]
+	if _, err := io.ReadFull(r.r, r.k); err != nil {
+		return false, unexpected(err)
+	}
+	r.v = slices.Grow(r.v[:0], int(vl))[:vl]
+	if _, err := io.ReadFull(r.r, r.v); err != nil {
+		return false, unexpected(err)
+	}
+	return true, nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (r *runSource) key() []byte   { return r.k }
+func (r *runSource) value() []byte { return r.v }
+
+type bufSource struct {
+	s *Sorter
+	i int // 1 + the current entry
+}
+
+func (b *bufSource) next() (bool, error) {
+	b.i++
+	return b.i <= len(b.s.ents), nil
+}
+func (b *bufSource) key() []byte   { return b.s.key(b.s.ents[b.i-1]) }
+func (b *bufSource) value() []byte { return b.s.value(b.s.ents[b.i-1]) }
+
+// Merger yields the pairs of several sorted sources in key order.
+type Merger struct {
+	h     srcHeap
+	files []*os.File
+	last  source // the source of the pair returned last, to advance
+}
+
+func (m *Merger) push(src source) error {
+	ok, err := src.next()
+	if err != nil || !ok {
+		return err
+	}
+	heap.Push(&m.h, src)
+	return nil
+}
+
+// Next returns the next pair; ok is false at the end. The slices are
+// valid until the next call.
+func (m *Merger) Next() (key, value []byte, ok bool, err error) {
+	if m.last != nil {
+		ok, err := m.last.next()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if ok {
+			heap.Fix(&m.h, 0)
+		} else {
+			heap.Pop(&m.h)
+		}
+		m.last = nil
+	}
+	if len(m.h) == 0 {
+		return nil, nil, false, nil
+	}
+	m.last = m.h[0]
+	return m.last.key(), m.last.value(), true, nil
+}
+
+// Close closes the run files (the Sorter removes them).
+func (m *Merger) Close() {
+	for _, f := range m.files {
+		f.Close()
+	}
+	m.files, m.h = nil, nil
+}
+
+type srcHeap []source
+
+func (h srcHeap) Len() int           { return len(h) }
+func (h srcHeap) Less(i, j int) bool { return bytes.Compare(h[i].key(), h[j].key()) < 0 }
+func (h srcHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *srcHeap) Push(x any)        { *h = append(*h, x.(source)) }
+func (h *srcHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
