@@ -11,7 +11,7 @@ import (
 // Sysbench's tables, made without sysbench: what `sysbench oltp_common
 // prepare` (sysbench 1.0, /usr/share/sysbench/oltp_common.lua) creates,
 // for a server that loads them faster from a file (Basalt's IMPORT INTO,
-// see prepareByImport). With its defaults (--auto-inc=on,
+// see PrepareByImport). With its defaults (--auto-inc=on,
 // --create-secondary=on, --rand-type=special, which `basalt bench`'s
 // prepare keeps) sysbench makes, for table N of S rows:
 //

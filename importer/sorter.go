@@ -14,11 +14,17 @@ import (
 )
 
 // Sorter sorts key-value pairs in bounded memory: pairs are kept in a
-// buffer of at most the budget's bytes; a full buffer is sorted and
-// written to a temp file as a run, and Merge merges the runs (and the
-// buffer's last pairs) into one stream in key order. Equal keys are
-// kept, adjacent, in no particular order. A Sorter is not safe for
+// buffer; a full buffer is sorted and written to a temp file as a run (by
+// a goroutine of its own, while the next buffer fills), and Merge merges
+// the runs (and the last buffer's pairs) into one stream in key order.
+// Equal keys are kept, adjacent, in no particular order. The two buffers
+// together hold at most the budget's bytes. A Sorter is not safe for
 // concurrent use.
+//
+// A buffer keeps apart the pairs that arrive in ascending key order (each
+// key at or above the last such one: an import's row keys, when the input
+// is in primary key order) from the rest, so that only the rest is sorted;
+// the two are merged as the run is written.
 //
 // Run file format, a sequence of pairs in key order:
 //
@@ -26,11 +32,14 @@ import (
 type Sorter struct {
 	dir    string
 	budget int
-	// arena holds the buffered pairs' bytes, key then value; ents index it.
-	arena []byte
-	ents  []entry
-	runs  []string
-	seq   int
+	cur    *buffer
+	// spare is a buffer whose spill has finished, kept for reuse.
+	spare *buffer
+	// spilling is the result of the spill in flight, if any: until it is
+	// received, that spill's goroutine owns runs, seq, diskUsed and sizes.
+	spilling chan error
+	runs     []string
+	seq      int
 	// Spilled counts the runs written, for tests and reports.
 	Spilled int
 	// Pairs counts the pairs added.
@@ -46,13 +55,25 @@ type Sorter struct {
 // ErrDiskQuota: the sorted runs would exceed the Sorter's DiskQuota.
 var ErrDiskQuota = errors.New("importer: the sorted data exceeds DISK_QUOTA")
 
+// buffer holds pairs in blocks of bytes, indexed by entries.
+type buffer struct {
+	limit  int      // bytes of pairs and entries it may hold
+	blocks [][]byte // each of cap blockSize (or one pair's size, if larger)
+	size   int      // bytes of pairs and entries held
+	asc    []entry  // pairs in ascending key order, as they came
+	rest   []entry  // the others, sorted before the spill
+}
+
 type entry struct {
-	off        int
+	blk, off   uint32
 	klen, vlen uint32
 }
 
 // entryOverhead is what a buffered pair costs besides its bytes.
 const entryOverhead = 16
+
+// blockSize is the size of a buffer's blocks of bytes.
+const blockSize = 4 << 20
 
 // MaxFanIn bounds the runs merged at once: each holds a read buffer.
 // More runs are first merged in groups into longer runs.
@@ -70,55 +91,122 @@ func NewSorter(dir string, budget int) (*Sorter, error) {
 	if budget < 4096 {
 		budget = 4096
 	}
-	return &Sorter{dir: dir, budget: budget}, nil
+	s := &Sorter{dir: dir, budget: budget}
+	s.cur = s.newBuffer()
+	return s, nil
+}
+
+func (s *Sorter) newBuffer() *buffer { return &buffer{limit: s.budget / 2} }
+
+func (b *buffer) key(e entry) []byte {
+	return b.blocks[e.blk][e.off : e.off+e.klen]
+}
+
+func (b *buffer) value(e entry) []byte {
+	return b.blocks[e.blk][e.off+e.klen : e.off+e.klen+e.vlen]
+}
+
+func (b *buffer) len() int { return len(b.asc) + len(b.rest) }
+
+// add copies the pair in.
+func (b *buffer) add(key, value []byte) {
+	need := len(key) + len(value)
+	n := len(b.blocks)
+	if n == 0 || len(b.blocks[n-1])+need > cap(b.blocks[n-1]) {
+		b.blocks = append(b.blocks, make([]byte, 0, max(min(blockSize, b.limit), need)))
+		n++
+	}
+	blk := b.blocks[n-1]
+	e := entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: uint32(len(key)), vlen: uint32(len(value))}
+	b.blocks[n-1] = append(append(blk, key...), value...)
+	b.size += need + entryOverhead
+	if len(b.asc) == 0 || bytes.Compare(key, b.key(b.asc[len(b.asc)-1])) >= 0 {
+		b.asc = append(b.asc, e)
+	} else {
+		b.rest = append(b.rest, e)
+	}
+}
+
+// sort sorts the pairs that did not come in order.
+func (b *buffer) sort() {
+	slices.SortFunc(b.rest, func(x, y entry) int { return bytes.Compare(b.key(x), b.key(y)) })
+}
+
+// reset empties b, keeping its first block.
+func (b *buffer) reset() {
+	if len(b.blocks) > 0 {
+		b.blocks = append(b.blocks[:0], b.blocks[0][:0])
+	}
+	b.size, b.asc, b.rest = 0, b.asc[:0], b.rest[:0]
 }
 
 // Add adds a copy of the pair.
 func (s *Sorter) Add(key, value []byte) error {
-	need := len(key) + len(value)
-	if len(s.arena)+need+(len(s.ents)+1)*entryOverhead > s.budget && len(s.ents) > 0 {
+	need := len(key) + len(value) + entryOverhead
+	if s.cur.size+need > s.cur.limit && s.cur.len() > 0 {
 		if err := s.spill(); err != nil {
 			return err
 		}
 	}
-	if s.arena == nil {
-		s.arena = make([]byte, 0, min(s.budget, 1<<20))
-	}
-	off := len(s.arena)
-	s.arena = append(append(s.arena, key...), value...)
-	s.ents = append(s.ents, entry{off: off, klen: uint32(len(key)), vlen: uint32(len(value))})
+	s.cur.add(key, value)
 	s.Pairs++
 	return nil
 }
 
-func (s *Sorter) key(e entry) []byte { return s.arena[e.off : e.off+int(e.klen)] }
-func (s *Sorter) value(e entry) []byte {
-	return s.arena[e.off+int(e.klen) : e.off+int(e.klen)+int(e.vlen)]
-}
-
-func (s *Sorter) sortBuffer() {
-	slices.SortFunc(s.ents, func(a, b entry) int { return bytes.Compare(s.key(a), s.key(b)) })
-}
-
-// spill writes the buffer, sorted, as a run.
-func (s *Sorter) spill() error {
-	s.sortBuffer()
-	path, err := s.writeRun(func(emit func(k, v []byte) error) error {
-		for _, e := range s.ents {
-			if err := emit(s.key(e), s.value(e)); err != nil {
-				return err
-			}
-		}
+// wait waits for the spill in flight, if any.
+func (s *Sorter) wait() error {
+	if s.spilling == nil {
 		return nil
-	})
-	if err != nil {
+	}
+	err := <-s.spilling
+	s.spilling = nil
+	return err
+}
+
+// spill hands the current buffer to a goroutine that sorts it and writes
+// it as a run, once the previous spill is done, and starts the next
+// buffer.
+func (s *Sorter) spill() error {
+	if err := s.wait(); err != nil {
 		return err
 	}
-	s.runs = append(s.runs, path)
-	s.Spilled++
-	s.arena, s.ents = s.arena[:0], s.ents[:0]
-	if len(s.runs) >= 2*MaxFanIn {
-		return s.compactRuns()
+	full := s.cur
+	if s.cur = s.spare; s.cur == nil {
+		s.cur = s.newBuffer()
+	}
+	s.spare = nil
+	done := make(chan error, 1)
+	s.spilling = done
+	go func() {
+		full.sort()
+		path, err := s.writeRun(full.emit)
+		if err == nil {
+			s.runs = append(s.runs, path)
+			s.Spilled++
+			if len(s.runs) >= 2*MaxFanIn {
+				err = s.compactRuns()
+			}
+		}
+		full.reset()
+		s.spare = full
+		done <- err
+	}()
+	return nil
+}
+
+// emit passes b's pairs to fn in key order: its two sorted lists merged.
+func (b *buffer) emit(fn func(k, v []byte) error) error {
+	i, j := 0, 0
+	for i < len(b.asc) || j < len(b.rest) {
+		var e entry
+		if j == len(b.rest) || i < len(b.asc) && bytes.Compare(b.key(b.asc[i]), b.key(b.rest[j])) <= 0 {
+			e, i = b.asc[i], i+1
+		} else {
+			e, j = b.rest[j], j+1
+		}
+		if err := fn(b.key(e), b.value(e)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -211,12 +299,15 @@ func (s *Sorter) compactRuns() error {
 // Merge returns the pairs added, in key order. The Sorter takes no more
 // pairs after it.
 func (s *Sorter) Merge() (*Merger, error) {
+	if err := s.wait(); err != nil {
+		return nil, err
+	}
 	for len(s.runs) > MaxFanIn {
 		if err := s.compactRuns(); err != nil {
 			return nil, err
 		}
 	}
-	s.sortBuffer()
+	s.cur.sort()
 	return s.openMerge(s.runs, true)
 }
 
@@ -237,10 +328,12 @@ func (s *Sorter) openMerge(paths []string, withBuffer bool) (*Merger, error) {
 			return nil, err
 		}
 	}
-	if withBuffer && len(s.ents) > 0 {
-		if err := m.push(&bufSource{s: s}); err != nil {
-			m.Close()
-			return nil, err
+	if withBuffer {
+		for _, ents := range [][]entry{s.cur.asc, s.cur.rest} {
+			if err := m.push(&bufSource{b: s.cur, ents: ents}); err != nil {
+				m.Close()
+				return nil, err
+			}
 		}
 	}
 	return m, nil
@@ -248,11 +341,11 @@ func (s *Sorter) openMerge(paths []string, withBuffer bool) (*Merger, error) {
 
 // Close removes the run files.
 func (s *Sorter) Close() error {
-	var errs []error
+	errs := []error{s.wait()}
 	for _, p := range s.runs {
 		errs = append(errs, s.removeRun(p))
 	}
-	s.runs, s.arena, s.ents = nil, nil, nil
+	s.runs, s.cur, s.spare = nil, s.newBuffer(), nil
 	return errors.Join(errs...)
 }
 
@@ -304,16 +397,17 @@ func (r *runSource) key() []byte   { return r.k }
 func (r *runSource) value() []byte { return r.v }
 
 type bufSource struct {
-	s *Sorter
-	i int // 1 + the current entry
+	b    *buffer
+	ents []entry // sorted
+	i    int     // 1 + the current entry
 }
 
 func (b *bufSource) next() (bool, error) {
 	b.i++
-	return b.i <= len(b.s.ents), nil
+	return b.i <= len(b.ents), nil
 }
-func (b *bufSource) key() []byte   { return b.s.key(b.s.ents[b.i-1]) }
-func (b *bufSource) value() []byte { return b.s.value(b.s.ents[b.i-1]) }
+func (b *bufSource) key() []byte   { return b.b.key(b.ents[b.i-1]) }
+func (b *bufSource) value() []byte { return b.b.value(b.ents[b.i-1]) }
 
 // Merger yields the pairs of several sorted sources in key order.
 type Merger struct {
