@@ -167,6 +167,18 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 		lr.spans = append(lr.spans, span)
 	}()
 	for {
+		// The bytes up to the next one that may mean something are data:
+		// copy them at once.
+		if n, err := lr.ordinary(quoted); n > 0 || err != nil {
+			if err == io.EOF {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			raw += n
+			continue
+		}
 		c, err := lr.r.ReadByte()
 		if err == io.EOF {
 			return true, nil
@@ -225,6 +237,34 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 		lr.buf = append(lr.buf, c)
 		raw++
 	}
+}
+
+// ordinary appends to buf the buffered input up to the first byte that
+// may be special in a field (quoted or not): the escape character, and
+// the enclosing one in a quoted field, or the first byte of either
+// terminator in an unquoted one. It returns how many bytes it took.
+func (lr *LoadReader) ordinary(quoted bool) (int, error) {
+	if lr.r.Buffered() == 0 {
+		if _, err := lr.r.Peek(1); err != nil {
+			return 0, err
+		}
+	}
+	in, _ := lr.r.Peek(lr.r.Buffered())
+	f := &lr.f
+	n := 0
+	if quoted {
+		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != f.Enclosed {
+			n++
+		}
+	} else {
+		l, t := f.LinesTerminated[0], f.FieldsTerminated[0]
+		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != l && in[n] != t {
+			n++
+		}
+	}
+	lr.buf = append(lr.buf, in[:n]...)
+	_, err := lr.r.Discard(n)
+	return n, err
 }
 
 // unescape is the byte an escape character followed by c stands for.

@@ -55,10 +55,17 @@ type Sorter struct {
 // ErrDiskQuota: the sorted runs would exceed the Sorter's DiskQuota.
 var ErrDiskQuota = errors.New("importer: the sorted data exceeds DISK_QUOTA")
 
-// buffer holds pairs in blocks of bytes, indexed by entries.
+// buffer holds pairs in blocks of bytes, indexed by entries. The blocks
+// are outside the Go heap (block.go): they are most of an import's
+// memory, and on the heap they would count against the server's soft
+// memory limit and make the collector run all the time; they hold no
+// pointers, so the collector has nothing to find in them anyway. A
+// buffer keeps its blocks when it is reset, for the next pairs, until
+// free.
 type buffer struct {
 	limit  int      // bytes of pairs and entries it may hold
-	blocks [][]byte // each of cap blockSize (or one pair's size, if larger)
+	blocks [][]byte // blocks[:used] hold pairs; each of cap blockSize or more
+	used   int
 	size   int      // bytes of pairs and entries held
 	asc    []entry  // pairs in ascending key order, as they came
 	rest   []entry  // the others, sorted before the spill
@@ -67,10 +74,14 @@ type buffer struct {
 type entry struct {
 	blk, off   uint32
 	klen, vlen uint32
+	// pfx is the 8 bytes of the key after the prefix that all the keys
+	// being sorted share, big-endian (zero-padded): most comparisons of
+	// the sort end there.
+	pfx uint64
 }
 
 // entryOverhead is what a buffered pair costs besides its bytes.
-const entryOverhead = 16
+const entryOverhead = 24
 
 // blockSize is the size of a buffer's blocks of bytes.
 const blockSize = 4 << 20
@@ -111,10 +122,18 @@ func (b *buffer) len() int { return len(b.asc) + len(b.rest) }
 // add copies the pair in.
 func (b *buffer) add(key, value []byte) {
 	need := len(key) + len(value)
-	n := len(b.blocks)
+	n := b.used
 	if n == 0 || len(b.blocks[n-1])+need > cap(b.blocks[n-1]) {
-		b.blocks = append(b.blocks, make([]byte, 0, max(min(blockSize, b.limit), need)))
+		switch {
+		case n < len(b.blocks) && cap(b.blocks[n]) >= need:
+		case n < len(b.blocks):
+			freeBlock(b.blocks[n])
+			b.blocks[n] = allocBlock(max(min(blockSize, b.limit), need))
+		default:
+			b.blocks = append(b.blocks, allocBlock(max(min(blockSize, b.limit), need)))
+		}
 		n++
+		b.used = n
 	}
 	blk := b.blocks[n-1]
 	e := entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: uint32(len(key)), vlen: uint32(len(value))}
@@ -127,17 +146,56 @@ func (b *buffer) add(key, value []byte) {
 	}
 }
 
-// sort sorts the pairs that did not come in order.
+// sort sorts the pairs that did not come in order. Their keys mostly
+// share a long prefix (an index's: 't', the table ID, "_i", the index
+// ID), so each entry first gets the 8 bytes that follow the prefix common
+// to all of them, and only entries equal there compare whole keys.
 func (b *buffer) sort() {
-	slices.SortFunc(b.rest, func(x, y entry) int { return bytes.Compare(b.key(x), b.key(y)) })
+	if len(b.rest) == 0 {
+		return
+	}
+	first := b.key(b.rest[0])
+	common := len(first)
+	for _, e := range b.rest[1:] {
+		k := b.key(e)
+		n := min(common, len(k))
+		i := 0
+		for i < n && k[i] == first[i] {
+			i++
+		}
+		common = i
+	}
+	for i := range b.rest {
+		var buf [8]byte
+		copy(buf[:], b.key(b.rest[i])[common:])
+		b.rest[i].pfx = binary.BigEndian.Uint64(buf[:])
+	}
+	slices.SortFunc(b.rest, func(x, y entry) int {
+		switch {
+		case x.pfx < y.pfx:
+			return -1
+		case x.pfx > y.pfx:
+			return 1
+		}
+		return bytes.Compare(b.key(x), b.key(y))
+	})
 }
 
-// reset empties b, keeping its first block.
+// reset empties b, keeping its blocks.
 func (b *buffer) reset() {
-	if len(b.blocks) > 0 {
-		b.blocks = append(b.blocks[:0], b.blocks[0][:0])
+	for i := range b.blocks {
+		b.blocks[i] = b.blocks[i][:0]
 	}
-	b.size, b.asc, b.rest = 0, b.asc[:0], b.rest[:0]
+	b.used, b.size, b.asc, b.rest = 0, 0, b.asc[:0], b.rest[:0]
+}
+
+// free gives b's blocks back; b is empty after.
+func (b *buffer) free() {
+	for _, blk := range b.blocks {
+		freeBlock(blk)
+	}
+	b.blocks = nil
+	b.reset()
 }
 
 // Add adds a copy of the pair.
@@ -345,7 +403,12 @@ func (s *Sorter) Close() error {
 	for _, p := range s.runs {
 		errs = append(errs, s.removeRun(p))
 	}
-	s.runs, s.cur, s.spare = nil, s.newBuffer(), nil
+	for _, b := range []*buffer{s.cur, s.spare} {
+		if b != nil {
+			b.free()
+		}
+	}
+	s.runs, s.spare = nil, nil
 	return errors.Join(errs...)
 }
 

@@ -42,11 +42,12 @@ func (s *Store) Import(ctx context.Context, start, end []byte, fill func(commitT
 	var w *sstSeries
 	ts, err := s.mvcc.IngestRange(ctx, start, end, s.oracle.next, func(startTS, commitTS uint64) ([]string, error) {
 		w = &sstSeries{db: s.db, prefix: fs.PathJoin(dir, fmt.Sprintf("%d-%d", commitTS, importSeq.Add(1)))}
+		recs := mvcc.PutRecords{StartTS: startTS, CommitTS: commitTS}
 		err := fill(commitTS, func(key, value []byte) error {
 			if len(value) == 0 {
 				return kv.ErrEmptyValue
 			}
-			return mvcc.PutRecords(key, value, startTS, commitTS, w.add)
+			return recs.Put(key, value, w.add)
 		})
 		if err == nil {
 			err = w.finish()

@@ -2,8 +2,10 @@ package mvcc
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 
+	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/kv"
 )
 
@@ -31,20 +33,36 @@ type Ingester interface {
 	Ingest(ctx context.Context, paths []string) error
 }
 
-// PutRecords emits the records of a put of value to key committed at
-// commitTS by a transaction that started at startTS, as OnePhaseCommit
-// writes them: the value in its write record when short, else in
-// CFDefault. Keys given in ascending order give records in ascending
-// order within each column family.
-func PutRecords(key, value []byte, startTS, commitTS uint64, emit func(cf CF, k, v []byte) error) error {
-	encKey := encodeKey(key)
-	w := Write{Kind: WritePut, StartTS: startTS}
-	if len(value) <= shortValueMaxLen {
-		w.HasShortValue, w.ShortValue = true, value
-	} else if err := emit(CFDefault, versionKey(encKey, startTS), value); err != nil {
-		return err
+// PutRecords emits the records of puts committed at commitTS by a
+// transaction that started at startTS, as OnePhaseCommit writes them: the
+// value in its write record when short, else in CFDefault. Keys given in
+// ascending order give records in ascending order within each column
+// family. The slices passed to emit are valid only during the call. A
+// PutRecords reuses its buffers from one Put to the next; it is not safe
+// for concurrent use.
+type PutRecords struct {
+	StartTS, CommitTS uint64
+	key, rec          []byte
+}
+
+// Put emits the records of a put of value to key.
+func (p *PutRecords) Put(key, value []byte, emit func(cf CF, k, v []byte) error) error {
+	p.key = codec.EncodeBytes(p.key[:0], key)
+	n := len(p.key)
+	if len(value) > shortValueMaxLen {
+		p.key = codec.EncodeUintDesc(p.key, p.StartTS)
+		if err := emit(CFDefault, p.key, value); err != nil {
+			return err
+		}
+		p.key = p.key[:n]
 	}
-	return emit(CFWrite, versionKey(encKey, commitTS), w.encode())
+	p.key = codec.EncodeUintDesc(p.key, p.CommitTS)
+	// The write record, as Write.encode lays it out.
+	p.rec = binary.AppendUvarint(append(p.rec[:0], byte(WritePut)), p.StartTS)
+	if len(value) <= shortValueMaxLen {
+		p.rec = append(append(p.rec, 'v'), value...)
+	}
+	return emit(CFWrite, p.key, p.rec)
 }
 
 // IngestRange commits the range [start, end) (user keys; it must be
