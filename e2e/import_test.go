@@ -34,10 +34,10 @@ func TestBenchPrepareImport(t *testing.T) {
 
 	for _, tbl := range []string{"sbtest1", "sbtest2"} {
 		var name, imported, prepared string
-		if err := db.QueryRow("SHOW CREATE TABLE sbtest." + tbl).Scan(&name, &imported); err != nil {
+		if err := db.QueryRow("SHOW CREATE TABLE sbtest."+tbl).Scan(&name, &imported); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.QueryRow("SHOW CREATE TABLE sysb." + tbl).Scan(&name, &prepared); err != nil {
+		if err := db.QueryRow("SHOW CREATE TABLE sysb."+tbl).Scan(&name, &prepared); err != nil {
 			t.Fatal(err)
 		}
 		if imported != prepared {

@@ -66,9 +66,9 @@ type buffer struct {
 	limit  int      // bytes of pairs and entries it may hold
 	blocks [][]byte // blocks[:used] hold pairs; each of cap blockSize or more
 	used   int
-	size   int      // bytes of pairs and entries held
-	asc    []entry  // pairs in ascending key order, as they came
-	rest   []entry  // the others, sorted before the spill
+	size   int     // bytes of pairs and entries held
+	asc    []entry // pairs in ascending key order, as they came
+	rest   []entry // the others, sorted before the spill
 }
 
 type entry struct {
