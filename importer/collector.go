@@ -60,13 +60,15 @@ func (c *Collector) Delete([]byte) error { return errDelete }
 // Cover implements kv.Txn: nothing to do.
 func (c *Collector) Cover([]byte) {}
 
-// Len implements kv.Txn.
-func (c *Collector) Len() int { return c.n }
-
-// Size implements kv.Txn. It is what was collected, which is not held in
-// memory beyond the sorter's budget; the statement's memory quota counts
-// the write buffer's growth, so Size stays 0 for it.
+// Len and Size implement kv.Txn: the keys and bytes held in a write
+// buffer, which the statement's memory quota (tidb_mem_quota_query)
+// counts. The Collector holds none: what it collected is in the sorter,
+// whose memory is bounded apart (Collected says how much went through).
+func (c *Collector) Len() int  { return 0 }
 func (c *Collector) Size() int { return 0 }
+
+// Collected is the number of keys and of their bytes collected so far.
+func (c *Collector) Collected() (keys, bytes int) { return c.n, c.size }
 
 // Savepoint implements kv.Txn. A statement's writes cannot be undone one
 // by one: a failed import fails whole, so nothing needs to be.

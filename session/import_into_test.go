@@ -56,6 +56,10 @@ func TestImportInto(t *testing.T) {
 	one("SELECT @@tidb_current_ts", &before)
 	exec("COMMIT")
 
+	// What the import collects is in its sorter, bounded apart: it does
+	// not count against the statement's memory quota as a transaction's
+	// write buffer does.
+	exec("SET tidb_mem_quota_query = 262144")
 	rows, err := conn.QueryContext(ctx, fmt.Sprintf("IMPORT INTO t FROM '%s'", file))
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +84,7 @@ func TestImportInto(t *testing.T) {
 		t.Fatalf("result row: source %s, table %s, status %s, rows %s", vals[1], vals[2], vals[5], vals[7])
 	}
 	rows.Close()
+	exec("SET tidb_mem_quota_query = DEFAULT")
 
 	exec("ADMIN CHECK TABLE t")
 	var count, sum, sumIdx int64
