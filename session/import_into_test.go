@@ -34,8 +34,18 @@ func TestImportInto(t *testing.T) {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conn := startConn(t)
+	dsn := startBasalt(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
@@ -146,6 +156,34 @@ func TestImportInto(t *testing.T) {
 		t.Fatalf("%d rows after a failed import", count)
 	}
 	exec("ADMIN CHECK TABLE d")
+
+	// Privileges, as TiDB's: FILE, and SELECT, INSERT, UPDATE, DELETE and
+	// ALTER on the table.
+	exec("CREATE TABLE p (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(20) NOT NULL, pad VARCHAR(30))")
+	exec("CREATE USER imp")
+	exec("GRANT SELECT, INSERT, UPDATE, DELETE, ALTER ON imp.* TO imp")
+	udb, err := sql.Open("mysql", strings.Replace(dsn, "root@", "imp@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udb.Close()
+	imp := fmt.Sprintf("IMPORT INTO imp.p FROM '%s'", file)
+	if _, err := udb.Exec(imp); err == nil || !strings.Contains(err.Error(), "1045") {
+		t.Fatalf("IMPORT INTO without FILE: %v, want 1045", err)
+	}
+	exec("GRANT FILE ON *.* TO imp")
+	exec("REVOKE ALTER ON imp.* FROM imp")
+	if _, err := udb.Exec(imp); err == nil || !strings.Contains(err.Error(), "1142") {
+		t.Fatalf("IMPORT INTO without ALTER: %v, want 1142", err)
+	}
+	exec("GRANT ALTER ON imp.* TO imp")
+	if _, err := udb.Exec(imp); err != nil {
+		t.Fatalf("IMPORT INTO with FILE and the table's privileges: %v", err)
+	}
+	one("SELECT COUNT(*) FROM p", &count)
+	if count != n+1 {
+		t.Fatalf("%d rows imported by imp, want %d", count, n+1)
+	}
 }
 
 // TestImportIntoOnCluster: on the cluster's store IMPORT INTO is refused
