@@ -217,7 +217,7 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 				}
 				// The closing quote, if a terminator follows; otherwise
 				// data, as in MySQL.
-				if ok, err := lr.consume(f.LinesTerminated); ok || err != nil {
+				if ok, err := lr.consumeLineEnd(); ok || err != nil {
 					return true, err
 				}
 				if ok, err := lr.consume(f.FieldsTerminated); ok || err != nil {
@@ -228,7 +228,7 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 			raw++
 			continue
 		}
-		if ok, err := lr.at(c, f.LinesTerminated); ok || err != nil {
+		if ok, err := lr.lineEnd(c); ok || err != nil {
 			return true, err
 		}
 		if ok, err := lr.at(c, f.FieldsTerminated); ok || err != nil {
@@ -237,6 +237,32 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 		lr.buf = append(lr.buf, c)
 		raw++
 	}
+}
+
+// lineEnd reports whether c, the byte just read, and the input after it
+// end a line (LinesTerminated, or with AnyNewline also "\r\n" and "\r");
+// if so it consumes the rest of the terminator.
+func (lr *LoadReader) lineEnd(c byte) (bool, error) {
+	if !lr.f.AnyNewline || c != '\r' {
+		return lr.at(c, lr.f.LinesTerminated)
+	}
+	if next, err := lr.r.Peek(1); err == nil && next[0] == '\n' {
+		_, err = lr.r.Discard(1)
+		return true, err
+	}
+	return true, nil
+}
+
+// consumeLineEnd reports whether the input continues with a line's end,
+// and if so consumes it.
+func (lr *LoadReader) consumeLineEnd() (bool, error) {
+	if lr.f.AnyNewline {
+		if next, err := lr.r.Peek(1); err == nil && next[0] == '\r' {
+			lr.r.Discard(1)
+			return lr.lineEnd('\r')
+		}
+	}
+	return lr.consume(lr.f.LinesTerminated)
 }
 
 // ordinary appends to buf the buffered input up to the first byte that
@@ -258,7 +284,7 @@ func (lr *LoadReader) ordinary(quoted bool) (int, error) {
 		}
 	} else {
 		l, t := f.LinesTerminated[0], f.FieldsTerminated[0]
-		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != l && in[n] != t {
+		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != l && in[n] != t && (in[n] != '\r' || !f.AnyNewline) {
 			n++
 		}
 	}

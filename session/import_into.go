@@ -51,6 +51,9 @@ var importJobIDs atomic.Int64
 type importOptions struct {
 	load      *ast.LoadDataStmt // FIELDS, LINES, SKIP_ROWS, CHARACTER_SET
 	diskQuota int64             // bytes; 0: none
+	// anyNewline: no LINES_TERMINATED_BY, so "\n", "\r\n" and "\r" all
+	// end a line, as in TiDB.
+	anyNewline bool
 }
 
 func (s *Session) importIntoStmt(ctx context.Context, x *ast.ImportIntoStmt, a stmtArgs) (Result, error) {
@@ -92,6 +95,7 @@ func (s *Session) importIntoStmt(ctx context.Context, x *ast.ImportIntoStmt, a s
 	if err != nil {
 		return Result{}, err
 	}
+	p.Format.AnyNewline = opts.anyNewline
 	t := p.Insert.Table
 	start, end := tablecodec.TablePrefix(t.ID), tablecodec.TableEnd(t.ID)
 	created := time.Now()
@@ -228,8 +232,8 @@ func (s *Session) importFiles(path string) (paths []string, size int64, err erro
 }
 
 // importOptionsOf reads the WITH options: TiDB's names, their CSV
-// defaults (fields terminated by ',', enclosed by '"', escaped by '\'),
-// an error for an unknown one (8163), a bad value (8164), one given twice
+// defaults (fields terminated by ',', enclosed by '"', escaped by '\',
+// lines by "\n", "\r\n" or "\r"), an error for an unknown one (8163), a bad value (8164), one given twice
 // (8165), and one of TiDB's that Basalt does not implement (8166).
 func importOptionsOf(x *ast.ImportIntoStmt) (importOptions, error) {
 	comma, quote, backslash, newline := ",", `"`, `\`, "\n"
@@ -237,7 +241,7 @@ func importOptionsOf(x *ast.ImportIntoStmt) (importOptions, error) {
 		FieldsInfo: &ast.FieldsClause{Terminated: &comma, Enclosed: &quote, Escaped: &backslash},
 		LinesInfo:  &ast.LinesClause{Terminated: &newline},
 	}
-	o := importOptions{load: ld}
+	o := importOptions{load: ld, anyNewline: true}
 	seen := map[string]bool{}
 	for _, opt := range x.Options {
 		name := strings.ToLower(opt.Name)
@@ -277,7 +281,7 @@ func importOptionsOf(x *ast.ImportIntoStmt) (importOptions, error) {
 			if name == "fields_terminated_by" {
 				ld.FieldsInfo.Terminated = &v
 			} else {
-				ld.LinesInfo.Terminated = &v
+				ld.LinesInfo.Terminated, o.anyNewline = &v, false
 			}
 		case "fields_enclosed_by", "fields_escaped_by":
 			var v string

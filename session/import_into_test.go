@@ -157,6 +157,30 @@ func TestImportInto(t *testing.T) {
 	}
 	exec("ADMIN CHECK TABLE d")
 
+	// Without LINES_TERMINATED_BY, "\r\n" and "\r" end lines too, as in
+	// TiDB; with it, "\r" is data.
+	crlf := filepath.Join(dir, "crlf.csv")
+	if err := os.WriteFile(crlf, []byte("1,a\r\n2,\"b\"\r\n3,c\r4,d\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec("CREATE TABLE w (id INT PRIMARY KEY, c VARCHAR(5))")
+	exec(fmt.Sprintf("IMPORT INTO w FROM '%s'", crlf))
+	var cs string
+	one("SELECT GROUP_CONCAT(CONCAT(id, c, LENGTH(c)) ORDER BY id) FROM w", &cs)
+	if cs != "1a1,2b1,3c1,4d1" {
+		t.Fatalf("rows of a CRLF file: %q", cs)
+	}
+	crlf1 := filepath.Join(dir, "crlf1.csv")
+	if err := os.WriteFile(crlf1, []byte("1,a\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exec("CREATE TABLE w2 (id INT PRIMARY KEY, c VARBINARY(5))")
+	exec(fmt.Sprintf("IMPORT INTO w2 FROM '%s' WITH lines_terminated_by = '\\n'", crlf1))
+	one("SELECT HEX(c) FROM w2", &cs)
+	if cs != "610D" {
+		t.Fatalf("c of 'a\\r\\n' with lines terminated by '\\n': %q, want 610D", cs)
+	}
+
 	// Privileges, as TiDB's: FILE, and SELECT, INSERT, UPDATE, DELETE and
 	// ALTER on the table.
 	exec("CREATE TABLE p (id INT PRIMARY KEY, k INT NOT NULL, c CHAR(20) NOT NULL, pad VARCHAR(30))")
