@@ -53,6 +53,9 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	d.vars = vars
 	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
 	d.statsWatch = clustersync.Watch(d.sync.Client(), clustersync.StatsKey, d.reloadStats, nil)
+	if d.cfg.Topology.IP != "" {
+		d.topology = clustersync.StartTopology(d.sync.Client(), d.cfg.Topology, d.sync.Lease(), nil)
+	}
 	if st, ok := d.store.(gcworker.Storage); ok {
 		st = gcStorage{st, d}
 		host, _ := os.Hostname()
@@ -134,6 +137,9 @@ func (d *Driver) stopCluster() {
 	}
 	if d.statsWatch != nil {
 		d.statsWatch.Close()
+	}
+	if d.topology != nil {
+		d.topology.Close()
 	}
 }
 

@@ -63,6 +63,10 @@ type Config struct {
 	SlowQueryFile       string
 	SlowQueryMaxSize    int
 	SlowQueryMaxBackups int
+	// Topology describes this SQL node (its MySQL and status addresses,
+	// version, git hash, start time): on a cluster it is announced in
+	// PD's etcd for information_schema.CLUSTER_INFO (cluster_info.go).
+	Topology clustersync.TopologyInfo
 }
 
 // Driver opens sessions over one store.
@@ -81,7 +85,9 @@ type Driver struct {
 	aclWatch *clustersync.Watcher
 	// statsWatch reloads the statistics another node's ANALYZE stored.
 	statsWatch *clustersync.Watcher
-	gc         *gcworker.Worker
+	// topology announces the node in PD's etcd (CLUSTER_INFO).
+	topology *clustersync.Topology
+	gc       *gcworker.Worker
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
 	readsMu sync.Mutex
