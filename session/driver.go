@@ -87,6 +87,8 @@ type Driver struct {
 	statsWatch *clustersync.Watcher
 	// topology announces the node in PD's etcd (CLUSTER_INFO).
 	topology *clustersync.Topology
+	// bindWatch reloads the global bindings another node changed.
+	bindWatch *clustersync.Watcher
 	gc       *gcworker.Worker
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
@@ -114,6 +116,11 @@ type Driver struct {
 	slowLog *slowlog.Logger
 	summary *stmtsummary.Summary
 	brie    brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
+
+	// globalBinds are the global SQL plan bindings by digest, replaced
+	// whole on each load; bindsVer counts the loads (binding.go).
+	globalBinds atomic.Pointer[map[string]*bindRecord]
+	bindsVer    atomic.Uint64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
@@ -165,6 +172,9 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
+	}
+	if err := d.bootstrapBindings(context.Background()); err != nil {
+		return nil, fmt.Errorf("SQL plan bindings: %w", err)
 	}
 	if err := d.startCluster(context.Background()); err != nil {
 		return nil, err

@@ -20,6 +20,10 @@ type cachedPlan struct {
 	version int64
 	query   *planner.Query
 	dml     *dmlPlan
+	// binds is the session's bindsVersion the plan was built under, and
+	// fromBinding whether a binding's hints were used.
+	binds       uint64
+	fromBinding bool
 }
 
 // Stmt is a prepared statement (COM_STMT_PREPARE, PREPARE).

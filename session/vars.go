@@ -271,6 +271,9 @@ var sessionOnlyVars = map[string]expression.SysVarKind{
 	"identity":       expression.SysVarUint,
 	"warning_count":  expression.SysVarUint,
 	"error_count":    expression.SysVarUint,
+	// TiDB's: whether the previous statement was planned with a
+	// binding (binding.go).
+	"last_plan_from_binding": expression.SysVarInt,
 }
 
 // sysVarInfo describes @@name to the expression builder: its type
@@ -311,6 +314,8 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 		return types.NewUint(uint64(len(s.warnings))), nil
 	case "error_count":
 		return types.NewUint(0), nil
+	case "last_plan_from_binding":
+		return types.NewBool(s.binds.prev), nil
 	case "tidb_current_ts":
 		// TiDB's: the open transaction's start timestamp, 0 outside
 		// one. Asking starts a transaction BEGIN deferred.
