@@ -89,7 +89,7 @@ type Driver struct {
 	topology *clustersync.Topology
 	// bindWatch reloads the global bindings another node changed.
 	bindWatch *clustersync.Watcher
-	gc       *gcworker.Worker
+	gc        *gcworker.Worker
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
 	readsMu sync.Mutex
