@@ -143,7 +143,7 @@ func (s *Storage) timestamp() (uint64, error) {
 	bo := tikv.NewBackofferWithVars(ctx, transaction.TsoMaxBackoff, nil)
 	ts, err := s.store.GetTimestampWithRetry(bo, oracle.GlobalTxnScope)
 	if err != nil && ctx.Err() != nil {
-		return 0, kv.ErrPDTimeout
+		return 0, errTSOWait
 	}
 	return ts, mapErr(err)
 }
