@@ -258,6 +258,10 @@ var sysVars = map[string]sysVarDef{
 
 func init() {
 	sysVars["version"] = roVar(types.NewString(expression.Version))
+	// TiDB's: client-go's backoff budgets (20 s of sleeps for a read, 40 s
+	// for a prewrite) are multiplied by it; 0 means 2. Global only here:
+	// it sets the node's budgets (setGlobalLimit), not one session's.
+	sysVars["tidb_backoff_weight"] = uintVar(2).within(0, math.MaxInt32).global()
 	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
 	zone, _ := time.Now().Zone()
 	sysVars["system_time_zone"] = roVar(types.NewString(zone))
