@@ -25,7 +25,7 @@ import (
 // dead cluster, one of each weight, run at once.
 func TestStoresUnavailable(t *testing.T) {
 	if os.Getenv("BASALT_CHAOS") == "" {
-		t.Skip("a fault test: set BASALT_CHAOS=1 (make chaos)")
+		t.Skip("a fault test of 100 s: BASALT_CHAOS=1 go test -run TestStoresUnavailable ./store/tikv")
 	}
 	lvl := "fatal"
 	if v := os.Getenv("BASALT_TIKV_LOG"); v != "" {
