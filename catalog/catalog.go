@@ -33,6 +33,10 @@ type Catalog struct {
 
 	statsMu sync.RWMutex
 	stats   map[int64]*TableStats
+	// statsGen counts the changes to stats (SetStats, a reload that took
+	// newer statistics): the plan cache keeps a plan only while it stays
+	// the same, as TiDB's tidb_plan_cache_invalidation_on_fresh_stats.
+	statsGen atomic.Uint64
 }
 
 // Cluster is what a catalog shared by several SQL nodes needs of them
@@ -187,6 +191,7 @@ func (c *Catalog) swap(is *InfoSchema, stats map[int64]*TableStats) *InfoSchema 
 			}
 		}
 		c.stats = stats
+		c.statsGen.Add(1)
 		c.statsMu.Unlock()
 	}
 	c.is.Store(is)
@@ -444,6 +449,7 @@ func (c *Catalog) ReloadStats(ctx context.Context) error {
 	for id, st := range loaded {
 		if cur := c.stats[id]; cur == nil || st.Version > cur.Version {
 			c.stats[id] = st
+			c.statsGen.Add(1)
 		}
 	}
 	return nil
@@ -464,6 +470,11 @@ func (c *Catalog) SetStats(ctx context.Context, tableID int64, st *TableStats) e
 	}
 	c.statsMu.Lock()
 	c.stats[tableID] = st
+	c.statsGen.Add(1)
 	c.statsMu.Unlock()
 	return nil
 }
+
+// StatsGeneration changes whenever the statistics of any table held here
+// change.
+func (c *Catalog) StatsGeneration() uint64 { return c.statsGen.Load() }

@@ -101,7 +101,8 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		return Result{}, err
 	}
 	var p *dmlPlan
-	if cached != nil && cached.dml != nil && cached.version == is.Version && cached.binds == s.bindsVersion() {
+	stats := s.d.catalog.StatsGeneration()
+	if cached != nil && cached.dml != nil && cached.usable(s, is) {
 		p = cached.dml
 		s.obs.fromCache = true
 		s.binds.used = cached.fromBinding
@@ -116,7 +117,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 			return Result{}, err
 		}
 		if cached != nil {
-			cached.dml, cached.version = p, is.Version
+			cached.dml, cached.version, cached.stats = p, is.Version, stats
 			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
 		}
 	}

@@ -63,7 +63,8 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		}
 	}()
 	var q *planner.Query
-	if cached != nil && cached.query != nil && cached.version == is.Version && cached.binds == s.bindsVersion() {
+	stats := s.d.catalog.StatsGeneration()
+	if cached != nil && cached.query != nil && cached.usable(s, is) {
 		q = cached.query
 		s.obs.fromCache = true
 		s.binds.used = cached.fromBinding
@@ -82,7 +83,7 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 			return Result{}, err
 		}
 		if cached != nil {
-			cached.query, cached.version = q, is.Version
+			cached.query, cached.version, cached.stats = q, is.Version, stats
 			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
 		}
 	}

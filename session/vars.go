@@ -254,6 +254,11 @@ var sysVars = map[string]sysVarDef{
 	"tidb_enable_collect_execution_info":            boolVar(true).global(),
 	"tidb_use_plan_baselines":                       boolVar(true),
 	"tidb_txn_assertion_level":                      enumVar("FAST", "OFF", "FAST", "STRICT"),
+
+	// The plan cache (prepare.go): off, new statistics leave cached plans
+	// alone; last_plan_from_cache tells of the statement before.
+	"tidb_plan_cache_invalidation_on_fresh_stats": boolVar(true),
+	"last_plan_from_cache":                        roVar(types.NewInt(0)), // see sysVar
 }
 
 func init() {
@@ -320,6 +325,11 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 		return types.NewUint(0), nil
 	case "last_plan_from_binding":
 		return types.NewBool(s.binds.prev), nil
+	case "last_plan_from_cache":
+		if s.obs.prevFromCache {
+			return types.NewInt(1), nil
+		}
+		return types.NewInt(0), nil
 	case "tidb_current_ts":
 		// TiDB's: the open transaction's start timestamp, 0 outside
 		// one. Asking starts a transaction BEGIN deferred.
