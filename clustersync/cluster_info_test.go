@@ -88,3 +88,20 @@ func clusterInfoAcrossNodes(t *testing.T, c *testkit.Cluster, a, b *testkit.Serv
 		t.Fatalf("the killed node left CLUSTER_INFO after %v: before its lease could expire, so not by it", d)
 	}
 }
+
+// TestClusterInfoEmbedded: the binary on its embedded store lists itself
+// alone, as a tidb node with its MySQL and status addresses.
+func TestClusterInfoEmbedded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the binary")
+	}
+	s := testkit.StartBasalt(t, testkit.BasaltOptions{})
+	got, err := clusterInfo(t, s.OpenDB(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{fmt.Sprintf("tidb 127.0.0.1:%d %s dev", s.Port(), s.StatusAddr())}
+	if !slices.Equal(got, want) {
+		t.Fatalf("CLUSTER_INFO on the embedded store:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
