@@ -20,6 +20,7 @@ import (
 //	CREATE [GLOBAL | SESSION] BINDING FOR <stmt> USING <stmt with hints>
 //	DROP [GLOBAL | SESSION] BINDING FOR <stmt> | FOR SQL DIGEST 'd', ...
 //	SHOW [GLOBAL | SESSION] BINDINGS [WHERE ...]
+//	SET BINDING ENABLED | DISABLED FOR <stmt> | FOR SQL DIGEST 'd'  (global ones)
 //
 // SESSION is the default scope. A session's bindings live in the session;
 // global ones in mysql.bind_info (TiDB's table), which every SQL node
@@ -93,10 +94,15 @@ func (s *Session) bindingFor(st ast.StmtNode) *bindRecord {
 		return b
 	}
 	if global != nil {
-		return (*global)[digest]
+		if b := (*global)[digest]; b != nil && b.enabled() {
+			return b
+		}
 	}
 	return nil
 }
+
+// enabled: the binding is used (TiDB's older spelling is "using").
+func (r *bindRecord) enabled() bool { return r.status == "enabled" || r.status == "using" }
 
 // withBinding runs plan with the hints of st's binding in place of its
 // own, if it has one, and again without them if they fail.
@@ -191,6 +197,37 @@ func (s *Session) dropBindingStmt(ctx context.Context, x *ast.DropBindingStmt, _
 	return Result{}, s.d.afterBindChange(ctx)
 }
 
+// setBindingStmt runs SET BINDING ENABLED | DISABLED, which TiDB applies
+// to global bindings only. With none to change (none, or already in that
+// status), TiDB's warning.
+func (s *Session) setBindingStmt(ctx context.Context, x *ast.SetBindingStmt, _ stmtArgs) (Result, error) {
+	digest := x.SQLDigest
+	if x.OriginNode != nil {
+		_, digest = bindinfo.Normalize(x.OriginNode, s.db)
+	}
+	status := "enabled"
+	if x.BindingStatusType == ast.BindingStatusTypeDisabled {
+		status = "disabled"
+	}
+	var found *bindRecord
+	if g := s.d.globalBinds.Load(); g != nil {
+		found = (*g)[digest]
+	}
+	if found == nil || found.status == status {
+		// TiDB's: a status changes from enabled to disabled or back.
+		s.warn(errno.ErUnknown, "There are no bindings can be set the status. Please check the SQL text")
+		return Result{}, nil
+	}
+	is := s.d.internalSession()
+	defer is.Close()
+	err := is.execWrite(ctx, fmt.Sprintf("UPDATE mysql.bind_info SET status = %s, update_time = %s WHERE sql_digest = %s",
+		quoteString(status), quoteString(time.Now().Format(bindTimeFormat)), quoteString(digest)))
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{}, s.d.afterBindChange(ctx)
+}
+
 // showBindings is SHOW [GLOBAL|SESSION] BINDINGS: TiDB's columns, the
 // latest update first.
 func (s *Session) showBindings(ctx context.Context, x *ast.ShowStmt) (Result, error) {
@@ -254,7 +291,7 @@ func (d *Driver) loadBindings(ctx context.Context) error {
 	for _, row := range rows {
 		r := &bindRecord{original: row[0], bindSQL: row[1], db: row[2], status: row[3],
 			charset: row[6], collation: row[7], source: row[8], digest: row[9]}
-		if r.status != "enabled" && r.status != "using" {
+		if r.status == "deleted" {
 			continue
 		}
 		r.created, _ = time.ParseInLocation(bindTimeFormat, row[4], time.Local)

@@ -91,6 +91,7 @@ func init() {
 	// SQL plan bindings (binding.go).
 	on(metrics.StmtOther, (*Session).createBindingStmt)
 	on(metrics.StmtOther, (*Session).dropBindingStmt)
+	on(metrics.StmtOther, (*Session).setBindingStmt)
 
 	// BACKUP and RESTORE (brie_stmt.go).
 	on(metrics.StmtOther, (*Session).brieStmt)
