@@ -1,0 +1,413 @@
+// Package ddljob is a cluster's DDL job queue and DDL owner, as TiDB's:
+// the SQL node that receives a schema-change statement queues it as a job
+// in KV (catalog.Job) and waits for it to end; one SQL node, elected
+// through PD's etcd, is the DDL owner and runs the jobs one at a time, in
+// the order they were queued, through the node's own statement code
+// (Config.Run). It is used in cluster mode only; an embedded store has
+// one node, which runs its statements itself.
+//
+// Keys in etcd:
+//
+//	/tidb/ddl/fg/owner     the election (TiDB's key), under the owner's lease
+//	/basalt/ddl/job_notify written when a job is queued or ends: the owner
+//	                       and the waiting nodes watch it (and poll KV, so
+//	                       that a lost notification costs a poll)
+//
+// The invariants:
+//   - The owner runs a job while holding the cluster's schema-change
+//     lock (catalog.LockDDL), for the whole job; the statement's own
+//     LockDDL under the job's context takes nothing (catalog.WithLockHeld).
+//     So a job found "running" by an owner that holds the lock was left by
+//     a runner that lost the lock: it died, or its lease expired.
+//   - Every schema step of a job rewrites the job's record in the step's
+//     own transaction (catalog.WithStepHook): the record says what the
+//     stored schema reached.
+//   - A job left running is recovered before any other runs: what its
+//     steps left not public is taken away (Config.Recover, ddl's
+//     RecoverSchema), and the job either runs again (it had committed no
+//     step, or it is a drop whose object is still there) or ends, as
+//     "synced" (a drop the recovery finished) or "rollback done" with
+//     TiDB's 8214 (an addition or a change the recovery took back).
+//
+// All methods are safe for concurrent use.
+package ddljob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/basalt-db/basalt/catalog"
+	"github.com/basalt-db/basalt/kv"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// The keys in etcd (see the package comment).
+const (
+	OwnerKey  = "/tidb/ddl/fg/owner"
+	NotifyKey = "/basalt/ddl/job_notify"
+)
+
+// pollInterval is how often the owner and the waiting nodes read the
+// queue without a notification.
+const pollInterval = 250 * time.Millisecond
+
+// Config configures an Owner.
+type Config struct {
+	Client  *clientv3.Client // PD's etcd
+	ID      string           // this node's name in etcd (schemasync's)
+	TTL     time.Duration    // the owner's lease: how soon another node takes over
+	Store   kv.Storage
+	Catalog *catalog.Catalog
+	// Run runs job j's statement and records its outcome in j (RowCount,
+	// Info, Warnings, Error). ctx carries the held lock and the step
+	// hook.
+	Run func(ctx context.Context, j *catalog.Job)
+	// Recover takes away what an interrupted job left (see the package
+	// comment) under ctx, which carries the held lock.
+	Recover func(ctx context.Context, j *catalog.Job) error
+	// Exists reports whether the object a drop job j drops is still in the
+	// schema.
+	Exists func(j *catalog.Job) bool
+	Logger *slog.Logger
+}
+
+// Owner is one SQL node's part in the DDL job queue: its campaign for
+// ownership, the running of jobs while it is the owner, and Submit.
+type Owner struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	owner bool
+}
+
+// Start starts the node's campaign; Close stops it.
+func Start(cfg Config) *Owner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.TTL < 2*time.Second {
+		cfg.TTL = 2 * time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &Owner{cfg: cfg, ctx: ctx, cancel: cancel}
+	o.wg.Add(1)
+	go o.loop()
+	return o
+}
+
+// Close stops the campaign, once the job running here (if any) ended; the
+// lease is revoked, so that another node takes over at once.
+func (o *Owner) Close() {
+	o.cancel()
+	o.wg.Wait()
+}
+
+// IsOwner reports whether this node is the DDL owner now.
+func (o *Owner) IsOwner() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.owner
+}
+
+func (o *Owner) setOwner(b bool) {
+	o.mu.Lock()
+	o.owner = b
+	o.mu.Unlock()
+}
+
+// loop keeps one etcd session at a time with the campaign under it (as
+// gcworker's), and starts over when the session is lost.
+func (o *Owner) loop() {
+	defer o.wg.Done()
+	for o.ctx.Err() == nil {
+		sess, err := concurrency.NewSession(o.cfg.Client, concurrency.WithTTL(int(o.cfg.TTL/time.Second)),
+			concurrency.WithContext(o.ctx))
+		if err != nil {
+			o.cfg.Logger.Warn("ddljob: cannot open an etcd session", "err", err)
+			o.sleep(time.Second)
+			continue
+		}
+		ctx, cancel := context.WithCancel(o.ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); o.campaign(ctx, sess) }()
+		select {
+		case <-o.ctx.Done():
+		case <-sess.Done():
+			o.cfg.Logger.Warn("ddljob: etcd session lost", "node", o.cfg.ID)
+		case <-done:
+		}
+		cancel()
+		<-done
+		o.setOwner(false)
+		_ = sess.Close()
+	}
+}
+
+func (o *Owner) sleep(d time.Duration) {
+	select {
+	case <-o.ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// campaign waits to become the owner, then runs the queue until ctx ends.
+func (o *Owner) campaign(ctx context.Context, sess *concurrency.Session) {
+	e := concurrency.NewElection(sess, OwnerKey)
+	if err := e.Campaign(ctx, o.cfg.ID); err != nil {
+		if ctx.Err() == nil {
+			o.cfg.Logger.Warn("ddljob: DDL owner campaign failed", "err", err)
+			o.sleep(time.Second)
+		}
+		return
+	}
+	o.setOwner(true)
+	o.cfg.Logger.Info("ddljob: this node is the DDL owner", "node", o.cfg.ID)
+	watch := o.cfg.Client.Watch(ctx, NotifyKey)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		if err := o.runQueue(ctx); err != nil && ctx.Err() == nil {
+			o.cfg.Logger.Warn("ddljob: running the DDL job queue", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case _, ok := <-watch:
+			if !ok {
+				watch = o.cfg.Client.Watch(ctx, NotifyKey)
+			}
+		}
+	}
+}
+
+// runQueue runs the queued jobs, oldest first, until none is left or ctx
+// ends (the node is no longer the owner).
+func (o *Owner) runQueue(ctx context.Context) error {
+	for ctx.Err() == nil {
+		more, err := o.runOne(ctx)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOne runs the oldest queued job under the schema-change lock, or
+// recovers it if its runner died; it returns false if the queue is
+// empty.
+func (o *Owner) runOne(ctx context.Context) (bool, error) {
+	jobs, err := o.queue()
+	if err != nil || len(jobs) == 0 {
+		return false, err
+	}
+	unlock, err := o.cfg.Catalog.LockDDL(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	// Read again under the lock: a runner that held it until now is done.
+	if jobs, err = o.queue(); err != nil || len(jobs) == 0 {
+		return false, err
+	}
+	j := jobs[0]
+	// The job runs to its end even if this node stops being the owner
+	// meanwhile: it holds the lock, and a step of a runner that lost it
+	// fails on the stored schema version.
+	jctx := catalog.WithLockHeld(context.WithoutCancel(ctx))
+	if j.State == catalog.JobRunning {
+		return true, o.recoverJob(jctx, j)
+	}
+	j.State, j.Runner, j.StartTime = catalog.JobRunning, o.cfg.ID, time.Now()
+	if err := o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) }); err != nil {
+		return false, err
+	}
+	o.cfg.Logger.Info("ddljob: running DDL job", "job", j.ID, "query", j.Query)
+	o.cfg.Run(catalog.WithStepHook(jctx, o.stepHook(j)), j)
+	switch {
+	case j.Error == nil:
+		j.State = catalog.JobSynced
+	case j.SchemaState == "":
+		j.State = catalog.JobCancelled // it changed nothing
+	default:
+		j.State = catalog.JobRollbackDone
+	}
+	return true, o.finish(jctx, j)
+}
+
+// recoverJob takes away what job j, which a runner that died left
+// running, left in the schema, and ends it or queues it again.
+func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
+	o.cfg.Logger.Warn("ddljob: recovering a DDL job whose runner left", "job", j.ID, "runner", j.Runner,
+		"schema_state", j.SchemaState, "query", j.Query)
+	if err := o.cfg.Recover(ctx, j); err != nil {
+		return fmt.Errorf("ddljob: recovering job %d: %w", j.ID, err)
+	}
+	j.Recovered = true
+	again := j.SchemaState == ""
+	if isDrop(j.Type) {
+		again = o.cfg.Exists(j)
+	}
+	if again {
+		j.State, j.Runner, j.StartTime = catalog.JobQueueing, "", time.Time{}
+		return o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) })
+	}
+	if isDrop(j.Type) {
+		j.State = catalog.JobSynced
+	} else {
+		j.State = catalog.JobRollbackDone
+		j.Error = &catalog.JobError{Code: ErrCancelledDDLJob, State: "HY000",
+			Msg: "Cancelled DDL job: the SQL node running it left the cluster, and what it had changed was taken back"}
+	}
+	j.SchemaState = "none"
+	return o.finish(ctx, j)
+}
+
+// ErrCancelledDDLJob is TiDB's error code for a cancelled DDL job.
+const ErrCancelledDDLJob = 8214
+
+func isDrop(typ string) bool {
+	switch typ {
+	case "drop table", "drop schema", "drop index", "drop column", "drop primary key", "truncate table":
+		return true
+	}
+	return false
+}
+
+// finish moves j to the history and tells the waiting nodes.
+func (o *Owner) finish(ctx context.Context, j *catalog.Job) error {
+	j.EndTime = time.Now()
+	if err := o.update(ctx, func(m *catalog.Meta) error { return m.FinishJob(j) }); err != nil {
+		return err
+	}
+	o.notify(ctx)
+	o.cfg.Logger.Info("ddljob: DDL job ended", "job", j.ID, "state", j.State)
+	return nil
+}
+
+func (o *Owner) notify(ctx context.Context) {
+	nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := o.cfg.Client.Put(nctx, NotifyKey, time.Now().Format(time.RFC3339Nano)); err != nil {
+		o.cfg.Logger.Warn("ddljob: cannot notify (others poll)", "err", err)
+	}
+}
+
+// update runs fn in a transaction of its own, again after a write
+// conflict.
+func (o *Owner) update(ctx context.Context, fn func(m *catalog.Meta) error) error {
+	for attempt := 0; ; attempt++ {
+		txn, err := o.cfg.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		if err != nil {
+			return err
+		}
+		if err = fn(catalog.NewMeta(txn)); err == nil {
+			err = txn.Commit(ctx)
+		} else {
+			txn.Rollback()
+		}
+		if err == nil || attempt >= 20 || !errors.Is(err, kv.ErrWriteConflict) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
+}
+
+// queue reads the queued and running jobs, oldest first.
+func (o *Owner) queue() ([]*catalog.Job, error) {
+	return Queue(o.cfg.Store)
+}
+
+// Queue reads the queued and running jobs of store, oldest first.
+func Queue(store kv.Storage) ([]*catalog.Job, error) {
+	txn, err := store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Rollback()
+	return catalog.NewMeta(txn).Jobs()
+}
+
+// History reads the last n ended jobs of store, newest first.
+func History(store kv.Storage, n int) ([]*catalog.Job, error) {
+	txn, err := store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Rollback()
+	return catalog.NewMeta(txn).History(n)
+}
+
+// Submit queues job j and waits until it ended; it returns the ended job
+// (its State, Error, Warnings, RowCount). If ctx ends first, the job goes
+// on without its client, as TiDB's.
+func (o *Owner) Submit(ctx context.Context, j *catalog.Job) (*catalog.Job, error) {
+	j.State, j.CreateTime = catalog.JobQueueing, time.Now()
+	err := o.update(ctx, func(m *catalog.Meta) error {
+		id, err := m.NewJobID()
+		if err != nil {
+			return err
+		}
+		j.ID = id
+		return m.PutJob(j)
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watch := o.cfg.Client.Watch(wctx, NotifyKey)
+	o.notify(ctx)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		done, err := o.job(j.ID)
+		if err != nil {
+			return nil, err
+		}
+		if done != nil && done.Done() {
+			return done, nil
+		}
+		if done == nil {
+			return nil, fmt.Errorf("ddljob: job %d is gone", j.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		case _, ok := <-watch:
+			if !ok {
+				watch = o.cfg.Client.Watch(wctx, NotifyKey)
+			}
+		}
+	}
+}
+
+func (o *Owner) job(id int64) (*catalog.Job, error) {
+	txn, err := o.cfg.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, err
+	}
+	defer txn.Rollback()
+	return catalog.NewMeta(txn).Job(id)
+}
+
+// OwnerID is the node that is the DDL owner now, "" if none is.
+func (o *Owner) OwnerID(ctx context.Context) (string, error) {
+	resp, err := o.cfg.Client.Get(ctx, OwnerKey+"/", clientv3.WithFirstCreate()...)
+	if err != nil {
+		return "", err
+	}
+	if len(resp.Kvs) == 0 {
+		return "", nil
+	}
+	return string(resp.Kvs[0].Value), nil
+}
