@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -84,6 +85,9 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	// From here on, writers maintain the index. Rows written by
 	// transactions that started earlier were waited out (change); now
 	// they are backfilled.
+	if backfillDelay > 0 {
+		time.Sleep(backfillDelay) // a test's switch (testfault.go)
+	}
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	ix := findIndexByID(t, indexID)
 	if err := d.backfill(ctx, t, ix); err != nil {
