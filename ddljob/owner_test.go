@@ -265,9 +265,11 @@ func TestStepRecord(t *testing.T) {
 	if done.State != catalog.JobRollbackDone || done.Error == nil || done.Error.Code != 1062 {
 		t.Errorf("job failing after a step ended %q, %+v; want rollback done, 1062", done.State, done.Error)
 	}
+	e.mu.Lock()
 	e.run = func(ctx context.Context, j *catalog.Job) {
 		j.Error = &catalog.JobError{Code: 1050, Msg: "Table 't1' already exists"}
 	}
+	e.mu.Unlock()
 	if done, err = o.Submit(context.Background(), &catalog.Job{Type: "create table", Query: "x"}); err != nil {
 		t.Fatal(err)
 	}
