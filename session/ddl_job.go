@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -186,7 +187,10 @@ func (d *Driver) runJob(ctx context.Context, j *catalog.Job) {
 	s := d.internalSession()
 	defer s.Close()
 	fail := func(err error) {
-		me := mapError(err, d.catalog.InfoSchema()).(*errno.Error)
+		var me *errno.Error
+		if !errors.As(mapError(err, d.catalog.InfoSchema()), &me) {
+			me = errno.New(errno.ErUnknown, "%v", err)
+		}
 		j.Error = &catalog.JobError{Code: me.Code, State: me.SQLState(), Msg: me.Msg}
 	}
 	s.db = j.CurrentDB
