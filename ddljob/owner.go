@@ -24,10 +24,10 @@
 //     stored schema reached.
 //   - A job left running is recovered before any other runs: what its
 //     steps left not public is taken away (Config.Recover, ddl's
-//     RecoverSchema), and the job either runs again (it had committed no
-//     step, or it is a drop whose object is still there) or ends, as
-//     "synced" (a drop the recovery finished) or "rollback done" with
-//     TiDB's 8214 (an addition or a change the recovery took back).
+//     RecoverSchema), and the job either runs again, once at most (it had
+//     committed no step, or it is a drop whose object is still there) or
+//     ends, as "synced" (a drop the recovery finished) or "rollback done"
+//     with TiDB's 8214 (an addition or a change the recovery took back).
 //
 // All methods are safe for concurrent use.
 package ddljob
@@ -251,16 +251,19 @@ func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
 	if err := o.cfg.Recover(ctx, j); err != nil {
 		return fmt.Errorf("ddljob: recovering job %d: %w", j.ID, err)
 	}
-	j.Recovered = true
 	again := j.SchemaState == ""
 	if isDrop(j.Type) {
 		again = o.cfg.Exists(j)
 	}
+	// Once only: a job whose run kills its runner must not take every
+	// owner down in turn.
+	again = again && !j.Recovered
+	j.Recovered = true
 	if again {
 		j.State, j.Runner, j.StartTime = catalog.JobQueueing, "", time.Time{}
 		return o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) })
 	}
-	if isDrop(j.Type) {
+	if isDrop(j.Type) && !o.cfg.Exists(j) {
 		j.State = catalog.JobSynced
 	} else {
 		j.State = catalog.JobRollbackDone

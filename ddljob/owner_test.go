@@ -207,9 +207,22 @@ func TestRecoverInterrupted(t *testing.T) {
 		t.Errorf("interrupted DROP TABLE ended %q, want synced", got.State)
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if len(e.ran) != 2 || e.ran[1] != still.ID {
 		t.Errorf("ran %v, want job %d run again", e.ran, still.ID)
+	}
+	e.mu.Unlock()
+
+	// Again once at most: a job that was recovered before and found
+	// running again (its run killed its runner) ends.
+	twice := &catalog.Job{Type: "add column", State: catalog.JobRunning, Runner: "dead", Recovered: true}
+	putJob(t, e.store, twice)
+	if got = waitEnded(t, e.store, twice.ID); got.State != catalog.JobRollbackDone || got.Error == nil || got.Error.Code != ddljob.ErrCancelledDDLJob {
+		t.Errorf("job interrupted twice ended %q, %+v; want rollback done, 8214", got.State, got.Error)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.ran) != 2 {
+		t.Errorf("ran %v: the job interrupted twice ran a third time", e.ran)
 	}
 }
 

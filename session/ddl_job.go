@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -12,6 +13,7 @@ import (
 	"github.com/basalt-db/basalt/ddljob"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/types"
+	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -186,6 +188,14 @@ func alterType(spec *ast.AlterTableSpec) string {
 func (d *Driver) runJob(ctx context.Context, j *catalog.Job) {
 	s := d.internalSession()
 	defer s.Close()
+	defer func() {
+		// A bug in a handler fails the job, not the owner (which every
+		// other node would then inherit, with the job).
+		if r := recover(); r != nil {
+			slog.Error("ddljob: DDL job panicked", "job", j.ID, "query", j.Query, "panic", r, "stack", string(debug.Stack()))
+			j.Error = &catalog.JobError{Code: errno.ErUnknown, State: "HY000", Msg: fmt.Sprintf("internal error running the DDL job: %v", r)}
+		}
+	}()
 	fail := func(err error) {
 		var me *errno.Error
 		if !errors.As(mapError(err, d.catalog.InfoSchema()), &me) {
@@ -237,7 +247,7 @@ func (d *Driver) recoverJob(ctx context.Context, j *catalog.Job) error {
 // the owner's Config.Exists.
 func (d *Driver) jobTargetExists(j *catalog.Job) bool {
 	is := d.catalog.InfoSchema()
-	stmts, _, err := d.internalSession().parser.ParseSQL(j.Query)
+	stmts, _, err := parser.New().ParseSQL(j.Query)
 	if err != nil || len(stmts) != 1 {
 		return false
 	}
