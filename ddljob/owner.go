@@ -21,7 +21,10 @@
 //     a runner that lost the lock: it died, or its lease expired.
 //   - Every schema step of a job rewrites the job's record in the step's
 //     own transaction (catalog.WithStepHook): the record says what the
-//     stored schema reached.
+//     stored schema reached. The step also checks that the record still
+//     names its runner, and an owner that takes a job over names itself
+//     first: a runner that was only cut off (its lease expired, it came
+//     back) commits no more steps of a job another owner took over.
 //   - A job left running is recovered before any other runs: what its
 //     steps left not public is taken away (Config.Recover, ddl's
 //     RecoverSchema), and the job either runs again, once at most (it had
@@ -232,6 +235,13 @@ func (o *Owner) runOne(ctx context.Context) (bool, error) {
 	}
 	o.cfg.Logger.Info("ddljob: running DDL job", "job", j.ID, "query", j.Query)
 	o.cfg.Run(catalog.WithStepHook(jctx, o.stepHook(j)), j)
+	if cur, err := o.job(j.ID); err != nil {
+		return false, err
+	} else if cur == nil || cur.Runner != j.Runner || cur.State != catalog.JobRunning {
+		// Taken over meanwhile: the new owner ends it.
+		o.cfg.Logger.Warn("ddljob: DDL job taken over by another owner", "job", j.ID)
+		return true, nil
+	}
 	switch {
 	case j.Error == nil:
 		j.State = catalog.JobSynced
@@ -248,6 +258,12 @@ func (o *Owner) runOne(ctx context.Context) (bool, error) {
 func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
 	o.cfg.Logger.Warn("ddljob: recovering a DDL job whose runner left", "job", j.ID, "runner", j.Runner,
 		"schema_state", j.SchemaState, "query", j.Query)
+	// Claim it first: a runner that is not dead after all, only cut off,
+	// commits no more steps of it (stepHook's fence).
+	j.Runner = o.cfg.ID
+	if err := o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) }); err != nil {
+		return err
+	}
 	if err := o.cfg.Recover(ctx, j); err != nil {
 		return fmt.Errorf("ddljob: recovering job %d: %w", j.ID, err)
 	}

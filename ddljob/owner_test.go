@@ -2,6 +2,7 @@ package ddljob_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -288,5 +289,47 @@ func TestStepRecord(t *testing.T) {
 	}
 	if done.State != catalog.JobCancelled || done.SchemaState != "" {
 		t.Errorf("job failing before any step ended %q (%q); want cancelled", done.State, done.SchemaState)
+	}
+}
+
+// TestFence: a runner whose job another owner took over (it was cut off
+// and came back) commits no more steps of it.
+func TestFence(t *testing.T) {
+	e := newEnv(t)
+	stepErr := make(chan error, 1)
+	e.mu.Lock()
+	e.run = func(ctx context.Context, j *catalog.Job) {
+		if j.Recovered {
+			return
+		}
+		// Another owner claims the job, as recoverJob does.
+		txn, _ := e.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+		cur, _ := catalog.NewMeta(txn).Job(j.ID)
+		cur.Runner = "other"
+		if err := catalog.NewMeta(txn).PutJob(cur); err != nil {
+			t.Error(err)
+		}
+		if err := txn.Commit(ctx); err != nil {
+			t.Error(err)
+		}
+		stepErr <- e.cat.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error { return nil })
+	}
+	e.mu.Unlock()
+	v := e.cat.InfoSchema().Version
+	o := e.start(t, "n1")
+	done, err := o.Submit(context.Background(), &catalog.Job{Type: "add column", Query: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-stepErr; !errors.Is(err, ddljob.ErrTakenOver) {
+		t.Errorf("a step of a job taken over: %v, want ErrTakenOver", err)
+	}
+	if got := e.cat.InfoSchema().Version; got != v {
+		t.Errorf("schema version %d after the fenced step, want %d", got, v)
+	}
+	// The owner found it running by "other", recovered it and ran it
+	// again (it had committed no step).
+	if !done.Recovered || done.State != catalog.JobSynced {
+		t.Errorf("job ended %q, recovered %v", done.State, done.Recovered)
 	}
 }

@@ -1,10 +1,15 @@
 package ddljob
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
 )
+
+// ErrTakenOver fails a step of a job that another owner took over.
+var ErrTakenOver = errors.New("ddljob: the DDL job was taken over by another owner")
 
 // stepHook returns the hook that rewrites job j's record in each schema
 // step's transaction: the schema state the step reached, the table and
@@ -12,6 +17,16 @@ import (
 // recovery deletes again).
 func (o *Owner) stepHook(j *catalog.Job) catalog.StepHook {
 	return func(m *catalog.Meta, base, is *catalog.InfoSchema) error {
+		// The fence: a runner whose job another owner took over (it lost
+		// the lock, and came back) commits no more steps of it. The read
+		// and the write of the record make a concurrent takeover conflict.
+		cur, err := m.Job(j.ID)
+		if err != nil {
+			return err
+		}
+		if cur == nil || cur.State != catalog.JobRunning || cur.Runner != j.Runner {
+			return fmt.Errorf("%w: job %d", ErrTakenOver, j.ID)
+		}
 		for _, db := range base.DBs() {
 			for _, t := range base.Tables(db.Name) {
 				nt := is.TableByID(t.ID)
