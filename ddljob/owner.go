@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -333,10 +334,15 @@ func (o *Owner) update(ctx context.Context, fn func(m *catalog.Meta) error) erro
 		} else {
 			txn.Rollback()
 		}
-		if err == nil || attempt >= 20 || !errors.Is(err, kv.ErrWriteConflict) {
+		if err == nil || attempt >= 100 || !errors.Is(err, kv.ErrWriteConflict) {
 			return err
 		}
-		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+		// Many sessions queueing at once conflict on the job id counter.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(10*min(attempt+1, 10))) * time.Millisecond):
+		}
 	}
 }
 
