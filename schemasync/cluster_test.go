@@ -270,9 +270,15 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 		t.Errorf("B counts %d rows through ik, %d in the table", viaIndex, viaRows)
 	}
 
+	// A failing change fails on A with the error the owner met, and
+	// ends "cancelled".
+	if _, err := dbA.Exec("CREATE TABLE t (x INT)"); errCode(err) != 1050 {
+		t.Errorf("CREATE TABLE t again on A: %v, want error 1050", err)
+	}
 	// B lists A's schema changes as DDL jobs, newest first, as TiDB
 	// does.
 	want := []string{
+		"create table test.t none cancelled",
 		"drop table test.td none synced",
 		"modify column test.t public synced",
 		"drop column test.t public synced",
