@@ -31,6 +31,8 @@
 //     committed no step, or it is a drop whose object is still there) or
 //     ends, as "synced" (a drop the recovery finished) or "rollback done"
 //     with TiDB's 8214 (an addition or a change the recovery took back).
+//     A job that failed is recovered the same way before it ends, in case
+//     its own undo failed too: no job leaves a non-public object behind.
 //
 // All methods are safe for concurrent use.
 package ddljob
@@ -107,11 +109,19 @@ func Start(cfg Config) *Owner {
 	return o
 }
 
-// Close stops the campaign, once the job running here (if any) ended; the
-// lease is revoked, so that another node takes over at once.
+// Close stops the campaign; the lease is revoked, so that another node
+// takes over at once. It waits for the job running here, if any, to end,
+// for at most a lease: a job still running then is left to the next
+// owner, which recovers it as the job of a runner that died.
 func (o *Owner) Close() {
 	o.cancel()
-	o.wg.Wait()
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(o.cfg.TTL):
+		o.cfg.Logger.Warn("ddljob: closing with a DDL job still running; the next DDL owner recovers it", "node", o.cfg.ID)
+	}
 }
 
 // IsOwner reports whether this node is the DDL owner now.
@@ -242,6 +252,14 @@ func (o *Owner) runOne(ctx context.Context) (bool, error) {
 		// Taken over meanwhile: the new owner ends it.
 		o.cfg.Logger.Warn("ddljob: DDL job taken over by another owner", "job", j.ID)
 		return true, nil
+	}
+	if j.Error != nil {
+		// A failed change takes itself back, but its own undo may have
+		// failed too: nothing it left may outlive the job.
+		if err := o.cfg.Recover(jctx, j); err != nil {
+			// Left running: the next round recovers it as interrupted.
+			return false, fmt.Errorf("ddljob: taking back what failed job %d left: %w", j.ID, err)
+		}
 	}
 	switch {
 	case j.Error == nil:

@@ -279,6 +279,13 @@ func TestStepRecord(t *testing.T) {
 	if done.State != catalog.JobRollbackDone || done.Error == nil || done.Error.Code != 1062 {
 		t.Errorf("job failing after a step ended %q, %+v; want rollback done, 1062", done.State, done.Error)
 	}
+	// What a failed job left (had its own undo failed) is taken away
+	// before it ends.
+	e.mu.Lock()
+	if len(e.recov) != 1 || e.recov[0] != done.ID {
+		t.Errorf("recovered %v after the failed job %d", e.recov, done.ID)
+	}
+	e.mu.Unlock()
 	e.mu.Lock()
 	e.run = func(ctx context.Context, j *catalog.Job) {
 		j.Error = &catalog.JobError{Code: 1050, Msg: "Table 't1' already exists"}
