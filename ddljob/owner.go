@@ -269,6 +269,10 @@ func (o *Owner) runOne(ctx context.Context) (bool, error) {
 	default:
 		j.State = catalog.JobRollbackDone
 	}
+	if j.State != catalog.JobSynced || isDrop(j.Type) {
+		// TiDB's: the object the job added or dropped is gone.
+		j.SchemaState = "none"
+	}
 	return true, o.finish(jctx, j)
 }
 

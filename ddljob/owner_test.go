@@ -294,7 +294,7 @@ func TestStepRecord(t *testing.T) {
 	if done, err = o.Submit(context.Background(), &catalog.Job{Type: "create table", Query: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if done.State != catalog.JobCancelled || done.SchemaState != "" {
+	if done.State != catalog.JobCancelled || done.SchemaState != "none" {
 		t.Errorf("job failing before any step ended %q (%q); want cancelled", done.State, done.SchemaState)
 	}
 }

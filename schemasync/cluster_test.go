@@ -281,7 +281,7 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 		"create table test.t none cancelled",
 		"drop table test.td none synced",
 		"modify column test.t public synced",
-		"drop column test.t public synced",
+		"drop column test.t none synced",
 		"add column test.t public synced",
 		"add index test.t public synced",
 		"create table test.td public synced",
