@@ -61,6 +61,9 @@ type Job struct {
 	// Recovered says a new owner finished or took back what the job
 	// left when its runner died.
 	Recovered bool `json:"recovered,omitempty"`
+	// Cancelling says ADMIN CANCEL DDL JOBS asked the running job to
+	// stop: its runner fails its next step and takes it back.
+	Cancelling bool `json:"cancelling,omitempty"`
 }
 
 // JobError is a MySQL error or warning of a job, as its client gets it.

@@ -86,7 +86,14 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	// transactions that started earlier were waited out (change); now
 	// they are backfilled.
 	if backfillDelay > 0 {
-		time.Sleep(backfillDelay) // a test's switch (testfault.go)
+		// A test's switch (testfault.go).
+		select {
+		case <-time.After(backfillDelay):
+		case <-ctx.Done():
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, d.abandonIndex(ctx, tableID, indexID, err)
 	}
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	ix := findIndexByID(t, indexID)
@@ -115,6 +122,9 @@ func findIndexByID(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
 // transaction took away its pessimistic locks, and its commit failed with
 // 'lock not found'.
 func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause error) error {
+	// It runs to the end even when the statement was cancelled (a KILL,
+	// ADMIN CANCEL DDL JOBS).
+	ctx = context.WithoutCancel(ctx)
 	err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
 		for i, ix := range t.Indexes {
 			if ix.ID == indexID {

@@ -93,23 +93,41 @@ func TestOwnerKilledMidAddIndex(t *testing.T) {
 		}()
 	}
 
+	// ADMIN CANCEL DDL JOBS on B stops A's job midway; it is taken back.
+	cancelErr := make(chan error, 1)
+	go func() {
+		_, err := dbB.Exec("ALTER TABLE t ADD INDEX ic (k)")
+		cancelErr <- err
+	}()
+	id := waitRunning(t, dbB)
+	var cancelled int64
+	var result string
+	if err := dbB.QueryRow(fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", id)).Scan(&cancelled, &result); err != nil || result != "successful" {
+		t.Fatalf("ADMIN CANCEL DDL JOBS %d: %s, %v", id, result, err)
+	}
+	select {
+	case err := <-cancelErr:
+		if errCode(err) != 8214 {
+			t.Errorf("the cancelled ADD INDEX returned %v, want 8214", err)
+		}
+	case <-time.After(10 * lease):
+		t.Fatal("the cancelled ADD INDEX did not return")
+	}
+	if job := ddlJobs(t, dbB, 1); job[0] != "add index test.t none rollback done" || hasIndex(t, dbB, "t", "ic") {
+		t.Errorf("after ADMIN CANCEL DDL JOBS: job %v, index ic present %v", job, hasIndex(t, dbB, "t", "ic"))
+	}
+	if err := dbB.QueryRow(fmt.Sprintf("ADMIN CANCEL DDL JOBS %d", id)).Scan(&cancelled, &result); err != nil ||
+		result != fmt.Sprintf("error: [ddl:8225]This job:%d is finished, so can't be cancelled", id) {
+		t.Errorf("ADMIN CANCEL DDL JOBS of a finished job: %s, %v", result, err)
+	}
+
 	addErr := make(chan error, 1)
 	go func() {
 		_, err := dbB.Exec("ALTER TABLE t ADD INDEX ik (k)")
 		addErr <- err
 	}()
 	// Wait until A runs it, write-only, then kill A.
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		jobs := ddlJobs(t, dbB, 1)
-		if len(jobs) == 1 && jobs[0] == "add index test.t write only running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the ADD INDEX job is not running write-only on A: %v", jobs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRunning(t, dbB)
 	a.Kill()
 	killed := time.Now()
 	t.Log("A (the DDL owner) killed in the middle of ADD INDEX")
@@ -153,6 +171,30 @@ func TestOwnerKilledMidAddIndex(t *testing.T) {
 	var viaIndex int
 	if err := dbB.QueryRow("SELECT COUNT(*) FROM t USE INDEX (ik) WHERE k >= 0").Scan(&viaIndex); err != nil || viaIndex != rows {
 		t.Errorf("ik counts %d rows (%v), want %d", viaIndex, err, rows)
+	}
+}
+
+// waitRunning waits until the newest DDL job is an ADD INDEX running
+// write-only, and returns its id.
+func waitRunning(t *testing.T, db *sql.DB) int64 {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var id int64
+		jobs := ddlJobs(t, db, 1)
+		if len(jobs) == 1 && jobs[0] == "add index test.t write only running" {
+			if err := db.QueryRow("ADMIN SHOW DDL JOBS 1 WHERE STATE = 'running'").Scan(&id,
+				new(any), new(any), new(any), new(any), new(any),
+				new(any), new(any), new(any), new(any), new(any),
+				new(any)); err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ADD INDEX job is running write-only: %v", jobs)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

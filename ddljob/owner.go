@@ -241,17 +241,39 @@ func (o *Owner) runOne(ctx context.Context) (bool, error) {
 		return true, o.recoverJob(jctx, j)
 	}
 	j.State, j.Runner, j.StartTime = catalog.JobRunning, o.cfg.ID, time.Now()
-	if err := o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) }); err != nil {
+	err = o.update(ctx, func(m *catalog.Meta) error {
+		// Still queued (not cancelled meanwhile): the read makes a
+		// concurrent Cancel conflict with this.
+		if cur, err := m.Job(j.ID); err != nil || cur == nil || cur.State != catalog.JobQueueing {
+			return errors.Join(err, errGone)
+		}
+		return m.PutJob(j)
+	})
+	if errors.Is(err, errGone) {
+		return true, nil
+	}
+	if err != nil {
 		return false, err
 	}
 	o.cfg.Logger.Info("ddljob: running DDL job", "job", j.ID, "query", j.Query)
-	o.cfg.Run(catalog.WithStepHook(jctx, o.stepHook(j)), j)
-	if cur, err := o.job(j.ID); err != nil {
+	rctx, stop := context.WithCancel(jctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); o.watchCancel(rctx, j.ID, stop) }()
+	o.cfg.Run(catalog.WithStepHook(rctx, o.stepHook(j)), j)
+	stop()
+	<-watched
+	cur, err := o.job(j.ID)
+	if err != nil {
 		return false, err
-	} else if cur == nil || cur.Runner != j.Runner || cur.State != catalog.JobRunning {
+	}
+	if cur == nil || cur.Runner != j.Runner || cur.State != catalog.JobRunning {
 		// Taken over meanwhile: the new owner ends it.
 		o.cfg.Logger.Warn("ddljob: DDL job taken over by another owner", "job", j.ID)
 		return true, nil
+	}
+	if cur.Cancelling && j.Error != nil {
+		j.Cancelling = true
+		j.Error = cancelledError()
 	}
 	if j.Error != nil {
 		// A failed change takes itself back, but its own undo may have
@@ -284,7 +306,18 @@ func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
 	// Claim it first: a runner that is not dead after all, only cut off,
 	// commits no more steps of it (stepHook's fence).
 	j.Runner = o.cfg.ID
-	if err := o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) }); err != nil {
+	err := o.update(ctx, func(m *catalog.Meta) error {
+		cur, err := m.Job(j.ID)
+		if err != nil || cur == nil || cur.State != catalog.JobRunning {
+			return errors.Join(err, errGone)
+		}
+		j.Cancelling = cur.Cancelling
+		return m.PutJob(j)
+	})
+	if errors.Is(err, errGone) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	if err := o.cfg.Recover(ctx, j); err != nil {
@@ -296,15 +329,18 @@ func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
 	}
 	// Once only: a job whose run kills its runner must not take every
 	// owner down in turn.
-	again = again && !j.Recovered
+	again = again && !j.Recovered && !j.Cancelling
 	j.Recovered = true
 	if again {
 		j.State, j.Runner, j.StartTime = catalog.JobQueueing, "", time.Time{}
 		return o.update(ctx, func(m *catalog.Meta) error { return m.PutJob(j) })
 	}
-	if isDrop(j.Type) && !o.cfg.Exists(j) {
+	switch {
+	case isDrop(j.Type) && !o.cfg.Exists(j):
 		j.State = catalog.JobSynced
-	} else {
+	case j.Cancelling:
+		j.State, j.Error = catalog.JobRollbackDone, cancelledError()
+	default:
 		j.State = catalog.JobRollbackDone
 		j.Error = &catalog.JobError{Code: ErrCancelledDDLJob, State: "HY000",
 			Msg: "Cancelled DDL job: the SQL node running it left the cluster, and what it had changed was taken back"}
@@ -313,8 +349,68 @@ func (o *Owner) recoverJob(ctx context.Context, j *catalog.Job) error {
 	return o.finish(ctx, j)
 }
 
+// errGone: the job left the queue before it could run (cancelled).
+var errGone = errors.New("ddljob: the job left the queue")
+
 // ErrCancelledDDLJob is TiDB's error code for a cancelled DDL job.
 const ErrCancelledDDLJob = 8214
+
+func cancelledError() *catalog.JobError {
+	return &catalog.JobError{Code: ErrCancelledDDLJob, State: "HY000", Msg: "Cancelled DDL job"}
+}
+
+// watchCancel cancels a running job's context (stop) once ADMIN CANCEL
+// DDL JOBS marked it, polling its record until ctx ends.
+func (o *Owner) watchCancel(ctx context.Context, id int64, stop context.CancelFunc) {
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if cur, err := o.job(id); err == nil && cur != nil && cur.Cancelling {
+			o.cfg.Logger.Info("ddljob: cancelling DDL job", "job", id)
+			stop()
+			return
+		}
+	}
+}
+
+// Errors of Cancel, as TiDB words them.
+var (
+	ErrJobNotFound = errors.New("DDL Job not found")
+	ErrJobFinished = errors.New("job is finished, so can't be cancelled")
+)
+
+// Cancel cancels job id (ADMIN CANCEL DDL JOBS): a queued job ends
+// "cancelled" at once; a running one is marked, and its runner stops it
+// at its next step or sooner and takes back what it did (the job ends
+// "rollback done", or "synced" if it had just finished). Its client gets
+// TiDB's 8214.
+func (o *Owner) Cancel(ctx context.Context, id int64) error {
+	err := o.update(ctx, func(m *catalog.Meta) error {
+		cur, err := m.Job(id)
+		switch {
+		case err != nil:
+			return err
+		case cur == nil:
+			return ErrJobNotFound
+		case cur.Done():
+			return ErrJobFinished
+		case cur.State == catalog.JobQueueing:
+			cur.State, cur.SchemaState, cur.Error, cur.EndTime = catalog.JobCancelled, "none", cancelledError(), time.Now()
+			return m.FinishJob(cur)
+		}
+		cur.Cancelling = true
+		return m.PutJob(cur)
+	})
+	if err == nil {
+		o.notify(ctx)
+	}
+	return err
+}
 
 func isDrop(typ string) bool {
 	switch typ {

@@ -340,3 +340,81 @@ func TestFence(t *testing.T) {
 		t.Errorf("job ended %q, recovered %v", done.State, done.Recovered)
 	}
 }
+
+// TestCancel: ADMIN CANCEL DDL JOBS ends a queued job at once, "cancelled",
+// without running it, and stops a running one, which is taken back and
+// ends "rollback done"; both clients get 8214. A finished job or an
+// unknown one cannot be cancelled.
+func TestCancel(t *testing.T) {
+	e := newEnv(t)
+	started := make(chan int64, 4)
+	e.mu.Lock()
+	e.run = func(ctx context.Context, j *catalog.Job) {
+		// A step, then a long backfill that only cancellation ends.
+		if err := e.cat.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error { return nil }); err != nil {
+			j.Error = &catalog.JobError{Code: 1105, Msg: err.Error()}
+			return
+		}
+		started <- j.ID
+		<-ctx.Done()
+		j.Error = &catalog.JobError{Code: 1317, Msg: "Query execution was interrupted"}
+	}
+	e.mu.Unlock()
+	o := e.start(t, "n1")
+	type result struct {
+		j   *catalog.Job
+		err error
+	}
+	submit := func(q string) chan result {
+		c := make(chan result, 1)
+		go func() {
+			j, err := o.Submit(context.Background(), &catalog.Job{Type: "add index", DBName: catalog.DefaultDB, Query: q})
+			c <- result{j, err}
+		}()
+		return c
+	}
+	first := submit("first")
+	running := <-started
+	second := submit("second")
+	var queued int64
+	for deadline := time.Now().Add(10 * time.Second); queued == 0; {
+		q, err := ddljob.Queue(e.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range q {
+			if j.Query == "second" {
+				queued = j.ID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second job was not queued")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := o.Cancel(context.Background(), queued); err != nil {
+		t.Fatal(err)
+	}
+	r := <-second
+	if r.err != nil || r.j.State != catalog.JobCancelled || r.j.Error == nil || r.j.Error.Code != ddljob.ErrCancelledDDLJob {
+		t.Errorf("queued job cancelled: %+v, %v", r.j, r.err)
+	}
+	if err := o.Cancel(context.Background(), running); err != nil {
+		t.Fatal(err)
+	}
+	r = <-first
+	if r.err != nil || r.j.State != catalog.JobRollbackDone || r.j.Error == nil || r.j.Error.Code != ddljob.ErrCancelledDDLJob {
+		t.Errorf("running job cancelled: %+v, %v", r.j, r.err)
+	}
+	e.mu.Lock()
+	if fmt.Sprint(e.ran) != fmt.Sprint([]int64{running}) || fmt.Sprint(e.recov) != fmt.Sprint([]int64{running}) {
+		t.Errorf("ran %v, recovered %v; want only job %d, once each", e.ran, e.recov, running)
+	}
+	e.mu.Unlock()
+	if err := o.Cancel(context.Background(), running); !errors.Is(err, ddljob.ErrJobFinished) {
+		t.Errorf("cancelling a finished job: %v", err)
+	}
+	if err := o.Cancel(context.Background(), 999); !errors.Is(err, ddljob.ErrJobNotFound) {
+		t.Errorf("cancelling an unknown job: %v", err)
+	}
+}

@@ -27,6 +27,9 @@ func (o *Owner) stepHook(j *catalog.Job) catalog.StepHook {
 		if cur == nil || cur.State != catalog.JobRunning || cur.Runner != j.Runner {
 			return fmt.Errorf("%w: job %d", ErrTakenOver, j.ID)
 		}
+		// A cancelled job's context ends (watchCancel), which stops its
+		// forward steps; the steps that take it back must commit.
+		j.Cancelling = cur.Cancelling
 		for _, db := range base.DBs() {
 			for _, t := range base.Tables(db.Name) {
 				nt := is.TableByID(t.ID)

@@ -43,6 +43,8 @@ func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, erro
 		return s.showDDLJobQueries(x)
 	case ast.AdminShowDDL:
 		return s.adminShowDDL(ctx)
+	case ast.AdminCancelDDLJobs:
+		return s.cancelDDLJobs(ctx, x)
 	default:
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
 	}

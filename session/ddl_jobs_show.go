@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -14,8 +16,8 @@ import (
 
 // ADMIN SHOW DDL JOBS [n] [WHERE ...] and ADMIN SHOW DDL JOB QUERIES id,
 // ..., as TiDB's: the queued and running jobs, then the last n (10) that
-// ended, newest first. On an embedded store, whose statements are not
-// queued, both are empty.
+// ended, newest first; ADMIN CANCEL DDL JOBS id, .... On an embedded
+// store, whose statements are not queued, there are no jobs.
 
 // ddlJobColumns are TiDB's columns of ADMIN SHOW DDL JOBS.
 var ddlJobColumns = []string{"JOB_ID", "DB_NAME", "TABLE_NAME", "JOB_TYPE", "SCHEMA_STATE", "SCHEMA_ID",
@@ -109,4 +111,29 @@ func (s *Session) adminShowDDL(ctx context.Context) (Result, error) {
 	fields := textFields("SCHEMA_VER", "OWNER_ID", "RUNNING_JOBS", "SELF_ID", "QUERY")
 	fields[0].Type = intField(true)
 	return Result{Rows: &staticRows{fields: fields, data: [][]types.Datum{row}}}, nil
+}
+
+// cancelDDLJobs is ADMIN CANCEL DDL JOBS: a row per job, "successful" or
+// TiDB's error.
+func (s *Session) cancelDDLJobs(ctx context.Context, x *ast.AdminStmt) (Result, error) {
+	var data [][]types.Datum
+	for _, id := range x.JobIDs {
+		res := "successful"
+		err := ddljob.ErrJobNotFound
+		if s.d.jobs != nil {
+			err = s.d.jobs.Cancel(ctx, id)
+		}
+		switch {
+		case errors.Is(err, ddljob.ErrJobNotFound):
+			res = fmt.Sprintf("error: [ddl:8224]DDL Job:%d not found", id)
+		case errors.Is(err, ddljob.ErrJobFinished):
+			res = fmt.Sprintf("error: [ddl:8225]This job:%d is finished, so can't be cancelled", id)
+		case err != nil:
+			return Result{}, err
+		}
+		data = append(data, []types.Datum{types.NewInt(id), types.NewString(res)})
+	}
+	fields := textFields("JOB_ID", "RESULT")
+	fields[0].Type = intField(true)
+	return Result{Rows: &staticRows{fields: fields, data: data}}, nil
 }
