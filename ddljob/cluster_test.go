@@ -49,8 +49,8 @@ func TestOwnerKilledMidAddIndex(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for owner == "" || owner != selfA {
 		var ver int64
-		var running, query string
-		if err := dbA.QueryRow("ADMIN SHOW DDL").Scan(&ver, &owner, &running, &selfA, &query); err != nil {
+		var addr, running, query string
+		if err := dbA.QueryRow("ADMIN SHOW DDL").Scan(&ver, &owner, &addr, &running, &selfA, &query); err != nil {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {

@@ -106,9 +106,11 @@ func (s *Session) adminShowDDL(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	row := []types.Datum{types.NewInt(s.d.catalog.InfoSchema().Version), types.NewString(owner),
+	// OWNER_ADDRESS is TiDB's column; the election records only the
+	// owner's node id (schemasync's, host-pid-random), so it is empty.
+	row := []types.Datum{types.NewInt(s.d.catalog.InfoSchema().Version), types.NewString(owner), types.NewString(""),
 		types.NewString(running), types.NewString(s.d.sync.ID()), types.NewString(query)}
-	fields := textFields("SCHEMA_VER", "OWNER_ID", "RUNNING_JOBS", "SELF_ID", "QUERY")
+	fields := textFields("SCHEMA_VER", "OWNER_ID", "OWNER_ADDRESS", "RUNNING_JOBS", "SELF_ID", "QUERY")
 	fields[0].Type = intField(true)
 	return Result{Rows: &staticRows{fields: fields, data: [][]types.Datum{row}}}, nil
 }
