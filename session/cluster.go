@@ -53,6 +53,7 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	d.vars = vars
 	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
 	d.statsWatch = clustersync.Watch(d.sync.Client(), clustersync.StatsKey, d.reloadStats, nil)
+	d.startJobs()
 	if st, ok := d.store.(gcworker.Storage); ok {
 		st = gcStorage{st, d}
 		host, _ := os.Hostname()
@@ -123,6 +124,9 @@ func (d *Driver) oldestRead() uint64 {
 
 // stopCluster stops what startCluster started.
 func (d *Driver) stopCluster() {
+	if d.jobs != nil {
+		d.jobs.Close()
+	}
 	if d.gc != nil {
 		d.gc.Close()
 	}
