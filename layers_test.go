@@ -64,9 +64,11 @@ var layers = []layer{
 	// their GC leader, through PD's etcd.
 	{"clustersync", nil},
 	{"gcworker", []string{"tso"}},
+	// The DDL job queue and the DDL owner election, through PD's etcd.
+	{"ddljob", []string{"catalog", "kv"}},
 	// BACKUP and RESTORE: a snapshot's keys to files and back.
 	{"brie", []string{"catalog", "kv", "tablecodec"}},
-	{"session", []string{"bindinfo", "brie", "catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression",
+	{"session", []string{"bindinfo", "brie", "catalog", "clustersync", "codec", "ddl", "ddljob", "errno", "executor", "expression",
 		"gcworker", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
 		"table", "tablecodec", "trigger", "tso", "types"}},
 

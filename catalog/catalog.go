@@ -242,6 +242,11 @@ func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema
 	if err := fn(m, is); err != nil {
 		return err
 	}
+	if h, ok := ctx.Value(stepHookKey{}).(StepHook); ok && h != nil {
+		if err := h(m, base, is); err != nil {
+			return err
+		}
+	}
 	if err := txn.Commit(ctx); err != nil {
 		return err
 	}
@@ -255,8 +260,17 @@ func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema
 // LockDDL takes the schema-change lock for a change made of several steps
 // (an index build); RunDDLLocked runs each step under it. On a cluster the
 // lock is the nodes' (Cluster.LockDDL), and the newest stored schema is
-// loaded once it is held.
+// loaded once it is held. Under a ctx of WithLockHeld (the DDL owner's job,
+// which holds the lock already) it only reloads.
 func (c *Catalog) LockDDL(ctx context.Context) (unlock func(), err error) {
+	if held, _ := ctx.Value(lockHeldKey{}).(bool); held {
+		if c.cluster != nil {
+			if _, err := c.Reload(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return func() {}, nil
+	}
 	c.ddlMu.Lock()
 	if c.cluster == nil {
 		return c.ddlMu.Unlock, nil

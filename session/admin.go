@@ -35,7 +35,17 @@ func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) pla
 // see an index just made public in a snapshot older than its backfill's
 // last batch. Both reported entries missing that were not (8003).
 func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, error) {
-	if x.Tp != ast.AdminCheckTable {
+	switch x.Tp {
+	case ast.AdminCheckTable:
+	case ast.AdminShowDDLJobs:
+		return s.showDDLJobs(ctx, x)
+	case ast.AdminShowDDLJobQueries:
+		return s.showDDLJobQueries(x)
+	case ast.AdminShowDDL:
+		return s.adminShowDDL(ctx)
+	case ast.AdminCancelDDLJobs:
+		return s.cancelDDLJobs(ctx, x)
+	default:
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
 	}
 	is, release, err := s.pinStmt()

@@ -57,6 +57,7 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	if d.cfg.Topology.IP != "" {
 		d.topology = clustersync.StartTopology(d.sync.Client(), d.cfg.Topology, d.sync.Lease(), nil)
 	}
+	d.startJobs()
 	if st, ok := d.store.(gcworker.Storage); ok {
 		st = gcStorage{st, d}
 		host, _ := os.Hostname()
@@ -127,6 +128,9 @@ func (d *Driver) oldestRead() uint64 {
 
 // stopCluster stops what startCluster started.
 func (d *Driver) stopCluster() {
+	if d.jobs != nil {
+		d.jobs.Close()
+	}
 	if d.gc != nil {
 		d.gc.Close()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/clustersync"
 	"github.com/basalt-db/basalt/ddl"
+	"github.com/basalt-db/basalt/ddljob"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/gcworker"
 	"github.com/basalt-db/basalt/kv"
@@ -90,6 +91,9 @@ type Driver struct {
 	// bindWatch reloads the global bindings another node changed.
 	bindWatch *clustersync.Watcher
 	gc        *gcworker.Worker
+	// jobs is the node's part in the DDL job queue and owner election
+	// (ddl_job.go), on a cluster; nil on an embedded store.
+	jobs *ddljob.Owner
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
 	readsMu sync.Mutex
@@ -167,8 +171,12 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 			return nil, err
 		}
 	}
-	if err := d.ddl.RecoverModify(context.Background()); err != nil {
-		return nil, err
+	if syncer == nil {
+		// A schema change that a restart interrupted. On a cluster the
+		// DDL owner recovers the job of a runner that died (ddljob).
+		if _, err := d.ddl.RecoverSchema(context.Background(), nil, nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
