@@ -54,6 +54,8 @@ var layers = []layer{
 	{"expression", []string{"errno", "parserdriver", "types"}},
 	{"table", []string{"catalog", "codec", "errno", "expression", "kv", "tablecodec", "types"}},
 	{"planner", []string{"catalog", "errno", "expression", "kv", "tablecodec", "types"}},
+	// SQL plan bindings: statements normalized, hints moved.
+	{"bindinfo", nil},
 	{"executor", []string{"catalog", "errno", "expression", "kv", "planner", "table", "tablecodec", "types"}},
 	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
@@ -66,7 +68,7 @@ var layers = []layer{
 	{"ddljob", []string{"catalog", "kv"}},
 	// BACKUP and RESTORE: a snapshot's keys to files and back.
 	{"brie", []string{"catalog", "kv", "tablecodec"}},
-	{"session", []string{"brie", "catalog", "clustersync", "codec", "ddl", "ddljob", "errno", "executor", "expression",
+	{"session", []string{"bindinfo", "brie", "catalog", "clustersync", "codec", "ddl", "ddljob", "errno", "executor", "expression",
 		"gcworker", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
 		"table", "tablecodec", "trigger", "tso", "types"}},
 

@@ -89,6 +89,11 @@ func init() {
 	on(metrics.StmtAnalyzeTable, (*Session).analyzeStmt)
 	on(metrics.StmtOther, (*Session).adminStmt)
 
+	// SQL plan bindings (binding.go).
+	on(metrics.StmtOther, (*Session).createBindingStmt)
+	on(metrics.StmtOther, (*Session).dropBindingStmt)
+	on(metrics.StmtOther, (*Session).setBindingStmt)
+
 	// BACKUP and RESTORE (brie_stmt.go).
 	on(metrics.StmtOther, (*Session).brieStmt)
 }

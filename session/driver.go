@@ -64,6 +64,10 @@ type Config struct {
 	SlowQueryFile       string
 	SlowQueryMaxSize    int
 	SlowQueryMaxBackups int
+	// Topology describes this SQL node (its MySQL and status addresses,
+	// version, git hash, start time): on a cluster it is announced in
+	// PD's etcd for information_schema.CLUSTER_INFO (cluster_info.go).
+	Topology clustersync.TopologyInfo
 }
 
 // Driver opens sessions over one store.
@@ -82,7 +86,11 @@ type Driver struct {
 	aclWatch *clustersync.Watcher
 	// statsWatch reloads the statistics another node's ANALYZE stored.
 	statsWatch *clustersync.Watcher
-	gc         *gcworker.Worker
+	// topology announces the node in PD's etcd (CLUSTER_INFO).
+	topology *clustersync.Topology
+	// bindWatch reloads the global bindings another node changed.
+	bindWatch *clustersync.Watcher
+	gc        *gcworker.Worker
 	// jobs is the node's part in the DDL job queue and owner election
 	// (ddl_job.go), on a cluster; nil on an embedded store.
 	jobs *ddljob.Owner
@@ -112,6 +120,11 @@ type Driver struct {
 	slowLog *slowlog.Logger
 	summary *stmtsummary.Summary
 	brie    brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
+
+	// globalBinds are the global SQL plan bindings by digest, replaced
+	// whole on each load; bindsVer counts the loads (binding.go).
+	globalBinds atomic.Pointer[map[string]*bindRecord]
+	bindsVer    atomic.Uint64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
@@ -167,6 +180,9 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
+	}
+	if err := d.bootstrapBindings(context.Background()); err != nil {
+		return nil, fmt.Errorf("SQL plan bindings: %w", err)
 	}
 	if err := d.startCluster(context.Background()); err != nil {
 		return nil, err

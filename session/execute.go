@@ -173,6 +173,7 @@ func parseError(err error) error {
 func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan, ps *Stmt) (Result, error) {
 	s.obs.prevFromCache = s.obs.fromCache
 	s.obs.fromCache = false // for the plan cache's metrics when not observing
+	s.binds.startStatement()
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
 	}

@@ -25,12 +25,17 @@ type cachedPlan struct {
 	stats   uint64 // the catalog's StatsGeneration when it was built
 	query   *planner.Query
 	dml     *dmlPlan
+	// binds is the session's bindsVersion the plan was built under, and
+	// fromBinding whether a binding's hints were used.
+	binds       uint64
+	fromBinding bool
 }
 
-// usable reports whether the plan p holds was built under schema is and,
-// if the session asks for it, the statistics held now.
+// usable reports whether the plan p holds was built under schema is, the
+// SQL plan bindings the session sees now (binding.go) and, if the session
+// asks for it, the statistics held now.
 func (p *cachedPlan) usable(s *Session, is *catalog.InfoSchema) bool {
-	return p.version == is.Version &&
+	return p.version == is.Version && p.binds == s.bindsVersion() &&
 		(p.stats == s.d.catalog.StatsGeneration() || !s.hotVar().freshStatsReplan)
 }
 
@@ -124,8 +129,15 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 	}
 	if sel, ok := stmts[0].(ast.ResultSetNode); ok && isQuery(stmts[0]) {
 		stats := s.d.catalog.StatsGeneration() // before planning: a change meanwhile replans
+		binds, usedBefore := s.bindsVersion(), s.binds.used
 		pc := s.planContext()
-		q, err := planner.BuildQuery(pc, sel)
+		var q *planner.Query
+		err := s.withBinding(stmts[0], func() (err error) {
+			q, err = planner.BuildQuery(pc, sel)
+			return err
+		})
+		fromBinding := s.binds.used
+		s.binds.used = usedBefore // PREPARE is not the statement planned
 		if err != nil {
 			return nil, mapError(err, s.d.catalog.InfoSchema())
 		}
@@ -136,6 +148,7 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 			// not the newest once it is built: an execution reuses it
 			// only under that same schema.
 			st.plan.query, st.plan.version, st.plan.stats = q, pc.IS.Version, stats
+			st.plan.binds, st.plan.fromBinding = binds, fromBinding
 		}
 	}
 	s.stmts[st] = struct{}{}

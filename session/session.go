@@ -30,6 +30,7 @@ type Session struct {
 
 	vars     map[string]types.Datum // session system variables set by SET
 	userVars map[string]types.Datum
+	binds    sessionBinds // the session's SQL plan bindings (binding.go)
 
 	// txn is the open transaction, if any. explicit says BEGIN (or
 	// autocommit=0) opened it, so it lasts past the statement.

@@ -263,6 +263,10 @@ var sysVars = map[string]sysVarDef{
 
 func init() {
 	sysVars["version"] = roVar(types.NewString(expression.Version))
+	// TiDB's: client-go's backoff budgets (20 s of sleeps for a read, 40 s
+	// for a prewrite) are multiplied by it; 0 means 2. Global only here:
+	// it sets the node's budgets (setGlobalLimit), not one session's.
+	sysVars["tidb_backoff_weight"] = uintVar(2).within(0, math.MaxInt32).global()
 	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
 	zone, _ := time.Now().Zone()
 	sysVars["system_time_zone"] = roVar(types.NewString(zone))
@@ -276,6 +280,9 @@ var sessionOnlyVars = map[string]expression.SysVarKind{
 	"identity":       expression.SysVarUint,
 	"warning_count":  expression.SysVarUint,
 	"error_count":    expression.SysVarUint,
+	// TiDB's: whether the previous statement was planned with a
+	// binding (binding.go).
+	"last_plan_from_binding": expression.SysVarInt,
 }
 
 // sysVarInfo describes @@name to the expression builder: its type
@@ -316,6 +323,8 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 		return types.NewUint(uint64(len(s.warnings))), nil
 	case "error_count":
 		return types.NewUint(0), nil
+	case "last_plan_from_binding":
+		return types.NewBool(s.binds.prev), nil
 	case "last_plan_from_cache":
 		if s.obs.prevFromCache {
 			return types.NewInt(1), nil
