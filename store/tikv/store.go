@@ -105,10 +105,19 @@ func Open(pdAddrs []string) (*Storage, error) {
 
 // OpenMock returns a storage on client-go's in-process mock cluster (one
 // store, one region; mocktikv), for tests of the SQL layer on client-go.
-func OpenMock() (*Storage, error) {
-	client, cluster, pdClient, err := testutils.NewMockTiKV("", nil)
+func OpenMock() (*Storage, error) { return OpenMockWrapped(nil) }
+
+// OpenMockWrapped is OpenMock with client-go's client of the mock cluster
+// passed through wrap, if not nil: a benchmark can see the requests the
+// SQL layer sends and tell the mock's own work from the SQL node's.
+func OpenMockWrapped(wrap func(tikv.Client) tikv.Client) (*Storage, error) {
+	mock, cluster, pdClient, err := testutils.NewMockTiKV("", nil)
 	if err != nil {
 		return nil, err
+	}
+	var client tikv.Client = mock
+	if wrap != nil {
+		client = wrap(client)
 	}
 	testutils.BootstrapWithSingleStore(cluster)
 	store, err := tikv.NewTestTiKVStore(client, pdClient, nil, nil, 0)
