@@ -54,6 +54,8 @@ var layers = []layer{
 	{"expression", []string{"errno", "parserdriver", "types"}},
 	{"table", []string{"catalog", "codec", "errno", "expression", "kv", "tablecodec", "types"}},
 	{"planner", []string{"catalog", "errno", "expression", "kv", "tablecodec", "types"}},
+	// SQL plan bindings: statements normalized, hints moved.
+	{"bindinfo", nil},
 	{"executor", []string{"catalog", "errno", "expression", "kv", "planner", "table", "tablecodec", "types"}},
 	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
@@ -62,10 +64,13 @@ var layers = []layer{
 	// their GC leader, through PD's etcd.
 	{"clustersync", nil},
 	{"gcworker", []string{"tso"}},
+	// The DDL job queue and the DDL owner election, through PD's etcd.
+	{"ddljob", []string{"catalog", "kv"}},
 	// BACKUP and RESTORE: a snapshot's keys to files and back.
 	{"brie", []string{"catalog", "kv", "tablecodec"}},
+	// IMPORT INTO's external sort and its commit through kv.Importer.
 	{"importer", []string{"kv"}},
-	{"session", []string{"brie", "catalog", "clustersync", "codec", "ddl", "errno", "executor", "expression",
+	{"session", []string{"bindinfo", "brie", "catalog", "clustersync", "codec", "ddl", "ddljob", "errno", "executor", "expression",
 		"gcworker", "importer", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
 		"table", "tablecodec", "trigger", "tso", "types"}},
 

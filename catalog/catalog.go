@@ -33,6 +33,10 @@ type Catalog struct {
 
 	statsMu sync.RWMutex
 	stats   map[int64]*TableStats
+	// statsGen counts the changes to stats (SetStats, a reload that took
+	// newer statistics): the plan cache keeps a plan only while it stays
+	// the same, as TiDB's tidb_plan_cache_invalidation_on_fresh_stats.
+	statsGen atomic.Uint64
 }
 
 // Cluster is what a catalog shared by several SQL nodes needs of them
@@ -187,6 +191,7 @@ func (c *Catalog) swap(is *InfoSchema, stats map[int64]*TableStats) *InfoSchema 
 			}
 		}
 		c.stats = stats
+		c.statsGen.Add(1)
 		c.statsMu.Unlock()
 	}
 	c.is.Store(is)
@@ -237,6 +242,11 @@ func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema
 	if err := fn(m, is); err != nil {
 		return err
 	}
+	if h, ok := ctx.Value(stepHookKey{}).(StepHook); ok && h != nil {
+		if err := h(m, base, is); err != nil {
+			return err
+		}
+	}
 	if err := txn.Commit(ctx); err != nil {
 		return err
 	}
@@ -250,8 +260,17 @@ func (c *Catalog) runLocked(ctx context.Context, fn func(m *Meta, is *InfoSchema
 // LockDDL takes the schema-change lock for a change made of several steps
 // (an index build); RunDDLLocked runs each step under it. On a cluster the
 // lock is the nodes' (Cluster.LockDDL), and the newest stored schema is
-// loaded once it is held.
+// loaded once it is held. Under a ctx of WithLockHeld (the DDL owner's job,
+// which holds the lock already) it only reloads.
 func (c *Catalog) LockDDL(ctx context.Context) (unlock func(), err error) {
+	if held, _ := ctx.Value(lockHeldKey{}).(bool); held {
+		if c.cluster != nil {
+			if _, err := c.Reload(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return func() {}, nil
+	}
 	c.ddlMu.Lock()
 	if c.cluster == nil {
 		return c.ddlMu.Unlock, nil
@@ -444,6 +463,7 @@ func (c *Catalog) ReloadStats(ctx context.Context) error {
 	for id, st := range loaded {
 		if cur := c.stats[id]; cur == nil || st.Version > cur.Version {
 			c.stats[id] = st
+			c.statsGen.Add(1)
 		}
 	}
 	return nil
@@ -464,6 +484,11 @@ func (c *Catalog) SetStats(ctx context.Context, tableID int64, st *TableStats) e
 	}
 	c.statsMu.Lock()
 	c.stats[tableID] = st
+	c.statsGen.Add(1)
 	c.statsMu.Unlock()
 	return nil
 }
+
+// StatsGeneration changes whenever the statistics of any table held here
+// change.
+func (c *Catalog) StatsGeneration() uint64 { return c.statsGen.Load() }

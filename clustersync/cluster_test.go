@@ -33,6 +33,9 @@ func TestSQLStateAcrossNodes(t *testing.T) {
 	t.Run("Privileges", func(t *testing.T) { privileges(t, dbA, b) })
 	t.Run("GlobalVariables", func(t *testing.T) { globalVariables(t, dbA, b) })
 	t.Run("Statistics", func(t *testing.T) { statistics(t, dbA, dbB) })
+	t.Run("Bindings", func(t *testing.T) { bindings(t, dbA, dbB) })
+	// Last: it kills b.
+	t.Run("ClusterInfo", func(t *testing.T) { clusterInfoAcrossNodes(t, c, a, b, dbA, dbB) })
 }
 
 // statistics: what ANALYZE TABLE on A stores is what B's planner and

@@ -21,6 +21,11 @@ const PrivilegeKey = "/tidb/privilege"
 // stats lease instead.)
 const StatsKey = "/basalt/stats"
 
+// BindInfoKey is bumped by a node that changed the global SQL plan
+// bindings (mysql.bind_info), and watched by every node, which then
+// reloads them from KV. (TiDB's nodes poll mysql.bind_info instead.)
+const BindInfoKey = "/basalt/bindinfo"
+
 // Notify tells every node watching key that what it stands for changed.
 func Notify(ctx context.Context, cli *clientv3.Client, key string) error {
 	if _, err := cli.Put(ctx, key, ""); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/scripttest"
 	"github.com/basalt-db/basalt/store/local"
+	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/cockroachdb/datadriven"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -40,6 +41,12 @@ import (
 //	                indexes, states
 //	insert          INSERT statements, each committed on its own
 //	query           a SELECT; its rows, tab-separated
+//	exec crash-after=N
+//	                exec, which dies (as the process would) once the Nth
+//	                step of an online change is published: nothing after
+//	                runs, no error path takes the change back
+//	recover         ddl.RecoverSchema, as at the next start: traced
+//	index-keys t    the index entries stored per index id of table t
 //
 // insert and query run through the planner and the executor, so that
 // changes that move data (index backfill, ADD COLUMN's default for old
@@ -106,14 +113,44 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			h.onWait = func(v int64) { fmt.Fprintf(&out, "schema version %d: %s\n", v, h.pending()) }
 			defer func() { h.onWait = nil }()
 		}
+		if td.HasArg("crash-after") {
+			var n int
+			td.ScanArgs(t, "crash-after", &n)
+			waits := 0
+			h.onWait = func(v int64) {
+				if waits++; waits == n {
+					panic(crash{v})
+				}
+			}
+			defer func() { h.onWait = nil }()
+		}
 		for _, s := range stmts {
-			if err := h.exec(ctx, &out, s, mode); err != nil {
+			if crashed, err := h.execCrashing(ctx, &out, s, mode); crashed != nil {
+				fmt.Fprintf(&out, "crashed at schema version %d: %s\n", crashed.version, h.pending())
+				return out.String()
+			} else if err != nil {
 				out.WriteString(err.Error() + "\n")
 				return out.String()
 			}
 		}
 		out.WriteString("ok\n")
 		return out.String()
+	case "recover":
+		var out strings.Builder
+		h.onWait = func(v int64) { fmt.Fprintf(&out, "schema version %d: %s\n", v, h.pending()) }
+		defer func() { h.onWait = nil }()
+		found, err := h.ddl.RecoverSchema(ctx, nil, nil)
+		switch {
+		case err != nil:
+			out.WriteString(err.Error() + "\n")
+		case !found:
+			out.WriteString("nothing to recover\n")
+		default:
+			out.WriteString("ok\n")
+		}
+		return out.String()
+	case "index-keys":
+		return h.indexKeys(t, td.CmdArgs[0].Key)
 	case "show":
 		var names []string
 		for _, a := range td.CmdArgs {
@@ -144,6 +181,61 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 	}
 	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	return ""
+}
+
+// crash is what a crash-after wait panics with: the process dies there,
+// and nothing after runs (no error path takes the change back).
+type crash struct{ version int64 }
+
+// execCrashing is exec, which a crash-after wait may end midway.
+func (h *harness) execCrashing(ctx context.Context, out *strings.Builder, s ast.StmtNode, mode expression.SQLMode) (crashed *crash, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, ok := r.(crash)
+			if !ok {
+				panic(r)
+			}
+			crashed = &c
+		}
+	}()
+	return nil, h.exec(ctx, out, s, mode)
+}
+
+// indexKeys counts the index entries stored for each index id of table
+// name, those of indexes no longer in the schema too.
+func (h *harness) indexKeys(t *testing.T, name string) string {
+	tbl := h.cat.InfoSchema().Table(h.db, name)
+	if tbl == nil {
+		return fmt.Sprintf("no table %s\n", name)
+	}
+	txn, err := h.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Rollback()
+	var b strings.Builder
+	for id := int64(1); id <= tbl.MaxIndexID; id++ {
+		prefix := tablecodec.IndexPrefix(tbl.ID, id)
+		it, err := txn.Iter(prefix, kv.PrefixEnd(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for it.Valid() {
+			n++
+			if err := it.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		it.Close()
+		if n > 0 {
+			fmt.Fprintf(&b, "index id=%d: %d entries\n", id, n)
+		}
+	}
+	if b.Len() == 0 {
+		return "no index entries\n"
+	}
+	return b.String()
 }
 
 // exec runs one schema change as the session does.

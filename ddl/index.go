@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
@@ -84,6 +85,16 @@ func (d *DDL) createIndexLocked(ctx context.Context, tableID int64, name string,
 	// From here on, writers maintain the index. Rows written by
 	// transactions that started earlier were waited out (change); now
 	// they are backfilled.
+	if backfillDelay > 0 {
+		// A test's switch (testfault.go).
+		select {
+		case <-time.After(backfillDelay):
+		case <-ctx.Done():
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, d.abandonIndex(ctx, tableID, indexID, err)
+	}
 	t := d.Catalog.InfoSchema().TableByID(tableID)
 	ix := findIndexByID(t, indexID)
 	if err := d.backfill(ctx, t, ix); err != nil {
@@ -111,6 +122,9 @@ func findIndexByID(t *catalog.TableInfo, id int64) *catalog.IndexInfo {
 // transaction took away its pessimistic locks, and its commit failed with
 // 'lock not found'.
 func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause error) error {
+	// It runs to the end even when the statement was cancelled (a KILL,
+	// ADMIN CANCEL DDL JOBS).
+	ctx = context.WithoutCancel(ctx)
 	err := d.change(ctx, tableID, func(t *catalog.TableInfo) error {
 		for i, ix := range t.Indexes {
 			if ix.ID == indexID {

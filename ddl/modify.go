@@ -3,7 +3,6 @@ package ddl
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -327,41 +326,6 @@ func (d *DDL) reorgBatch(ctx context.Context, t *catalog.TableInfo, ixs []*catal
 		return nil, 0, nil, nil
 	}
 	return next, n, warnings, txn.Commit(ctx)
-}
-
-// RecoverModify finishes what a MODIFY COLUMN that a restart interrupted
-// left in the schema (nothing else would ever take it away, and writers
-// would keep converting values for it): before the swap, the changing
-// column and indexes are taken away as after a failure; after it, the old
-// column and indexes are dropped as the last step would. Nothing runs
-// yet, so the waits between steps return at once.
-func (d *DDL) RecoverModify(ctx context.Context) error {
-	unlock, err := d.Catalog.LockDDL(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	is := d.Catalog.InfoSchema()
-	for _, db := range is.DBs() {
-		for _, t := range is.Tables(db.Name) {
-			for _, c := range t.Hidden {
-				if c.ChangeFrom == 0 {
-					continue
-				}
-				var pairs [][2]int64
-				for _, ix := range t.Indexes {
-					if ix.State != catalog.StatePublic && indexHasName(ix, c.Name) {
-						pairs = append(pairs, [2]int64{ix.ID, ix.ID})
-					}
-				}
-				// Either way, the hidden column and the indexes on it go.
-				if err := d.abandonReorg(ctx, t.ID, c.ID, pairs, nil); err != nil {
-					return fmt.Errorf("ddl: recovering an interrupted MODIFY COLUMN of %s.%s: %w", db.Name, t.Name, err)
-				}
-			}
-		}
-	}
-	return nil
 }
 
 func indexHasName(ix *catalog.IndexInfo, name string) bool {

@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pingcap/kvproto/pkg/errorpb"
+	tikvclient "github.com/tikv/client-go/v2/tikv"
+	"github.com/tikv/client-go/v2/tikvrpc"
 
 	"github.com/basalt-db/basalt/driver"
 	"github.com/basalt-db/basalt/kv"
@@ -208,34 +214,125 @@ func BenchmarkSysbench(b *testing.B) {
 
 // BenchmarkPointSelectStores compares a prepared point select's CPU on the
 // embedded store with the same on store/tikv over client-go's in-process
-// mock cluster, side by side in one run (the mock's own work is in the
-// second figure too, so the ratio bounds the adapter's cost from above):
+// mock cluster, side by side in one run:
 //
 //	go test -run '^$' -bench PointSelectStores -benchtime 20000x -count 5 ./driver/
+//
+// The mock serves each request in the caller's goroutine, so mocktikv's
+// cpu-ns/op holds the mock's own work, what a storage node would do, too.
+// mock-only measures that part alone: it sends the requests the mocktikv
+// run sent (recorded by a wrapper of client-go's client) straight to the
+// mock's client again, as many per operation. mocktikv minus mock-only is
+// what a SQL node spends on one point select (session, executor,
+// client-go); the embedded figure also reads its own store.
 func BenchmarkPointSelectStores(b *testing.B) {
 	if err := tikv.SetLogLevel("error"); err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"local", "mocktikv"} {
+	// The mock cluster lives until the end, for mock-only to replay on.
+	rec := &recordingClient{}
+	mockStore, err := tikv.OpenMockWrapped(func(c tikvclient.Client) tikvclient.Client {
+		rec.Client = c
+		return rec
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mockSession := benchSessionOn(b, mockStore)
+	for _, name := range []string{"local", "mocktikv", "mock-only"} {
 		b.Run(name, func(b *testing.B) {
-			var s server.Session
+			if name == "mock-only" {
+				rec.replay(b)
+				return
+			}
+			s := mockSession
 			if name == "local" {
 				s = benchSession(b)
-			} else {
-				st, err := tikv.OpenMock()
-				if err != nil {
-					b.Fatal(err)
-				}
-				s = benchSessionOn(b, st)
 			}
 			rng := rand.New(rand.NewPCG(3, 4))
 			st := benchPrepare(b, s, "SELECT c FROM sbtest1 WHERE id=?")
+			rec.start()
 			defer reportCPU(b)()
 			for b.Loop() {
 				benchRun(b, st, server.IntValue(1+rng.Int64N(benchRows)))
 			}
+			rec.stop(b.N)
 		})
 	}
+}
+
+// recordingClient passes requests to the mock cluster's client and, while
+// on, keeps the first recordMax point gets (the statement's requests;
+// client-go's background ones, such as its safe-ts polls, are left out)
+// and counts them all.
+type recordingClient struct {
+	tikvclient.Client
+	on        atomic.Bool
+	mu        sync.Mutex
+	reqs      []recordedReq
+	sent, ops int
+}
+
+type recordedReq struct {
+	addr string
+	req  *tikvrpc.Request
+}
+
+const recordMax = 4096
+
+func (c *recordingClient) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
+	if c.on.Load() && req.Type == tikvrpc.CmdGet {
+		c.mu.Lock()
+		c.sent++
+		if len(c.reqs) < recordMax {
+			c.reqs = append(c.reqs, recordedReq{addr, req})
+		}
+		c.mu.Unlock()
+	}
+	return c.Client.SendRequest(ctx, addr, req, timeout)
+}
+
+func (c *recordingClient) start() {
+	c.mu.Lock()
+	c.reqs, c.sent, c.ops = c.reqs[:0], 0, 0
+	c.mu.Unlock()
+	c.on.Store(true)
+}
+
+func (c *recordingClient) stop(ops int) {
+	c.on.Store(false)
+	c.mu.Lock()
+	c.ops += ops
+	c.mu.Unlock()
+}
+
+// replay sends the recorded requests to the mock again, round robin, as
+// many per operation as the recorded run sent.
+func (c *recordingClient) replay(b *testing.B) {
+	if len(c.reqs) == 0 || c.ops == 0 {
+		b.Skip("no mocktikv run recorded (run it in the same -bench pattern)")
+	}
+	perOp := float64(c.sent) / float64(c.ops)
+	ctx := context.Background()
+	sent := 0
+	defer reportCPU(b)()
+	for i := 0; b.Loop(); i++ {
+		for float64(sent) < perOp*float64(i+1) {
+			r := c.reqs[sent%len(c.reqs)]
+			resp, err := c.Client.SendRequest(ctx, r.addr, r.req, time.Minute)
+			if err == nil {
+				var re *errorpb.Error
+				if re, err = resp.GetRegionError(); err == nil && re != nil {
+					err = fmt.Errorf("region error: %s", re)
+				}
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			sent++
+		}
+	}
+	b.ReportMetric(perOp, "requests/op")
 }
 
 // reportCPU reports the process CPU time per operation from now until the

@@ -141,11 +141,13 @@ func TestClusterPDLost(t *testing.T) {
 // time). Reads and pessimistic DML fail with TiDB's 9005 "Region is
 // unavailable" or 9002 "TiKV server timeout" within storeFaultBound
 // (client-go's backoff budgets: 50 to 55 s here) rather than hang. An
-// autocommit INSERT's prewrite is retried by client-go for as long as the
-// region errors last (as in TiDB): it must end once the stores are back,
-// committed or failed with 9005/9002, or with 8027 once the node, unable
-// to reload its schema for a lease, has stopped serving. With the stores restarted on their
-// data directories, the same SQL node serves again by itself.
+// autocommit INSERT's prewrite is retried by client-go for up to about
+// 90 s (its prewrite budget at tidb_backoff_weight 2, as in TiDB; see
+// store/tikv's TestStoresUnavailable), longer than the stores stay down
+// here: it must end once the stores are back, committed or failed with
+// 9005/9002, or with 8027 once the node, unable to reload its schema for
+// a lease, has stopped serving. With the stores restarted on their data
+// directories, the same SQL node serves again by itself.
 func TestChaosStoresLost(t *testing.T) {
 	skipUnlessChaos(t, false)
 	c := testkit.StartCluster(t, 3, "")

@@ -28,7 +28,8 @@ import (
 //     a full scan is cheaper.
 //  4. A full table scan.
 //
-// Only public indexes are read.
+// Only public indexes are read, and only those the table's index hints
+// allow (index_hints.go).
 
 // chooseAccessPath returns the plan that reads src for cond (nil: no
 // condition), and what is left of cond to check on the rows it returns
@@ -110,7 +111,7 @@ func columnRanges(cond expression.Expr) map[int]*colRanges {
 func handlePath(c *Context, src *TableSource, byCol map[int]*colRanges, lock bool) Plan {
 	t := src.Table
 	hc := t.HandleColumn()
-	if hc == nil {
+	if hc == nil || !src.hints.allowsHandle(t) {
 		return nil
 	}
 	cr := byCol[hc.Offset]
@@ -133,7 +134,7 @@ func handlePath(c *Context, src *TableSource, byCol map[int]*colRanges, lock boo
 func uniqueKeyPath(src *TableSource, byCol map[int]*colRanges, lock bool) Plan {
 	t := src.Table
 	for _, ix := range t.Indexes {
-		if ix.State != catalog.StatePublic || !ix.Unique || hasPrefixLen(ix) {
+		if ix.State != catalog.StatePublic || !ix.Unique || hasPrefixLen(ix) || !src.hints.allows(ix) {
 			continue
 		}
 		var key []expression.Expr
@@ -166,7 +167,7 @@ func rangeOrFullScan(c *Context, src *TableSource, cond expression.Expr, lock bo
 	var bestPath keyPath
 	bestEst := math.Inf(1)
 	for _, ix := range t.Indexes {
-		if ix.State != catalog.StatePublic {
+		if ix.State != catalog.StatePublic || !src.hints.allows(ix) {
 			continue
 		}
 		cols := keyColumns(ix)
@@ -195,7 +196,8 @@ func rangeOrFullScan(c *Context, src *TableSource, cond expression.Expr, lock bo
 	// With statistics, a read (not a locking one, which would lock every
 	// row it scans) that would look up a large part of the table scans it
 	// instead.
-	if best != nil && !(hasStats(c, t) && !lock && bestEst*lookupCostRate > rows) {
+	forced := src.hints != nil && src.hints.force
+	if best != nil && (forced || !(hasStats(c, t) && !lock && bestEst*lookupCostRate > rows)) {
 		return withEst(&IndexScan{TableSource: *src, Index: best, Ranges: bestPath.ranges, Lock: lock}, bestEst)
 	}
 	return withEst(&TableScan{TableSource: *src, Lock: lock}, rows)

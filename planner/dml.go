@@ -183,7 +183,11 @@ func singleTable(c *Context, refs *ast.TableRefsClause) (*TableSource, error) {
 	if t.View != nil {
 		return nil, errno.New(1288, "The target table %s of the UPDATE or DELETE is not updatable", t.Name)
 	}
-	return &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O}, nil
+	hints, err := tableIndexHints(t, "", tn.IndexHints, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &TableSource{base: base{schema: SourceSchema(db, t, ts.AsName.O)}, DB: db, Table: t, Alias: ts.AsName.O, hints: hints}, nil
 }
 
 // sourceFor plans the rows an UPDATE or DELETE changes.

@@ -107,6 +107,8 @@ type fromBuilder struct {
 	schema *expression.Schema
 	names  map[string]bool
 	lock   bool
+	// hints are the statement's optimizer hints (/*+ USE_INDEX(t, k) */).
+	hints []*ast.TableOptimizerHint
 }
 
 // buildFrom plans the FROM and WHERE clauses of sel. It returns the plan,
@@ -139,7 +141,7 @@ func (c *Context) fromClause(sel *ast.SelectStmt, lock bool) (Plan, []int, *from
 		}
 		return src, nil, nil, nil
 	}
-	fb := &fromBuilder{c: c, schema: &expression.Schema{}, names: map[string]bool{}, lock: lock}
+	fb := &fromBuilder{c: c, schema: &expression.Schema{}, names: map[string]bool{}, lock: lock, hints: sel.TableHints}
 	root, err := fb.node(sel.From.TableRefs)
 	if err != nil {
 		return nil, nil, nil, err
@@ -219,7 +221,15 @@ func (fb *fromBuilder) tableSource(ts *ast.TableSource) (*fromNode, error) {
 			}
 			break
 		}
-		leaf.ts = &TableSource{base: base{schema: SourceSchema(db, t, alias)}, DB: db, Table: t, Alias: alias}
+		hintName := alias
+		if hintName == "" {
+			hintName = s.Name.O
+		}
+		hints, err := tableIndexHints(t, hintName, s.IndexHints, fb.hints)
+		if err != nil {
+			return nil, err
+		}
+		leaf.ts = &TableSource{base: base{schema: SourceSchema(db, t, alias)}, DB: db, Table: t, Alias: alias, hints: hints}
 		leaf.schema = leaf.ts.schema
 		leaf.est = 1000
 		if c.Stats != nil {

@@ -58,6 +58,8 @@ var memTableColumns = map[string][]string{
 	// The statement summary (stmtsummary); latencies in nanoseconds.
 	"statements_summary":         stmtSummaryColumns,
 	"statements_summary_history": stmtSummaryColumns,
+	// TiDB's: the cluster's servers (session/cluster_info.go).
+	"cluster_info": {"TYPE", "INSTANCE", "STATUS_ADDRESS", "VERSION", "GIT_HASH", "START_TIME", "UPTIME", "#SERVER_ID"},
 	// CHECK constraints are accepted and not kept (ddl), so it has no rows.
 	"check_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "CHECK_CLAUSE"},
 	"referential_constraints": {"CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "UNIQUE_CONSTRAINT_CATALOG",

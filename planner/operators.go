@@ -40,6 +40,8 @@ type TableSource struct {
 	Cols []int
 	// colsAll: pruning found every column read.
 	colsAll bool
+	// hints restrict the keys the access path may read (index_hints.go).
+	hints *indexHints
 }
 
 // HandleCol is the position of the handle in a table source's rows.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,12 +31,16 @@ const lease = "3s"
 //
 //   - a table created on A takes rows on B at once (A's CREATE TABLE
 //     returns once B has loaded the new schema);
-//   - ADD INDEX, ADD COLUMN and DROP COLUMN on A while B inserts, updates
-//     and deletes in a loop, in autocommit statements and in explicit
-//     transactions: each change is visible on B as soon as A's statement
-//     returns, B's only errors are 8028 (retried), and ADMIN CHECK TABLE
-//     finds every index entry and no stray one, on both nodes;
-//   - DDL statements run on both nodes at once run one after another;
+//   - ADD INDEX, ADD COLUMN, DROP COLUMN, MODIFY COLUMN (a row rewrite)
+//     and DROP TABLE on A while B inserts, updates and deletes in a loop,
+//     in autocommit statements and in explicit transactions: each change
+//     is visible on B as soon as A's statement returns, B's only errors
+//     are 8028 (retried; and 1146 from the dropped table once dropped),
+//     ADMIN CHECK TABLE finds every index entry and no stray one, on both
+//     nodes, and B lists A's changes in ADMIN SHOW DDL JOBS, as TiDB's
+//     DDL owner's jobs;
+//   - DDL statements run on both nodes at once run one after another, as
+//     the DDL owner's jobs, each node's in the order it issued them;
 //   - a node that stops (SIGSTOP) while its transaction is open holds
 //     nobody up once its lease expired: A's ALTER goes on; back, the node
 //     serves again after reloading, and the old transaction, whose table
@@ -63,13 +68,14 @@ func concurrentDDL(t *testing.T, dbA, dbB *sql.DB) {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
-	for _, job := range []struct {
+	jobs := []struct {
 		db    *sql.DB
 		stmts []string
 	}{
 		{dbA, []string{"ALTER TABLE t3 ADD INDEX ia (a)", "ALTER TABLE t3 ADD COLUMN ca INT DEFAULT 1", "CREATE TABLE t3a (x INT)"}},
 		{dbB, []string{"ALTER TABLE t3 ADD INDEX ib (b)", "ALTER TABLE t3 ADD COLUMN cb INT DEFAULT 2", "CREATE TABLE t3b (x INT)"}},
-	} {
+	}
+	for _, job := range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -84,6 +90,25 @@ func concurrentDDL(t *testing.T, dbA, dbB *sql.DB) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	// The six ran as jobs of the DDL owner, one after another, each
+	// node's in the order it issued them.
+	for _, j := range ddlJobs(t, dbA, 6) {
+		if !strings.HasSuffix(j, " synced") {
+			t.Errorf("job %s", j)
+		}
+	}
+	queries := ddlJobQueries(t, dbB, 6) // oldest first
+	for _, job := range jobs {
+		var order []string
+		for _, q := range queries {
+			if slices.Contains(job.stmts, q) {
+				order = append(order, q)
+			}
+		}
+		if !slices.Equal(order, job.stmts) {
+			t.Errorf("the jobs ran in the order %q; want %q in this order", queries, job.stmts)
+		}
 	}
 	for name, db := range map[string]*sql.DB{"A": dbA, "B": dbB} {
 		for _, ix := range []string{"ia", "ib"} {
@@ -106,6 +131,7 @@ func concurrentDDL(t *testing.T, dbA, dbB *sql.DB) {
 
 func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 	mustExec(t, dbA, "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20) DEFAULT 'c')")
+	mustExec(t, dbA, "CREATE TABLE td (id INT PRIMARY KEY AUTO_INCREMENT, v INT)")
 	// No wait: A's statement returned once B had the table.
 	const rows = 300
 	for i := 1; i <= rows; i++ {
@@ -149,6 +175,29 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 			}
 		}()
 	}
+	// And one that writes td until A drops it: then, and only then, its
+	// inserts fail with 1146.
+	var dropIssued atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			_, err := dbB.Exec("INSERT INTO td (v) VALUES (1)")
+			switch {
+			case err == nil:
+				ops.Add(1)
+			case errCode(err) == 8028:
+				retried.Add(1)
+			case errCode(err) == 1146 && dropIssued.Load():
+				return
+			default:
+				errMu.Lock()
+				loadErrs = append(loadErrs, fmt.Errorf("td: %w", err))
+				errMu.Unlock()
+				return
+			}
+		}
+	}()
 	time.Sleep(500 * time.Millisecond)
 
 	start := time.Now()
@@ -177,6 +226,23 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 		t.Errorf("B right after DROP COLUMN c: SELECT c: %v, want error 1054", err)
 	}
 
+	// MODIFY COLUMN that rewrites every row and rebuilds ik.
+	start = time.Now()
+	mustExec(t, dbA, "ALTER TABLE t MODIFY COLUMN k VARCHAR(10) NOT NULL")
+	t.Logf("MODIFY COLUMN took %v", time.Since(start).Round(time.Millisecond))
+	var name, create string
+	if err := dbB.QueryRow("SHOW CREATE TABLE t").Scan(&name, &create); err != nil || !strings.Contains(create, "`k` varchar(10)") {
+		t.Errorf("B right after MODIFY COLUMN: %s, %v", create, err)
+	}
+
+	start = time.Now()
+	dropIssued.Store(true)
+	mustExec(t, dbA, "DROP TABLE td")
+	t.Logf("DROP TABLE took %v", time.Since(start).Round(time.Millisecond))
+	if _, err := dbB.Exec("SELECT * FROM td"); errCode(err) != 1146 {
+		t.Errorf("B right after DROP TABLE td: %v, want error 1146", err)
+	}
+
 	time.Sleep(500 * time.Millisecond)
 	stop.Store(true)
 	wg.Wait()
@@ -194,7 +260,7 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 		}
 	}
 	var viaIndex, viaRows int
-	if err := dbB.QueryRow("SELECT COUNT(*) FROM t USE INDEX (ik) WHERE k >= 0").Scan(&viaIndex); err != nil {
+	if err := dbB.QueryRow("SELECT COUNT(*) FROM t USE INDEX (ik) WHERE k >= ''").Scan(&viaIndex); err != nil {
 		t.Fatal(err)
 	}
 	if err := dbB.QueryRow("SELECT COUNT(*) FROM t IGNORE INDEX (ik)").Scan(&viaRows); err != nil {
@@ -203,6 +269,97 @@ func ddlUnderWrites(t *testing.T, dbA, dbB *sql.DB) {
 	if viaIndex != viaRows {
 		t.Errorf("B counts %d rows through ik, %d in the table", viaIndex, viaRows)
 	}
+
+	// A failing change fails on A with the error the owner met, and
+	// ends "cancelled".
+	if _, err := dbA.Exec("CREATE TABLE t (x INT)"); errCode(err) != 1050 {
+		t.Errorf("CREATE TABLE t again on A: %v, want error 1050", err)
+	}
+	// B lists A's schema changes as DDL jobs, newest first, as TiDB
+	// does.
+	want := []string{
+		"create table test.t none cancelled",
+		"drop table test.td none synced",
+		"modify column test.t public synced",
+		"drop column test.t none synced",
+		"add column test.t public synced",
+		"add index test.t public synced",
+		"create table test.td public synced",
+		"create table test.t public synced",
+	}
+	if got := ddlJobs(t, dbB, len(want)); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ADMIN SHOW DDL JOBS on B:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// ddlJobQueries is the statements of the last n DDL jobs, oldest first
+// (ADMIN SHOW DDL JOB QUERIES).
+func ddlJobQueries(t *testing.T, db *sql.DB, n int) []string {
+	t.Helper()
+	rows, err := db.Query(fmt.Sprintf("ADMIN SHOW DDL JOBS %d", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for rows.Next() {
+		vals := make([]any, 12)
+		var id int64
+		vals[0] = &id
+		for i := 1; i < 12; i++ {
+			vals[i] = new(sql.RawBytes)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			t.Fatal(err)
+		}
+		ids = append([]string{fmt.Sprint(id)}, ids...)
+	}
+	rows.Close()
+	rows, err = db.Query("ADMIN SHOW DDL JOB QUERIES " + strings.Join(ids[max(0, len(ids)-n):], ", "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// ddlJobs is the first n rows of ADMIN SHOW DDL JOBS, each as "JOB_TYPE
+// DB_NAME.TABLE_NAME SCHEMA_STATE STATE"; it checks that JOB_IDs descend.
+func ddlJobs(t *testing.T, db *sql.DB, n int) []string {
+	t.Helper()
+	rows, err := db.Query(fmt.Sprintf("ADMIN SHOW DDL JOBS %d", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	if len(cols) != 12 || cols[0] != "JOB_ID" || cols[11] != "STATE" {
+		t.Errorf("ADMIN SHOW DDL JOBS columns: %v", cols)
+	}
+	var out []string
+	last := int64(-1)
+	for rows.Next() && len(out) < n {
+		var id, schemaID, tableID, rowCount int64
+		var dbName, table, typ, schemaState, state string
+		var created, started, ended sql.NullString
+		if err := rows.Scan(&id, &dbName, &table, &typ, &schemaState, &schemaID, &tableID, &rowCount,
+			&created, &started, &ended, &state); err != nil {
+			t.Fatal(err)
+		}
+		if last >= 0 && id >= last {
+			t.Errorf("job %d listed after job %d", id, last)
+		}
+		last = id
+		out = append(out, fmt.Sprintf("%s %s.%s %s %s", typ, dbName, table, schemaState, state))
+	}
+	return out
 }
 
 // loadStep is one step of B's load: an autocommit upsert, update, or

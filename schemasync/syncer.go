@@ -32,11 +32,12 @@
 // Schema changes from several nodes are serialized by an etcd mutex held
 // for a DDL statement's duration (LockDDL), with the stored schema version
 // as a second guard: a schema change checks that the stored version is
-// the one it loaded under the lock, and two commits of it conflict. TiDB
-// instead elects one DDL owner that runs jobs queued in KV; Basalt's DDL
-// runs synchronously in the statement's session (ddl/), and a mutex keeps
-// that, with recovery of a half-done change left as it is on one node
-// (ddl.RecoverModify at start).
+// the one it loaded under the lock, and two commits of it conflict. A
+// client's schema change is a job queued in KV and run by the DDL owner,
+// one node elected as TiDB's is (package ddljob), which holds the mutex
+// for the job's whole run; a job whose runner died is recovered by the
+// next owner. The driver's own schema changes, views and triggers run in
+// the issuing node, under the same mutex.
 package schemasync
 
 import (

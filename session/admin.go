@@ -35,7 +35,17 @@ func planResultField(db string, t *catalog.TableInfo, c *catalog.ColumnInfo) pla
 // see an index just made public in a snapshot older than its backfill's
 // last batch. Both reported entries missing that were not (8003).
 func (s *Session) execAdmin(ctx context.Context, x *ast.AdminStmt) (Result, error) {
-	if x.Tp != ast.AdminCheckTable {
+	switch x.Tp {
+	case ast.AdminCheckTable:
+	case ast.AdminShowDDLJobs:
+		return s.showDDLJobs(ctx, x)
+	case ast.AdminShowDDLJobQueries:
+		return s.showDDLJobQueries(x)
+	case ast.AdminShowDDL:
+		return s.adminShowDDL(ctx)
+	case ast.AdminCancelDDLJobs:
+		return s.cancelDDLJobs(ctx, x)
+	default:
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this ADMIN statement is not supported yet")
 	}
 	is, release, err := s.pinStmt()
@@ -204,54 +214,68 @@ func (s *Session) execExplain(ctx context.Context, x *ast.ExplainStmt) (Result, 
 	if x.Analyze {
 		return s.explainAnalyze(ctx, x)
 	}
-	var p planner.Plan
-	switch st := x.Stmt.(type) {
-	case *ast.ShowStmt:
+	if st, ok := x.Stmt.(*ast.ShowStmt); ok {
 		// DESCRIBE t [col], DESC t and EXPLAIN t: SHOW COLUMNS FROM t,
 		// the column as a LIKE pattern.
 		return s.execShow(ctx, st)
-	case *ast.SelectStmt, *ast.SetOprStmt:
-		q, err := planner.BuildQuery(s.planContext(), st.(ast.ResultSetNode))
-		if err != nil {
-			return Result{}, err
-		}
-		p = q.Plan
-	case *ast.UpdateStmt:
-		if planner.IsMultiUpdate(st) {
-			u, err := planner.BuildMultiUpdate(s.planContext(), st)
-			if err != nil {
-				return Result{}, err
-			}
-			p = u.Source
-			break
-		}
-		u, err := planner.BuildUpdate(s.planContext(), st)
-		if err != nil {
-			return Result{}, err
-		}
-		p = u.Source
-	case *ast.DeleteStmt:
-		if st.IsMultiTable {
-			d, err := planner.BuildMultiDelete(s.planContext(), st)
-			if err != nil {
-				return Result{}, err
-			}
-			p = d.Source
-			break
-		}
-		d, err := planner.BuildDelete(s.planContext(), st)
-		if err != nil {
-			return Result{}, err
-		}
-		p = d.Source
-	default:
-		return Result{}, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
+	}
+	var p planner.Plan
+	err := s.withBinding(x.Stmt, func() (err error) {
+		p, err = s.explainPlan(x.Stmt)
+		return err
+	})
+	if err != nil {
+		return Result{}, err
 	}
 	var data [][]types.Datum
 	for _, r := range planner.Explain(p) {
 		data = append(data, []types.Datum{str(r.ID), str(r.EstRows), str(r.Info)})
 	}
 	return Result{Rows: &staticRows{fields: textFields("id", "estRows", "operator info"), data: data}}, nil
+}
+
+// explainPlan plans the statement EXPLAIN shows.
+func (s *Session) explainPlan(stmt ast.StmtNode) (planner.Plan, error) {
+	var p planner.Plan
+	switch st := stmt.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		q, err := planner.BuildQuery(s.planContext(), st.(ast.ResultSetNode))
+		if err != nil {
+			return nil, err
+		}
+		p = q.Plan
+	case *ast.UpdateStmt:
+		if planner.IsMultiUpdate(st) {
+			u, err := planner.BuildMultiUpdate(s.planContext(), st)
+			if err != nil {
+				return nil, err
+			}
+			p = u.Source
+			break
+		}
+		u, err := planner.BuildUpdate(s.planContext(), st)
+		if err != nil {
+			return nil, err
+		}
+		p = u.Source
+	case *ast.DeleteStmt:
+		if st.IsMultiTable {
+			d, err := planner.BuildMultiDelete(s.planContext(), st)
+			if err != nil {
+				return nil, err
+			}
+			p = d.Source
+			break
+		}
+		d, err := planner.BuildDelete(s.planContext(), st)
+		if err != nil {
+			return nil, err
+		}
+		p = d.Source
+	default:
+		return nil, errno.New(errno.ErNotSupportedYet, "EXPLAIN of this statement is not supported yet")
+	}
+	return p, nil
 }
 
 func (s *Session) explainStmt(ctx context.Context, x *ast.ExplainStmt, _ stmtArgs) (Result, error) {

@@ -53,6 +53,11 @@ func (d *Driver) startCluster(ctx context.Context) error {
 	d.vars = vars
 	d.aclWatch = clustersync.Watch(d.sync.Client(), clustersync.PrivilegeKey, d.reloadACL, nil)
 	d.statsWatch = clustersync.Watch(d.sync.Client(), clustersync.StatsKey, d.reloadStats, nil)
+	d.bindWatch = clustersync.Watch(d.sync.Client(), clustersync.BindInfoKey, d.reloadBindings, nil)
+	if d.cfg.Topology.IP != "" {
+		d.topology = clustersync.StartTopology(d.sync.Client(), d.cfg.Topology, d.sync.Lease(), nil)
+	}
+	d.startJobs()
 	if st, ok := d.store.(gcworker.Storage); ok {
 		st = gcStorage{st, d}
 		host, _ := os.Hostname()
@@ -123,6 +128,9 @@ func (d *Driver) oldestRead() uint64 {
 
 // stopCluster stops what startCluster started.
 func (d *Driver) stopCluster() {
+	if d.jobs != nil {
+		d.jobs.Close()
+	}
 	if d.gc != nil {
 		d.gc.Close()
 	}
@@ -134,6 +142,12 @@ func (d *Driver) stopCluster() {
 	}
 	if d.statsWatch != nil {
 		d.statsWatch.Close()
+	}
+	if d.topology != nil {
+		d.topology.Close()
+	}
+	if d.bindWatch != nil {
+		d.bindWatch.Close()
 	}
 }
 

@@ -63,17 +63,18 @@ func init() {
 	on(metrics.StmtOther, (*Session).lockTablesStmt)
 	on(metrics.StmtOther, (*Session).unlockTablesStmt)
 
-	// Schema changes (ddl_stmt.go).
-	on(metrics.StmtCreateDatabase, (*Session).createDatabaseStmt)
-	on(metrics.StmtDropDatabase, (*Session).dropDatabaseStmt)
-	on(metrics.StmtCreateTable, (*Session).createTableStmt)
-	on(metrics.StmtDropTable, (*Session).dropTableStmt)
+	// Schema changes (ddl_stmt.go), queued as DDL jobs on a cluster
+	// (ddl_job.go).
+	on(metrics.StmtCreateDatabase, queued((*Session).createDatabaseStmt))
+	on(metrics.StmtDropDatabase, queued((*Session).dropDatabaseStmt))
+	on(metrics.StmtCreateTable, queued((*Session).createTableStmt))
+	on(metrics.StmtDropTable, queued((*Session).dropTableStmt))
 	on(metrics.StmtCreateView, (*Session).createViewStmt)
-	on(metrics.StmtTruncateTable, (*Session).truncateTableStmt)
-	on(metrics.StmtCreateIndex, (*Session).createIndexStmt)
-	on(metrics.StmtDropIndex, (*Session).dropIndexStmt)
-	on(metrics.StmtAlterTable, (*Session).alterTableStmt)
-	on(metrics.StmtRenameTable, (*Session).renameTableStmt)
+	on(metrics.StmtTruncateTable, queued((*Session).truncateTableStmt))
+	on(metrics.StmtCreateIndex, queued((*Session).createIndexStmt))
+	on(metrics.StmtDropIndex, queued((*Session).dropIndexStmt))
+	on(metrics.StmtAlterTable, queued((*Session).alterTableStmt))
+	on(metrics.StmtRenameTable, queued((*Session).renameTableStmt))
 
 	// Accounts and grants (acl_stmt.go).
 	on(metrics.StmtOther, (*Session).createUserStmt)
@@ -88,6 +89,11 @@ func init() {
 	on(metrics.StmtExplain, (*Session).explainStmt)
 	on(metrics.StmtAnalyzeTable, (*Session).analyzeStmt)
 	on(metrics.StmtOther, (*Session).adminStmt)
+
+	// SQL plan bindings (binding.go).
+	on(metrics.StmtOther, (*Session).createBindingStmt)
+	on(metrics.StmtOther, (*Session).dropBindingStmt)
+	on(metrics.StmtOther, (*Session).setBindingStmt)
 
 	// BACKUP and RESTORE (brie_stmt.go).
 	on(metrics.StmtOther, (*Session).brieStmt)

@@ -29,8 +29,12 @@ type dmlPlan struct {
 	multiDelete *planner.MultiDelete
 }
 
-func (s *Session) planDML(st ast.StmtNode) (*dmlPlan, error) {
-	return planDMLIn(s.planContext(), st)
+func (s *Session) planDML(st ast.StmtNode) (p *dmlPlan, err error) {
+	err = s.withBinding(st, func() (err error) {
+		p, err = planDMLIn(s.planContext(), st)
+		return err
+	})
+	return p, err
 }
 
 // planDMLIn plans a write statement in pc.
@@ -97,9 +101,11 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		return Result{}, err
 	}
 	var p *dmlPlan
-	if cached != nil && cached.dml != nil && cached.version == is.Version {
+	stats := s.d.catalog.StatsGeneration()
+	if cached != nil && cached.dml != nil && cached.usable(s, is) {
 		p = cached.dml
 		s.obs.fromCache = true
+		s.binds.used = cached.fromBinding
 	} else {
 		var err error
 		s.stmtIS = is
@@ -111,7 +117,8 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 			return Result{}, err
 		}
 		if cached != nil {
-			cached.dml, cached.version = p, is.Version
+			cached.dml, cached.version, cached.stats = p, is.Version, stats
+			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
 		}
 	}
 	eval := s.evalCtx(ctx, params)

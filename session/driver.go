@@ -18,6 +18,7 @@ import (
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/clustersync"
 	"github.com/basalt-db/basalt/ddl"
+	"github.com/basalt-db/basalt/ddljob"
 	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/gcworker"
 	"github.com/basalt-db/basalt/kv"
@@ -63,6 +64,10 @@ type Config struct {
 	SlowQueryFile       string
 	SlowQueryMaxSize    int
 	SlowQueryMaxBackups int
+	// Topology describes this SQL node (its MySQL and status addresses,
+	// version, git hash, start time): on a cluster it is announced in
+	// PD's etcd for information_schema.CLUSTER_INFO (cluster_info.go).
+	Topology clustersync.TopologyInfo
 }
 
 // Driver opens sessions over one store.
@@ -81,7 +86,14 @@ type Driver struct {
 	aclWatch *clustersync.Watcher
 	// statsWatch reloads the statistics another node's ANALYZE stored.
 	statsWatch *clustersync.Watcher
-	gc         *gcworker.Worker
+	// topology announces the node in PD's etcd (CLUSTER_INFO).
+	topology *clustersync.Topology
+	// bindWatch reloads the global bindings another node changed.
+	bindWatch *clustersync.Watcher
+	gc        *gcworker.Worker
+	// jobs is the node's part in the DDL job queue and owner election
+	// (ddl_job.go), on a cluster; nil on an embedded store.
+	jobs *ddljob.Owner
 	// reads counts the autocommit reads running per read timestamp, for
 	// GC (cluster.go).
 	readsMu sync.Mutex
@@ -108,6 +120,11 @@ type Driver struct {
 	slowLog *slowlog.Logger
 	summary *stmtsummary.Summary
 	brie    brieJobs // BACKUP and RESTORE jobs (brie_stmt.go)
+
+	// globalBinds are the global SQL plan bindings by digest, replaced
+	// whole on each load; bindsVer counts the loads (binding.go).
+	globalBinds atomic.Pointer[map[string]*bindRecord]
+	bindsVer    atomic.Uint64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the
@@ -154,11 +171,18 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 			return nil, err
 		}
 	}
-	if err := d.ddl.RecoverModify(context.Background()); err != nil {
-		return nil, err
+	if syncer == nil {
+		// A schema change that a restart interrupted. On a cluster the
+		// DDL owner recovers the job of a runner that died (ddljob).
+		if _, err := d.ddl.RecoverSchema(context.Background(), nil, nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.bootstrapACL(context.Background()); err != nil {
 		return nil, fmt.Errorf("grant tables: %w", err)
+	}
+	if err := d.bootstrapBindings(context.Background()); err != nil {
+		return nil, fmt.Errorf("SQL plan bindings: %w", err)
 	}
 	if err := d.startCluster(context.Background()); err != nil {
 		return nil, err

@@ -46,7 +46,13 @@ func mapError(err error, is *catalog.InfoSchema) error {
 		// TiDB's ErrGCTooEarly: the snapshot is older than the GC safe point.
 		return &errno.Error{Code: errno.ErGCTooEarly, State: "HY000", Msg: gce.Error()}
 	case errors.Is(err, kv.ErrPDTimeout):
-		return &errno.Error{Code: errno.ErPDServerTimeout, State: "HY000", Msg: "PD server timeout"}
+		// TiDB's text: "PD server timeout: " and what failed, if known.
+		cause := ""
+		var c interface{ PDTimeoutCause() string }
+		if errors.As(err, &c) {
+			cause = c.PDTimeoutCause()
+		}
+		return &errno.Error{Code: errno.ErPDServerTimeout, State: "HY000", Msg: "PD server timeout: " + cause}
 	case errors.Is(err, kv.ErrStoreTimeout):
 		return &errno.Error{Code: errno.ErTiKVServerTimeout, State: "HY000", Msg: "TiKV server timeout"}
 	case errors.Is(err, kv.ErrRegionUnavailable):

@@ -171,7 +171,9 @@ func parseError(err error) error {
 // not nil, is the statement's plan from the plan cache; ps, if not nil,
 // the prepared statement st is.
 func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum, cached *cachedPlan, ps *Stmt) (Result, error) {
+	s.obs.prevFromCache = s.obs.fromCache
 	s.obs.fromCache = false // for the plan cache's metrics when not observing
+	s.binds.startStatement()
 	if _, isShow := st.(*ast.ShowStmt); !isShow && !readsDiagnostics(st) {
 		s.warnings = s.warnings[:0]
 	}

@@ -42,7 +42,7 @@ func (s *Session) explainAnalyze(ctx context.Context, x *ast.ExplainStmt) (Resul
 	case *ast.UpdateStmt, *ast.DeleteStmt, *ast.InsertStmt:
 		// Planned here, so that the plan shown is the one that runs:
 		// execDML takes it as a cached plan of the schema it plans under.
-		is := s.schema()
+		is, gen := s.schema(), s.d.catalog.StatsGeneration()
 		s.stmtIS = is
 		p, err := s.planDML(st)
 		s.stmtIS = nil
@@ -50,7 +50,8 @@ func (s *Session) explainAnalyze(ctx context.Context, x *ast.ExplainStmt) (Resul
 			return Result{}, err
 		}
 		s.rtStats = stats
-		_, err = s.execDML(ctx, st, nil, &cachedPlan{version: is.Version, dml: p})
+		_, err = s.execDML(ctx, st, nil, &cachedPlan{version: is.Version, stats: gen, dml: p,
+			binds: s.bindsVersion(), fromBinding: s.binds.used})
 		s.rtStats = nil
 		if err != nil {
 			return Result{}, err
@@ -101,7 +102,12 @@ func (s *Session) analyzeQuery(ctx context.Context, node ast.ResultSetNode, stat
 	}
 	defer release()
 	s.stmtIS = is
-	q, err := planner.BuildQuery(s.planContext(), node)
+	var q *planner.Query
+	st, _ := node.(ast.StmtNode) // a SELECT or a UNION
+	err = s.withBinding(st, func() (err error) {
+		q, err = planner.BuildQuery(s.planContext(), node)
+		return err
+	})
 	s.stmtIS = nil
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"sort"
 	"strings"
 
@@ -149,6 +150,11 @@ func (s *Session) memTableRows(name string) ([][]types.Datum, error) {
 		}
 	case "triggers":
 		out = s.triggerRows(is)
+	case "cluster_info":
+		var err error
+		if out, err = s.clusterInfoRows(context.Background()); err != nil {
+			return nil, err
+		}
 	case "slow_query":
 		var err error
 		if out, err = s.slowQueryRows(); err != nil {

@@ -116,6 +116,12 @@ func (s *Session) setLimit(name string, v types.Datum, global bool) {
 // setGlobalLimit applies the global value of a limit variable to the
 // server's connections.
 func (d *Driver) setGlobalLimit(name string, v types.Datum) {
+	if name == "tidb_backoff_weight" {
+		if st, ok := d.store.(interface{ SetBackoffWeight(int) }); ok {
+			st.SetBackoffWeight(int(v.Int()))
+		}
+		return
+	}
 	if d.conns == nil {
 		return
 	}

@@ -37,9 +37,12 @@ type stmtObs struct {
 	compile    time.Duration // planning, when the statement planned
 	txnStartTS uint64        // the start timestamp it read or wrote at
 	fromCache  bool          // its plan came from the plan cache
-	plan       planner.Plan  // a query's plan, for Plan_digest
-	keys       int64         // entries its reads found (Process_keys)
-	read       bool          // it read from the store: keys is known
+	// prevFromCache is fromCache of the statement before this one:
+	// TiDB's @@last_plan_from_cache, read by the statement after.
+	prevFromCache bool
+	plan          planner.Plan // a query's plan, for Plan_digest
+	keys          int64        // entries its reads found (Process_keys)
+	read          bool         // it read from the store: keys is known
 }
 
 // readKeys adds what a statement's executor context read.
@@ -96,8 +99,8 @@ func (s *Session) execute(ctx context.Context, st ast.StmtNode, start time.Time,
 		s.observeQuery(start, err)
 		return err
 	}
-	s.obs = stmtObs{}
-	s.mem.Reset(s.memQuota, nil) // Mem_max is this statement's
+	s.obs = stmtObs{fromCache: s.obs.fromCache} // run keeps it for @@last_plan_from_cache
+	s.mem.Reset(s.memQuota, nil)                // Mem_max is this statement's
 	res, err := s.run(ctx, st, params, cached, ps)
 	var counted *countedRows
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/basalt-db/basalt/planner"
@@ -14,12 +15,28 @@ import (
 )
 
 // cachedPlan is a prepared statement's plan, built at its first execution
-// and reused while the schema version stays the same: the plan cache.
-// Plans read parameters when they run, so one plan serves every value.
+// and reused while the schema version stays the same and, unless
+// tidb_plan_cache_invalidation_on_fresh_stats is off, no table's
+// statistics changed (ANALYZE here or on another SQL node): the plan
+// cache. Plans read parameters when they run, so one plan serves every
+// value.
 type cachedPlan struct {
 	version int64
+	stats   uint64 // the catalog's StatsGeneration when it was built
 	query   *planner.Query
 	dml     *dmlPlan
+	// binds is the session's bindsVersion the plan was built under, and
+	// fromBinding whether a binding's hints were used.
+	binds       uint64
+	fromBinding bool
+}
+
+// usable reports whether the plan p holds was built under schema is, the
+// SQL plan bindings the session sees now (binding.go) and, if the session
+// asks for it, the statistics held now.
+func (p *cachedPlan) usable(s *Session, is *catalog.InfoSchema) bool {
+	return p.version == is.Version && p.binds == s.bindsVersion() &&
+		(p.stats == s.d.catalog.StatsGeneration() || !s.hotVar().freshStatsReplan)
 }
 
 // Stmt is a prepared statement (COM_STMT_PREPARE, PREPARE).
@@ -111,8 +128,16 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 		st.plan = &cachedPlan{version: -1}
 	}
 	if sel, ok := stmts[0].(ast.ResultSetNode); ok && isQuery(stmts[0]) {
+		stats := s.d.catalog.StatsGeneration() // before planning: a change meanwhile replans
+		binds, usedBefore := s.bindsVersion(), s.binds.used
 		pc := s.planContext()
-		q, err := planner.BuildQuery(pc, sel)
+		var q *planner.Query
+		err := s.withBinding(stmts[0], func() (err error) {
+			q, err = planner.BuildQuery(pc, sel)
+			return err
+		})
+		fromBinding := s.binds.used
+		s.binds.used = usedBefore // PREPARE is not the statement planned
 		if err != nil {
 			return nil, mapError(err, s.d.catalog.InfoSchema())
 		}
@@ -122,7 +147,8 @@ func (s *Session) Prepare(ctx context.Context, sql string) (*Stmt, error) {
 			// (the open transaction's, or the newest when it was read),
 			// not the newest once it is built: an execution reuses it
 			// only under that same schema.
-			st.plan.query, st.plan.version = q, pc.IS.Version
+			st.plan.query, st.plan.version, st.plan.stats = q, pc.IS.Version, stats
+			st.plan.binds, st.plan.fromBinding = binds, fromBinding
 		}
 	}
 	s.stmts[st] = struct{}{}
@@ -146,7 +172,16 @@ func (st *Stmt) Execute(ctx context.Context, params []types.Datum, w ResultWrite
 	if len(params) != st.nParams {
 		return errno.New(errno.ErWrongArguments, "Incorrect arguments to mysqld_stmt_execute")
 	}
-	return st.s.execute(ctx, st.node, time.Time{}, 0, params, st.plan, st, w, false)
+	return st.s.execute(ctx, st.node, time.Time{}, 0, params, st.cachedPlan(), st, w, false)
+}
+
+// cachedPlan is the plan cache's entry for an execution: nil with
+// tidb_enable_prepared_plan_cache off, which plans every execution.
+func (st *Stmt) cachedPlan() *cachedPlan {
+	if st.plan == nil || !st.s.hotVar().planCache {
+		return nil
+	}
+	return st.plan
 }
 
 // isQuery reports a SELECT or a set operation of SELECTs.

@@ -154,6 +154,18 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 		}
 	case *ast.KillStmt:
 		return ch.kill(x)
+	case *ast.CreateBindingStmt:
+		if x.GlobalScope && ch.c.Global(ch.subj)&privilege.Super == 0 {
+			return errSpecificDenied("SUPER")
+		}
+	case *ast.DropBindingStmt:
+		if x.GlobalScope && ch.c.Global(ch.subj)&privilege.Super == 0 {
+			return errSpecificDenied("SUPER")
+		}
+	case *ast.SetBindingStmt:
+		if ch.c.Global(ch.subj)&privilege.Super == 0 {
+			return errSpecificDenied("SUPER")
+		}
 	case *ast.ShowStmt:
 		return ch.show(x)
 	case ast.DDLNode:

@@ -63,21 +63,28 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 		}
 	}()
 	var q *planner.Query
-	if cached != nil && cached.query != nil && cached.version == is.Version {
+	stats := s.d.catalog.StatsGeneration()
+	if cached != nil && cached.query != nil && cached.usable(s, is) {
 		q = cached.query
 		s.obs.fromCache = true
+		s.binds.used = cached.fromBinding
 	} else {
 		var err error
 		s.stmtIS = is
 		start := time.Now()
-		q, err = planner.BuildQuery(s.planContext(), node)
+		st, _ := node.(ast.StmtNode) // a SELECT or a UNION
+		err = s.withBinding(st, func() (err error) {
+			q, err = planner.BuildQuery(s.planContext(), node)
+			return err
+		})
 		s.obs.compile = time.Since(start)
 		s.stmtIS = nil
 		if err != nil {
 			return Result{}, err
 		}
 		if cached != nil {
-			cached.query, cached.version = q, is.Version
+			cached.query, cached.version, cached.stats = q, is.Version, stats
+			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
 		}
 	}
 	s.obs.plan = q.Plan

@@ -30,6 +30,7 @@ type Session struct {
 
 	vars     map[string]types.Datum // session system variables set by SET
 	userVars map[string]types.Datum
+	binds    sessionBinds // the session's SQL plan bindings (binding.go)
 
 	// txn is the open transaction, if any. explicit says BEGIN (or
 	// autocommit=0) opened it, so it lasts past the statement.
@@ -96,6 +97,11 @@ type hotVars struct {
 	lockWait   time.Duration
 	commit     kv.CommitOptions
 
+	// The plan cache (prepare.go): tidb_enable_prepared_plan_cache and
+	// tidb_plan_cache_invalidation_on_fresh_stats.
+	planCache        bool
+	freshStatsReplan bool
+
 	// The slow log and the statement summary (observe.go).
 	slowLog           bool
 	slowThreshold     time.Duration
@@ -110,7 +116,8 @@ func (s *Session) hotVar() *hotVars {
 	h := &s.hot
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
-			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions()}
+			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(),
+			planCache: s.boolSysVar("tidb_enable_prepared_plan_cache"), freshStatsReplan: s.boolSysVar("tidb_plan_cache_invalidation_on_fresh_stats")}
 		s.readObserveVars(h)
 	}
 	return h
@@ -130,12 +137,14 @@ func (s *Session) autocommit() bool { return s.hotVar().autocommit }
 
 // readCommitOptions reads the commit protocol's switches.
 func (s *Session) readCommitOptions() kv.CommitOptions {
-	on := func(name string) bool {
-		v, err := s.sysVar(name, false)
-		return err == nil && types.ToBool(v)
-	}
-	return kv.CommitOptions{AsyncCommit: on("tidb_enable_async_commit"), OnePC: on("tidb_enable_1pc"),
-		CausalConsistency: !on("tidb_guarantee_linearizability")}
+	return kv.CommitOptions{AsyncCommit: s.boolSysVar("tidb_enable_async_commit"), OnePC: s.boolSysVar("tidb_enable_1pc"),
+		CausalConsistency: !s.boolSysVar("tidb_guarantee_linearizability")}
+}
+
+// boolSysVar reads a boolean system variable's session value.
+func (s *Session) boolSysVar(name string) bool {
+	v, err := s.sysVar(name, false)
+	return err == nil && types.ToBool(v)
 }
 
 func (s *Session) readAutocommit() bool {

@@ -337,6 +337,8 @@ func (s *Session) execShow(ctx context.Context, x *ast.ShowStmt) (Result, error)
 		return s.showStats(ctx, x)
 	case ast.ShowTriggers:
 		return s.showTriggers(x)
+	case ast.ShowBindings:
+		return s.showBindings(ctx, x)
 	default:
 		return Result{}, errno.New(errno.ErNotSupportedYet, "this SHOW statement is not supported yet")
 	}

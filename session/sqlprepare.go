@@ -66,7 +66,7 @@ func (s *Session) executeStmt(ctx context.Context, x *ast.ExecuteStmt, a stmtArg
 		}
 		params[i] = v.Clone()
 	}
-	return s.run(ctx, st.node, params, st.plan, st)
+	return s.run(ctx, st.node, params, st.cachedPlan(), st)
 }
 
 func (s *Session) deallocateStmt(_ context.Context, x *ast.DeallocateStmt, _ stmtArgs) (Result, error) {

@@ -254,10 +254,19 @@ var sysVars = map[string]sysVarDef{
 	"tidb_enable_collect_execution_info":            boolVar(true).global(),
 	"tidb_use_plan_baselines":                       boolVar(true),
 	"tidb_txn_assertion_level":                      enumVar("FAST", "OFF", "FAST", "STRICT"),
+
+	// The plan cache (prepare.go): off, new statistics leave cached plans
+	// alone; last_plan_from_cache tells of the statement before.
+	"tidb_plan_cache_invalidation_on_fresh_stats": boolVar(true),
+	"last_plan_from_cache":                        roVar(types.NewInt(0)), // see sysVar
 }
 
 func init() {
 	sysVars["version"] = roVar(types.NewString(expression.Version))
+	// TiDB's: client-go's backoff budgets (20 s of sleeps for a read, 40 s
+	// for a prewrite) are multiplied by it; 0 means 2. Global only here:
+	// it sets the node's budgets (setGlobalLimit), not one session's.
+	sysVars["tidb_backoff_weight"] = uintVar(2).within(0, math.MaxInt32).global()
 	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
 	zone, _ := time.Now().Zone()
 	sysVars["system_time_zone"] = roVar(types.NewString(zone))
@@ -271,6 +280,9 @@ var sessionOnlyVars = map[string]expression.SysVarKind{
 	"identity":       expression.SysVarUint,
 	"warning_count":  expression.SysVarUint,
 	"error_count":    expression.SysVarUint,
+	// TiDB's: whether the previous statement was planned with a
+	// binding (binding.go).
+	"last_plan_from_binding": expression.SysVarInt,
 }
 
 // sysVarInfo describes @@name to the expression builder: its type
@@ -311,6 +323,13 @@ func (s *Session) sysVar(name string, global bool) (types.Datum, error) {
 		return types.NewUint(uint64(len(s.warnings))), nil
 	case "error_count":
 		return types.NewUint(0), nil
+	case "last_plan_from_binding":
+		return types.NewBool(s.binds.prev), nil
+	case "last_plan_from_cache":
+		if s.obs.prevFromCache {
+			return types.NewInt(1), nil
+		}
+		return types.NewInt(0), nil
 	case "tidb_current_ts":
 		// TiDB's: the open transaction's start timestamp, 0 outside
 		// one. Asking starts a transaction BEGIN deferred.

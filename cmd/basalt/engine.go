@@ -1,8 +1,12 @@
 package main
 
 import (
+	"net"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/basalt-db/basalt/clustersync"
 	"github.com/basalt-db/basalt/config"
 	"github.com/basalt-db/basalt/driver"
 	"github.com/basalt-db/basalt/kv"
@@ -61,11 +65,43 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		SlowQueryFile:          cfg.Log.SlowQueryPath(dataDir),
 		SlowQueryMaxSize:       cfg.Log.SlowQueryMaxSize,
 		SlowQueryMaxBackups:    cfg.Log.SlowQueryMaxBackups,
+		Topology:               topologyInfo(cfg, info),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return sqlEngine{Driver: driver.New(drv), sql: drv}, nil
+}
+
+// topologyInfo describes this SQL node for information_schema.CLUSTER_INFO
+// and the other nodes (TiDB's /topology/tidb/<ip:port>/info). Its address
+// is --host, or when that is a wildcard the host's first non-loopback
+// address (TiDB's advertise-address default).
+func topologyInfo(cfg *config.Config, info buildInfo) clustersync.TopologyInfo {
+	ip := cfg.Host
+	if a := net.ParseIP(ip); ip == "" || (a != nil && a.IsUnspecified()) {
+		ip = localIP()
+	}
+	deploy := ""
+	if exe, err := os.Executable(); err == nil {
+		deploy = filepath.Dir(exe)
+	}
+	return clustersync.TopologyInfo{Version: serverVersion(cfg, info), GitHash: info.GitHash, IP: ip,
+		Port: uint(cfg.Port), StatusPort: uint(cfg.Status.StatusPort), DeployPath: deploy,
+		StartTimestamp: time.Now().Unix(), Labels: map[string]string{}}
+}
+
+// localIP is the host's first global unicast address, 127.0.0.1 if none.
+func localIP() string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() && n.IP.To4() != nil {
+				return n.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
 }
 
 // sqlEngine is the session layer as the server's Driver.

@@ -7,6 +7,22 @@ import (
 	tikverr "github.com/tikv/client-go/v2/error"
 )
 
+// PDTimeoutError is kv.ErrPDTimeout with what PD failed at, for TiDB's
+// 9001 text, "PD server timeout: <cause>" (TiDB fills in client-go's
+// message, often empty; Basalt says what it waited for where it knows).
+type PDTimeoutError struct{ Cause string }
+
+func (e *PDTimeoutError) Error() string { return "PD server timeout: " + e.Cause }
+
+// Unwrap makes errors.Is(err, kv.ErrPDTimeout) hold.
+func (e *PDTimeoutError) Unwrap() error { return kv.ErrPDTimeout }
+
+// PDTimeoutCause is the cause, for the SQL layer's message.
+func (e *PDTimeoutError) PDTimeoutCause() string { return e.Cause }
+
+// errTSOWait is the timeout of a wait for a timestamp (tsoWait).
+var errTSOWait = &PDTimeoutError{Cause: "no timestamp from PD within " + tsoWait.String()}
+
 // mapErr turns client-go's errors for the conditions kv names into kv's
 // errors (the SQL layer maps those to MySQL's codes); others pass
 // through.
@@ -39,7 +55,7 @@ func mapErr(err error) error {
 	// client-go gives up with the class of what it waited on (its
 	// messages for these are empty or bare).
 	case errors.As(err, &pd):
-		return kv.ErrPDTimeout
+		return &PDTimeoutError{Cause: pd.Error()}
 	case errors.Is(err, tikverr.ErrTiKVServerTimeout):
 		return kv.ErrStoreTimeout
 	case errors.Is(err, tikverr.ErrRegionUnavailable):

@@ -33,6 +33,12 @@ func TestMapErr(t *testing.T) {
 			t.Errorf("mapErr(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
+	// 9001's cause: client-go's message.
+	var pt *PDTimeoutError
+	if got := mapErr(pingcaperr.WithStack(tikverr.NewErrPDServerTimeout("start timestamp may fall behind safe point"))); !errors.As(got, &pt) ||
+		pt.Error() != "PD server timeout: start timestamp may fall behind safe point" {
+		t.Errorf("mapErr of client-go's PD timeout with a message: %v", got)
+	}
 	other := errors.New("something else")
 	if got := mapErr(other); got != other {
 		t.Errorf("mapErr passes other errors through, got %v", got)

@@ -19,6 +19,7 @@ import (
 	"github.com/basalt-db/basalt/kv"
 	"github.com/pingcap/log"
 	tikvconfig "github.com/tikv/client-go/v2/config"
+	tikvkv "github.com/tikv/client-go/v2/kv"
 	"github.com/tikv/client-go/v2/oracle"
 	"github.com/tikv/client-go/v2/testutils"
 	"github.com/tikv/client-go/v2/tikv"
@@ -33,6 +34,35 @@ type Storage struct {
 	close  func() error
 	closed atomic.Bool
 	open   openTxns // for MinStartTS
+	// vars are client-go's variables every snapshot and transaction
+	// gets: the backoff weight (SetBackoffWeight).
+	vars atomic.Pointer[tikvkv.Variables]
+}
+
+// SetBackoffWeight sets TiDB's tidb_backoff_weight for the snapshots and
+// transactions begun after it: client-go's backoff budgets are multiplied
+// by it (a read retries a region no store serves for 20 s of sleeps times
+// the weight, a prewrite for 40 s times it). 0 or less means client-go's
+// default, 2.
+func (s *Storage) SetBackoffWeight(w int) {
+	if w <= 0 {
+		w = tikvkv.DefBackOffWeight
+	}
+	v := tikvkv.NewVariables(&notKilled)
+	v.BackOffWeight = w
+	s.vars.Store(v)
+}
+
+// notKilled is the kill flag of the variables: statements are cancelled
+// by their context.
+var notKilled uint32
+
+// variables is what SetBackoffWeight set, client-go's default until then.
+func (s *Storage) variables() *tikvkv.Variables {
+	if v := s.vars.Load(); v != nil {
+		return v
+	}
+	return tikvkv.DefaultVars
 }
 
 // Open connects to the cluster whose PD members are at pdAddrs
@@ -75,10 +105,19 @@ func Open(pdAddrs []string) (*Storage, error) {
 
 // OpenMock returns a storage on client-go's in-process mock cluster (one
 // store, one region; mocktikv), for tests of the SQL layer on client-go.
-func OpenMock() (*Storage, error) {
-	client, cluster, pdClient, err := testutils.NewMockTiKV("", nil)
+func OpenMock() (*Storage, error) { return OpenMockWrapped(nil) }
+
+// OpenMockWrapped is OpenMock with client-go's client of the mock cluster
+// passed through wrap, if not nil: a benchmark can see the requests the
+// SQL layer sends and tell the mock's own work from the SQL node's.
+func OpenMockWrapped(wrap func(tikv.Client) tikv.Client) (*Storage, error) {
+	mock, cluster, pdClient, err := testutils.NewMockTiKV("", nil)
 	if err != nil {
 		return nil, err
+	}
+	var client tikv.Client = mock
+	if wrap != nil {
+		client = wrap(client)
 	}
 	testutils.BootstrapWithSingleStore(cluster)
 	store, err := tikv.NewTestTiKVStore(client, pdClient, nil, nil, 0)
@@ -106,6 +145,7 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	kt.SetVars(s.variables())
 	kt.SetPessimistic(opts.Mode == kv.Pessimistic)
 	kt.SetEnableAsyncCommit(opts.Commit.AsyncCommit)
 	kt.SetEnable1PC(opts.Commit.OnePC)
@@ -124,7 +164,9 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 
 // Snapshot reads the data committed at or before ts.
 func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
-	return &snapshot{snap: s.store.GetSnapshot(ts), ts: ts}
+	snap := s.store.GetSnapshot(ts)
+	snap.SetVars(s.variables())
+	return &snapshot{snap: snap, ts: ts}
 }
 
 // CurrentTS is a fresh timestamp from PD (see timestamp).
@@ -143,7 +185,7 @@ func (s *Storage) timestamp() (uint64, error) {
 	bo := tikv.NewBackofferWithVars(ctx, transaction.TsoMaxBackoff, nil)
 	ts, err := s.store.GetTimestampWithRetry(bo, oracle.GlobalTxnScope)
 	if err != nil && ctx.Err() != nil {
-		return 0, kv.ErrPDTimeout
+		return 0, errTSOWait
 	}
 	return ts, mapErr(err)
 }

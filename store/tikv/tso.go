@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/basalt-db/basalt/kv"
 	pd "github.com/tikv/pd/client"
 	"github.com/tikv/pd/client/pkg/caller"
 )
@@ -42,7 +41,7 @@ func (c boundedTSO) GetTS(ctx context.Context) (int64, int64, error) {
 	if err == nil && !w.succeeded() {
 		// The watch gave up while this one was on its way: the commit
 		// must not go on with it.
-		return 0, 0, kv.ErrPDTimeout
+		return 0, 0, errTSOWait
 	}
 	return physical, logical, err
 }
@@ -88,7 +87,7 @@ func (w *tsoWatch) arm() {
 		defer w.mu.Unlock()
 		if w.timer != nil && w.gen == gen {
 			w.fired = true
-			w.cancel(kv.ErrPDTimeout)
+			w.cancel(errTSOWait)
 		}
 	})
 }

@@ -192,7 +192,7 @@ func (t *txn) Commit(ctx context.Context) error {
 	cctx, done := watchTSO(ctx)
 	err := t.kt.Commit(cctx)
 	if err != nil && errors.Is(context.Cause(cctx), kv.ErrPDTimeout) {
-		err = kv.ErrPDTimeout
+		err = context.Cause(cctx)
 	}
 	done()
 	if err != nil {
