@@ -377,14 +377,14 @@ func parseSize(s string) (int64, error) {
 	return int64(f * float64(mult)), nil
 }
 
-// humanSize is a size as SHOW IMPORT JOB shows it.
+// humanSize is a size as SHOW IMPORT JOB shows it: TiDB's
+// units.BytesSize, four significant digits and a binary unit ("184.9MiB").
 func humanSize(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	f, i := float64(n), 0
 	for f >= 1024 && i < len(units)-1 {
 		f /= 1024
 		i++
 	}
-	v := strings.TrimRight(strings.TrimRight(strconv.FormatFloat(f, 'f', 2, 64), "0"), ".")
-	return v + units[i]
+	return fmt.Sprintf("%.4g%s", f, units[i])
 }

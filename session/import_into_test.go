@@ -93,6 +93,11 @@ func TestImportInto(t *testing.T) {
 	if string(vals[1]) != file || string(vals[2]) != "`imp`.`t`" || string(vals[5]) != "finished" || string(vals[7]) != fmt.Sprint(n) {
 		t.Fatalf("result row: source %s, table %s, status %s, rows %s", vals[1], vals[2], vals[5], vals[7])
 	}
+	// The file's size as TiDB shows it (units.BytesSize): 4 significant
+	// digits, binary units.
+	if st, err := os.Stat(file); err != nil || string(vals[6]) != fmt.Sprintf("%.4gKiB", float64(st.Size())/1024) {
+		t.Fatalf("Source_File_Size %s for a file of %v bytes", vals[6], st.Size())
+	}
 	rows.Close()
 	exec("SET tidb_mem_quota_query = DEFAULT")
 
