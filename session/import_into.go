@@ -132,7 +132,7 @@ func (s *Session) importIntoStmt(ctx context.Context, x *ast.ImportIntoStmt, a s
 		in.Close()
 		if err != nil {
 			s.warnings = append(s.warnings, eval.Warnings...)
-			return Result{}, err
+			return Result{}, s.importError(err)
 		}
 		rows += res.Records
 	}
@@ -162,7 +162,9 @@ func (s *Session) importIntoStmt(ctx context.Context, x *ast.ImportIntoStmt, a s
 	return Result{Rows: &staticRows{fields: fields, data: [][]types.Datum{row}}}, nil
 }
 
-// importError maps what committing an import fails with.
+// importError maps what an import fails with that is its own: a
+// duplicate key, a target found not empty, DISK_QUOTA; other errors
+// pass through.
 func (s *Session) importError(err error) error {
 	var dup *importer.DuplicateKeyError
 	switch {
@@ -172,7 +174,7 @@ func (s *Session) importError(err error) error {
 	case errors.Is(err, kv.ErrImportTargetNotEmpty):
 		return errno.New(errLoadDataPreCheckFailed, "PreCheck failed: target table is not empty")
 	case errors.Is(err, importer.ErrDiskQuota):
-		return errno.New(errno.ErUnknown, "%v", err)
+		return errno.New(errno.ErUnknown, "The import's sorted data needs more disk than DISK_QUOTA allows")
 	}
 	return err
 }
