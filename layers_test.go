@@ -68,8 +68,10 @@ var layers = []layer{
 	{"ddljob", []string{"catalog", "kv"}},
 	// BACKUP and RESTORE: a snapshot's keys to files and back.
 	{"brie", []string{"catalog", "kv", "tablecodec"}},
+	// IMPORT INTO's external sort and its commit through kv.Importer.
+	{"importer", []string{"kv"}},
 	{"session", []string{"bindinfo", "brie", "catalog", "clustersync", "codec", "ddl", "ddljob", "errno", "executor", "expression",
-		"gcworker", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
+		"gcworker", "importer", "kv", "metrics", "parserdriver", "planner", "privilege", "schemasync", "slowlog", "stmtsummary",
 		"table", "tablecodec", "trigger", "tso", "types"}},
 
 	// The protocol, and the adapter between it and the SQL layer.

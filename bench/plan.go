@@ -30,7 +30,12 @@ type Plan struct {
 	RandType string `toml:"rand_type" json:"rand_type"`
 	// PSMode is sysbench's --db-ps-mode: auto (server-side prepared
 	// statements) or disable.
-	PSMode  string       `toml:"ps_mode" json:"ps_mode"`
+	PSMode string `toml:"ps_mode" json:"ps_mode"`
+	// Prepare is how the tables are made: "sysbench" (sysbench
+	// oltp_common prepare, the default) or "import": sysbench's rows
+	// written as CSV and loaded with IMPORT INTO, on basalt targets only
+	// (others keep sysbench's prepare); see PrepareByImport.
+	Prepare string       `toml:"prepare" json:"prepare,omitempty"`
 	Targets []TargetSpec `toml:"targets" json:"targets"`
 }
 
@@ -68,6 +73,12 @@ const (
 	KindPlayground = "playground"
 	KindMariaDB    = "mariadb"
 	KindDSN        = "dsn"
+)
+
+// How a plan prepares its tables (Plan.Prepare).
+const (
+	PrepareSysbench = "sysbench"
+	PrepareImport   = "import"
 )
 
 // Workloads are the sysbench 1.0 scripts a plan may name.
@@ -169,6 +180,12 @@ func (p *Plan) Validate() error {
 	}
 	if p.PSMode == "" {
 		p.PSMode = "auto"
+	}
+	if p.Prepare == "" {
+		p.Prepare = PrepareSysbench
+	}
+	if p.Prepare != PrepareSysbench && p.Prepare != PrepareImport {
+		return fmt.Errorf("unknown prepare %q: want sysbench or import", p.Prepare)
 	}
 	if p.PSMode != "auto" && p.PSMode != "disable" {
 		return fmt.Errorf("unknown ps_mode %q: want auto or disable", p.PSMode)

@@ -297,6 +297,9 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "\n## Parameter configuration\n\n")
 	fmt.Fprintf(w, "Sysbench: %d tables of %d rows, `--rand-type=%s`, `--db-ps-mode=%s`, %d s warm-up, %d s per run, threads %s.\n\n",
 		p.Tables, p.TableSize, p.RandType, p.PSMode, p.WarmupSeconds, p.RunSeconds, joinInts(p.Threads))
+	if p.Prepare == PrepareImport {
+		fmt.Fprintf(w, "Basalt's tables were made by IMPORT INTO from sysbench's rows written as CSV (`prepare = \"import\"`); other targets' by `sysbench oltp_common prepare`.\n\n")
+	}
 	for _, s := range []side{a, b} {
 		spec := specOf(s)
 		fmt.Fprintf(w, "%s (`%s`", s.label, spec.Binary)

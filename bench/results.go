@@ -75,8 +75,11 @@ type TargetResult struct {
 	// Variables are the settings in force: SHOW VARIABLES of a few.
 	Variables map[string]string `json:"variables"`
 	// Setup are the exact commands and statements of the preparation.
-	Setup     []string         `json:"setup"`
-	Workloads []WorkloadResult `json:"workloads"`
+	Setup []string `json:"setup"`
+	// PrepareSeconds is how long making the tables took (sysbench's
+	// prepare or the import), before ANALYZE TABLE.
+	PrepareSeconds float64          `json:"prepare_seconds,omitempty"`
+	Workloads      []WorkloadResult `json:"workloads"`
 }
 
 // WorkloadResult is one workload on one target.

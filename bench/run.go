@@ -99,7 +99,7 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 			Restored: t.Restorable(),
 		})
 		tr := &res.Targets[len(res.Targets)-1]
-		if err := runTarget(ctx, plan, t, tr, prog, save); err != nil {
+		if err := runTarget(ctx, plan, t, tr, prog, save, workDir); err != nil {
 			err = fmt.Errorf("target %s: %w", t.Spec().Name, err)
 			res.Error = err.Error()
 			now := time.Now().UTC()
@@ -119,7 +119,7 @@ func Run(ctx context.Context, opts Options) (res *Results, err error) {
 
 // runTarget runs the plan on one target, filling tr and calling save after
 // every sysbench run.
-func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog *Progress, save func() error) error {
+func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog *Progress, save func() error, workDir string) error {
 	spec := t.Spec()
 	prog.stage(spec.Name, "starting")
 	if err := t.Start(ctx); err != nil {
@@ -156,11 +156,21 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 	}
 	if prepare {
 		prog.stage(spec.Name, fmt.Sprintf("preparing %d tables of %d rows", plan.Tables, plan.TableSize))
-		args := sysbenchArgs(conn, "oltp_common", "prepare", append(data, "--threads="+strconv.Itoa(min(plan.Tables, 8)))...)
-		tr.Setup = append(tr.Setup, commandString("sysbench", args))
-		if _, err := runSysbench(ctx, args, nil); err != nil {
-			return err
+		began := time.Now()
+		if plan.Prepare == PrepareImport && spec.Kind == KindBasalt {
+			setup, err := PrepareByImport(ctx, db, plan.Tables, plan.TableSize, workDir)
+			tr.Setup = append(tr.Setup, setup...)
+			if err != nil {
+				return err
+			}
+		} else {
+			args := sysbenchArgs(conn, "oltp_common", "prepare", append(data, "--threads="+strconv.Itoa(min(plan.Tables, 8)))...)
+			tr.Setup = append(tr.Setup, commandString("sysbench", args))
+			if _, err := runSysbench(ctx, args, nil); err != nil {
+				return err
+			}
 		}
+		tr.PrepareSeconds = time.Since(began).Seconds()
 		for i := 1; i <= plan.Tables; i++ {
 			q := fmt.Sprintf("ANALYZE TABLE sbtest.sbtest%d", i)
 			tr.Setup = append(tr.Setup, q+";")

@@ -167,6 +167,18 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 		lr.spans = append(lr.spans, span)
 	}()
 	for {
+		// The bytes up to the next one that may mean something are data:
+		// copy them at once.
+		if n, err := lr.ordinary(quoted); n > 0 || err != nil {
+			if err == io.EOF {
+				return true, nil
+			}
+			if err != nil {
+				return false, err
+			}
+			raw += n
+			continue
+		}
 		c, err := lr.r.ReadByte()
 		if err == io.EOF {
 			return true, nil
@@ -205,7 +217,7 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 				}
 				// The closing quote, if a terminator follows; otherwise
 				// data, as in MySQL.
-				if ok, err := lr.consume(f.LinesTerminated); ok || err != nil {
+				if ok, err := lr.consumeLineEnd(); ok || err != nil {
 					return true, err
 				}
 				if ok, err := lr.consume(f.FieldsTerminated); ok || err != nil {
@@ -216,7 +228,7 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 			raw++
 			continue
 		}
-		if ok, err := lr.at(c, f.LinesTerminated); ok || err != nil {
+		if ok, err := lr.lineEnd(c); ok || err != nil {
 			return true, err
 		}
 		if ok, err := lr.at(c, f.FieldsTerminated); ok || err != nil {
@@ -225,6 +237,60 @@ func (lr *LoadReader) field() (endLine bool, err error) {
 		lr.buf = append(lr.buf, c)
 		raw++
 	}
+}
+
+// lineEnd reports whether c, the byte just read, and the input after it
+// end a line (LinesTerminated, or with AnyNewline also "\r\n" and "\r");
+// if so it consumes the rest of the terminator.
+func (lr *LoadReader) lineEnd(c byte) (bool, error) {
+	if !lr.f.AnyNewline || c != '\r' {
+		return lr.at(c, lr.f.LinesTerminated)
+	}
+	if next, err := lr.r.Peek(1); err == nil && next[0] == '\n' {
+		_, err = lr.r.Discard(1)
+		return true, err
+	}
+	return true, nil
+}
+
+// consumeLineEnd reports whether the input continues with a line's end,
+// and if so consumes it.
+func (lr *LoadReader) consumeLineEnd() (bool, error) {
+	if lr.f.AnyNewline {
+		if next, err := lr.r.Peek(1); err == nil && next[0] == '\r' {
+			lr.r.Discard(1)
+			return lr.lineEnd('\r')
+		}
+	}
+	return lr.consume(lr.f.LinesTerminated)
+}
+
+// ordinary appends to buf the buffered input up to the first byte that
+// may be special in a field (quoted or not): the escape character, and
+// the enclosing one in a quoted field, or the first byte of either
+// terminator in an unquoted one. It returns how many bytes it took.
+func (lr *LoadReader) ordinary(quoted bool) (int, error) {
+	if lr.r.Buffered() == 0 {
+		if _, err := lr.r.Peek(1); err != nil {
+			return 0, err
+		}
+	}
+	in, _ := lr.r.Peek(lr.r.Buffered())
+	f := &lr.f
+	n := 0
+	if quoted {
+		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != f.Enclosed {
+			n++
+		}
+	} else {
+		l, t := f.LinesTerminated[0], f.FieldsTerminated[0]
+		for n < len(in) && (in[n] != f.Escaped || f.Escaped == 0) && in[n] != l && in[n] != t && (in[n] != '\r' || !f.AnyNewline) {
+			n++
+		}
+	}
+	lr.buf = append(lr.buf, in[:n]...)
+	_, err := lr.r.Discard(n)
+	return n, err
 }
 
 // unescape is the byte an escape character followed by c stands for.

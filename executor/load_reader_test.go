@@ -16,6 +16,7 @@ func TestLoadReader(t *testing.T) {
 	tsv := planner.LoadFormat{FieldsTerminated: "\t", Escaped: '\\', LinesTerminated: "\n"}
 	csv := planner.LoadFormat{FieldsTerminated: ",", Enclosed: '"', Escaped: '\\', LinesTerminated: "\r\n"}
 	multi := planner.LoadFormat{FieldsTerminated: "::", LinesStarting: ">>", LinesTerminated: "##"}
+	anyNL := planner.LoadFormat{FieldsTerminated: ",", Enclosed: '"', Escaped: '\\', LinesTerminated: "\n", AnyNewline: true}
 	for _, c := range []struct {
 		f    planner.LoadFormat
 		in   string
@@ -38,6 +39,10 @@ func TestLoadReader(t *testing.T) {
 		{csv, "a\nb,c\r\n", "a\nb|c"},
 		{multi, "junk>>1::2##no prefix##>>3:4##", "1|2 / 3:4"},
 		{multi, ">>a::b#", "a|b#"},
+		// IMPORT INTO's default: \n, \r\n and \r all end a line.
+		{anyNL, "a,b\r\nc,\"d\"\re,f\ng\r", "a|b / c|d / e|f / g"},
+		{anyNL, "\"x\r\ny\"\r\n", "x\r\ny"},
+		{anyNL, "a\r", "a"},
 	} {
 		for _, oneByte := range []bool{false, true} {
 			in := strings.NewReader(c.in)

@@ -32,6 +32,9 @@ var (
 	ErrTxnAborted = errors.New("kv: transaction aborted")
 	// ErrTxnClosed: the transaction was already committed or rolled back.
 	ErrTxnClosed = errors.New("kv: transaction already finished")
+	// ErrImportTargetNotEmpty: an import (Importer) found its target key
+	// range holding data or a lock.
+	ErrImportTargetNotEmpty = errors.New("kv: the import's target range is not empty")
 	// ErrKeyExists matches every *KeyExistsError.
 	ErrKeyExists = errors.New("kv: key already exists")
 	// ErrPDTimeout: a cluster's placement driver (its timestamps and region

@@ -181,6 +181,20 @@ type RangeDeleter interface {
 	DeleteRange(ctx context.Context, start, end []byte) error
 }
 
+// Importer is implemented by stores that can commit a whole empty key
+// range at once from sorted input, bypassing transactions (IMPORT INTO's
+// fast path). Import calls fill once with the commit timestamp; fill
+// calls put with the range's keys in strictly ascending order, and their
+// values (non-empty). The keys become visible together at the commit
+// timestamp, which Import returns, or, if fill or the store fails, not
+// at all. Import fails with ErrImportTargetNotEmpty, before calling
+// fill, if [start, end) holds a key visible now or a lock. Writers of
+// the range wait while Import runs, and readers at or above the commit
+// timestamp wait for it to finish.
+type Importer interface {
+	Import(ctx context.Context, start, end []byte, fill func(commitTS uint64, put func(key, value []byte) error) error) (uint64, error)
+}
+
 // Iterator walks keys in order. The slices returned by Key and Value are
 // valid only until the next call to Next or Close.
 type Iterator interface {

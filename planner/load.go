@@ -48,6 +48,9 @@ type LoadFormat struct {
 	Escaped          byte // 0: none
 	LinesStarting    string
 	LinesTerminated  string
+	// AnyNewline makes "\r\n" and "\r" end a line too, besides
+	// LinesTerminated ("\n"): IMPORT INTO's default, as TiDB's.
+	AnyNewline bool
 }
 
 // BuildLoad plans a LOAD DATA statement.

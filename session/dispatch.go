@@ -40,6 +40,7 @@ func init() {
 	on(metrics.StmtUpdate, (*Session).updateStmt)
 	on(metrics.StmtDelete, (*Session).deleteStmt)
 	on(metrics.StmtLoadData, (*Session).loadDataStmt) // loaddata.go
+	on(metrics.StmtOther, (*Session).importIntoStmt)  // import_into.go
 
 	// Transactions (txn_stmt.go, savepoint.go).
 	on(metrics.StmtBegin, (*Session).beginStmt)

@@ -79,6 +79,14 @@ func (ch *checker) stmt(st ast.StmtNode) error {
 			need |= privilege.Delete
 		}
 		return ch.table(x.Table, need)
+	case *ast.ImportIntoStmt:
+		// TiDB's: FILE for the server's files, and SELECT, INSERT,
+		// UPDATE, DELETE and ALTER on the table.
+		if ch.c.Global(ch.subj)&privilege.File == 0 {
+			u := ch.c.Account(ch.subj.User, ch.subj.Host)
+			return errno.AccessDenied(ch.subj.User, ch.subj.Host, u != nil && u.AuthString != "")
+		}
+		return ch.table(x.Table, privilege.Select|privilege.Insert|privilege.Update|privilege.Delete|privilege.Alter)
 	case *ast.UpdateStmt:
 		return ch.write(st, x.TableRefs, privilege.Update, updateReadsColumn(x))
 	case *ast.DeleteStmt:

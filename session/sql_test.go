@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -123,6 +124,8 @@ func TestSQLOnClientGo(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
+	// IMPORT INTO is the embedded store's (TestImportIntoOnCluster).
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "import_into.test" })
 	if err := tikv.SetLogLevel("error"); err != nil {
 		t.Fatal(err)
 	}

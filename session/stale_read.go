@@ -124,7 +124,7 @@ func (d *Driver) checkSafePoint(ts uint64) error {
 // of the present).
 func writesInPast(st ast.StmtNode) bool {
 	switch x := st.(type) {
-	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt, ast.DDLNode, *ast.AnalyzeTableStmt:
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt, *ast.ImportIntoStmt, ast.DDLNode, *ast.AnalyzeTableStmt:
 		return true
 	case *ast.SelectStmt:
 		return x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone

@@ -55,6 +55,7 @@ func benchRun(args []string, stderr io.Writer) int {
 		warmupSecs = fs.Int("warmup", -1, "seconds of warm-up per workload, overriding the plan's (0: none)")
 		randType   = fs.String("rand-type", "", "sysbench --rand-type, overriding the plan's")
 		psMode     = fs.String("ps-mode", "", "sysbench --db-ps-mode (auto or disable), overriding the plan's")
+		prepare    = fs.String("prepare", "", "how basalt targets make the tables: sysbench (oltp_common prepare) or import (sysbench's rows through IMPORT INTO), overriding the plan's")
 		quiet      = fs.Bool("quiet", false, "log lines instead of the live progress line")
 	)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -110,6 +111,9 @@ func benchRun(args []string, stderr io.Writer) int {
 	}
 	if *psMode != "" {
 		plan.PSMode = *psMode
+	}
+	if *prepare != "" {
+		plan.Prepare = *prepare
 	}
 	if err := plan.Validate(); err != nil {
 		fmt.Fprintf(stderr, "basalt bench run: %v\n", err)

@@ -75,3 +75,8 @@ func (e *engine) Write(b *mvcc.Batch, sync bool) error {
 	e.locks.apply(b.Entries)
 	return nil
 }
+
+// Ingest implements mvcc.Ingester.
+func (e *engine) Ingest(ctx context.Context, paths []string) error {
+	return e.db.Ingest(ctx, paths)
+}

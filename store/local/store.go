@@ -170,6 +170,10 @@ func Open(dir string, opts Options) (s *Store, err error) {
 			db.Close()
 		}
 	}()
+	// SSTs an import left unfinished by a crash (import.go).
+	if err := db.FS().RemoveAll(db.FS().PathJoin(db.Dir(), importDir)); err != nil {
+		return nil, err
+	}
 	eng := &engine{db: db, locks: newLockTable()}
 	// Locks live in memory now; data directories of older versions may
 	// still hold some on disk, each of a transaction of a process that is

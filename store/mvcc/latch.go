@@ -34,6 +34,9 @@ type Latches struct {
 	held map[string]*Guard
 	// committing holds the guards marked committing, for range readers.
 	committing map[*Guard]struct{}
+	// ranges holds the range latches (AcquireRange): every key in their
+	// ranges is latched by them.
+	ranges map[*Guard]struct{}
 }
 
 // Guard is a command's hold on its keys' latches.
@@ -44,6 +47,14 @@ type Guard struct {
 	// floor: the commit will land at or above it (0: unknown yet).
 	floor    uint64
 	released chan struct{}
+	// isRange: a range latch, over [start, end) rather than keys.
+	isRange    bool
+	start, end []byte
+}
+
+// holds reports whether g latches key.
+func (g *Guard) holds(key string) bool {
+	return g.isRange && key >= string(g.start) && (g.end == nil || key < string(g.end))
 }
 
 // mayLandBelow reports whether g's commit may become visible to a read at
@@ -54,7 +65,8 @@ func (g *Guard) mayLandBelow(ts uint64) bool {
 
 // NewLatches returns an empty latch table.
 func NewLatches() *Latches {
-	return &Latches{held: make(map[string]*Guard), committing: make(map[*Guard]struct{})}
+	return &Latches{held: make(map[string]*Guard), committing: make(map[*Guard]struct{}),
+		ranges: make(map[*Guard]struct{})}
 }
 
 // Acquire takes latches on keys for transaction startTS, waiting for other
@@ -76,6 +88,17 @@ func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*
 				break
 			}
 		}
+		for r := range l.ranges {
+			if busy != nil {
+				break
+			}
+			for _, k := range g.keys {
+				if r.holds(k) {
+					busy = r
+					break
+				}
+			}
+		}
 		if busy == nil {
 			for _, k := range g.keys {
 				l.held[k] = g
@@ -90,6 +113,62 @@ func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// AcquireRange takes a latch on every key in [start, end) (a nil end is
+// open): it waits for other range latches that overlap it, then keeps
+// new writers of the range out and waits for those that hold latches in
+// it to release them. Its start ts is set later (setStart), before it is
+// marked committing.
+func (l *Latches) AcquireRange(ctx context.Context, start, end []byte) (*Guard, error) {
+	g := &Guard{isRange: true, start: start, end: end, released: make(chan struct{})}
+	for registered := false; ; {
+		l.mu.Lock()
+		var busy *Guard
+		if !registered {
+			for r := range l.ranges {
+				if rangesOverlap(r.start, r.end, start, end) {
+					busy = r
+					break
+				}
+			}
+			if busy == nil {
+				l.ranges[g] = struct{}{}
+				registered = true
+			}
+		}
+		if registered {
+			for k, h := range l.held {
+				if g.holds(k) {
+					busy = h
+					break
+				}
+			}
+		}
+		l.mu.Unlock()
+		if busy == nil {
+			return g, nil
+		}
+		select {
+		case <-busy.released:
+		case <-ctx.Done():
+			if registered {
+				l.Release(g)
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// setStart sets the start ts of a range latch not yet committing.
+func (l *Latches) setStart(g *Guard, ts uint64) {
+	l.mu.Lock()
+	g.startTS = ts
+	l.mu.Unlock()
+}
+
+func rangesOverlap(s1, e1, s2, e2 []byte) bool {
+	return (e1 == nil || bytes.Compare(s2, e1) < 0) && (e2 == nil || bytes.Compare(s1, e2) < 0)
 }
 
 // MarkCommitting makes readers of g's keys at or above g's start ts wait
@@ -118,6 +197,7 @@ func (l *Latches) Release(g *Guard) {
 		}
 	}
 	delete(l.committing, g)
+	delete(l.ranges, g)
 	l.mu.Unlock()
 	close(g.released)
 }
@@ -129,6 +209,14 @@ func (l *Latches) WaitRead(ctx context.Context, key []byte, ts uint64) error {
 		l.mu.Lock()
 		g, ok := l.held[string(key)]
 		wait := ok && g.mayLandBelow(ts) // its fields are written under mu
+		if !wait {
+			for r := range l.ranges {
+				if r.holds(string(key)) && r.mayLandBelow(ts) {
+					g, wait = r, true
+					break
+				}
+			}
+		}
 		l.mu.Unlock()
 		if !wait {
 			return nil
@@ -167,6 +255,9 @@ func (l *Latches) WaitReadRange(ctx context.Context, start, end []byte, ts uint6
 
 // overlaps reports whether any of g's keys may lie in [start, end).
 func (g *Guard) overlaps(start, end []byte) bool {
+	if g.isRange {
+		return rangesOverlap(g.start, g.end, start, end)
+	}
 	if len(g.keys) == 0 {
 		return false
 	}

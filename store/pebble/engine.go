@@ -28,6 +28,9 @@ type Engine struct {
 	db  *pebble.DB
 	dir string
 	fs  vfs.FS
+	// opts are the options the database was opened with: files written
+	// for ingestion (ingest.go) take their block sizes and filters.
+	opts *pebble.Options
 }
 
 var (

@@ -93,7 +93,9 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{db: db, dir: dir, fs: o.FS}, nil
+	wo := po.Clone()
+	wo.EnsureDefaults()
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo}, nil
 }
 
 func hasManifest(names []string) bool {
