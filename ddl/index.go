@@ -149,18 +149,15 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 // backfillCovered).
 func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	batch, maxRows := d.backfillBatch, backfillMaxRows
 	if !ix.Unique {
-		for {
-			next, err := d.backfillCovered(ctx, t, ix, start, end, backfillCoveredRows)
-			if err != nil || next == nil {
-				return err
-			}
-			start = next
-		}
+		// A cluster's transactions check even covered keys (client-go
+		// has no such hint), so its batches can still conflict.
+		batch, maxRows = d.backfillCovered, backfillCoveredRows
 	}
-	size := backfillMaxRows
+	size := maxRows
 	for {
-		next, err := d.backfillBatch(ctx, t, ix, start, end, size)
+		next, err := batch(ctx, t, ix, start, end, size)
 		if errors.Is(err, kv.ErrWriteConflict) {
 			// Under writes a large batch nearly always meets a row or an
 			// index entry committed since it started, and would be
@@ -175,14 +172,14 @@ func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.In
 			return nil
 		}
 		start = next
-		size = min(size*2, backfillMaxRows)
+		size = min(size*2, maxRows)
 	}
 }
 
 // backfillMaxRows is how many rows a backfill transaction of a unique
 // index covers at most, backfillMinRows how few it comes down to after
 // write conflicts; backfillCoveredRows is the batch of a non-unique
-// index, which does not conflict.
+// index, which does not conflict on the embedded store.
 const (
 	backfillMaxRows     = 1024
 	backfillMinRows     = 16
