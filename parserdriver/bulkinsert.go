@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // ParseBulkInsert parses a long multi-row INSERT or REPLACE of literal
@@ -15,13 +16,17 @@ import (
 // The parser parses the statement with its first row only; the rows
 // after it are read by the scanner of rows.go and built as the parser
 // builds literals (rowBuilder). It applies only when the whole text is
-// printable ASCII (so that the statement's Text(), which the parser would
-// convert from the connection's character set, is the text itself), every
+// printable ASCII and blanks, the text before VALUES holds no quote, every
 // row holds only literals the builder is sure of, and nothing but blanks
 // and one ';' follows the last row (so that every other node, and its
-// offset in the text, is the parser's). The tests compare its trees with
-// the parser's.
-func ParseBulkInsert(p *parser.Parser, sql string) (stmts []ast.StmtNode, ok bool) {
+// offset in the text, is the parser's). Being printable ASCII, the
+// statement's Text(), which the parser would convert from the
+// connection's character set (and in which it would turn strings with
+// control characters into hex), is the text itself. The tests compare its
+// trees with the parser's.
+//
+// mode must be the SQL mode p parses with (SetSQLMode).
+func ParseBulkInsert(p *parser.Parser, mode mysql.SQLMode, sql string) (stmts []ast.StmtNode, ok bool) {
 	if len(sql) < bulkInsertMinLen || !printableASCII(sql) {
 		return nil, false
 	}
@@ -29,7 +34,7 @@ func ParseBulkInsert(p *parser.Parser, sql string) (stmts []ast.StmtNode, ok boo
 	if i < 0 || strings.ContainsAny(sql[:i], "'\"") {
 		return nil, false
 	}
-	var b rowBuilder
+	b := rowBuilder{escapes: !mode.HasNoBackslashEscapesMode()}
 	firstEnd, ok := literalRow(sql, i, &b)
 	if !ok {
 		return nil, false

@@ -26,7 +26,9 @@ func TestParseBulkInsert(t *testing.T) {
 		"18446744073709551615", "18446744073709551616", "123456789012345678901234567890", "1.5", "-0.25", ".5", "+.5", "1.",
 		"1e10", "-2.5E-3", "1e+2", "''", "'a'", "'it''s'", "'(,)'", "'68487932199-96439406143'", "NULL", "null", "Null",
 		"'-- x'", "'/* y */'", "'#'"}
-	declined := []string{"0x1F", `'a\'b'`, `"dq"`, "'\t'", "x'0f'", "now()", "1+2", "- 1", "-'a'", "TRUE", "DEFAULT", "_binary 'a'", "'a' 'b'", "'é'"}
+	// Built unless NO_BACKSLASH_ESCAPES.
+	escaped := []string{`'a\'b'`, `'x\\y'`, `'\n\t\0\Z\b\r'`, `'50\%'`, `'a\_b'`, `'\q'`, `'\"'`, `'it\'s''x'`, `'\\'`}
+	declined := []string{"0x1F", `"dq"`, "'\t'", "x'0f'", "now()", "1+2", "- 1", "-'a'", "TRUE", "DEFAULT", "_binary 'a'", "'a' 'b'", "'é'"}
 	blank := func() string { return []string{"", " ", "  ", "\n", "\t"}[r.IntN(5)] }
 	heads := []string{"INSERT INTO t VALUES", "insert into t(a, b, c) values", "REPLACE INTO `s`.`t` (`a`,`b`) VALUE",
 		"INSERT IGNORE INTO t VALUES", "  insert into t values", "INSERT INTO t PARTITION (p0) VALUES", "INSERT LOW_PRIORITY INTO t VALUES"}
@@ -42,6 +44,7 @@ func TestParseBulkInsert(t *testing.T) {
 	for n := 0; n < 4000; n++ {
 		width := 1 + r.IntN(4)
 		bad := r.IntN(6) == 0
+		hasEscape := false
 		var b strings.Builder
 		b.WriteString(heads[r.IntN(len(heads))] + blank())
 		rows := 2 + r.IntN(6)
@@ -57,6 +60,9 @@ func TestParseBulkInsert(t *testing.T) {
 				}
 				if bad && i == badRow && j == badCol {
 					b.WriteString(declined[r.IntN(len(declined))])
+				} else if r.IntN(8) == 0 {
+					b.WriteString(escaped[r.IntN(len(escaped))])
+					hasEscape = true
 				} else {
 					b.WriteString(built[r.IntN(len(built))])
 				}
@@ -68,8 +74,8 @@ func TestParseBulkInsert(t *testing.T) {
 		mode := modes[r.IntN(len(modes))]
 		ps := parsers[mode]
 		want, _, werr := ps[0].ParseSQL(sql)
-		got, ok := ParseBulkInsert(ps[1], sql)
-		if bad {
+		got, ok := ParseBulkInsert(ps[1], mode, sql)
+		if bad || hasEscape && mode.HasNoBackslashEscapesMode() {
 			if ok {
 				t.Fatalf("mode %v: took %q, which holds a literal it must leave to the parser", mode, sql)
 			}
@@ -124,11 +130,12 @@ func TestParseBulkInsertDeclines(t *testing.T) {
 		"INSERT INTO t VALUES (1), (2);;",                             // two ';'
 		"INSERT /* c */ INTO t VALUES (1), (2)",                       // a comment
 		"INSERT INTO t VALUES ('é'), ('e')",                           // not ASCII
+		"INSERT INTO t VALUES ('\x01'), ('e')",                        // a control character
 		"INSERT INTO t VALUES (1), (2) AS new ON DUPLICATE KEY UPDATE a = new.a",
 		"INSERT INTO t SELECT 1 UNION VALUES (1), (2)",
 		"SELECT 1",
 	} {
-		if _, ok := ParseBulkInsert(parser.New(), sql); ok {
+		if _, ok := ParseBulkInsert(parser.New(), 0, sql); ok {
 			t.Errorf("took %q", sql)
 		}
 	}
@@ -180,7 +187,7 @@ func BenchmarkParseBulkInsert(b *testing.B) {
 	})
 	b.Run("bulk", func(b *testing.B) {
 		for b.Loop() {
-			if _, ok := ParseBulkInsert(p, sql); !ok {
+			if _, ok := ParseBulkInsert(p, 0, sql); !ok {
 				b.Fatal("declined")
 			}
 		}

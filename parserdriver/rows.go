@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/util"
 )
 
 // A scanner of the rows of literals of a multi-row INSERT, the shape of
@@ -252,8 +253,8 @@ func quotedEnd(s string, i int) (int, bool) {
 // rowBuilder builds the expressions of rows of literals as the TiDB
 // parser does (parser.y's Literal and SimpleExpr, the lexer's toInt,
 // toDecimal and toFloat), for the literals it is sure of: numbers, with a
-// sign, single-quoted strings of printable ASCII without backslashes,
-// and NULL. ParseBulkInsert's tests compare what it builds with the
+// sign, single-quoted strings of printable ASCII (with backslash escapes
+// unless NO_BACKSLASH_ESCAPES), and NULL. ParseBulkInsert's tests compare what it builds with the
 // parser's trees.
 //
 // It allocates the literals of many rows at once: a statement's literals
@@ -261,6 +262,10 @@ func quotedEnd(s string, i int) (int, bool) {
 type rowBuilder struct {
 	row  []ast.ExprNode
 	vals []ValueExpr // allocated, not handed out yet
+	// escapes: a backslash escapes (sql_mode without
+	// NO_BACKSLASH_ESCAPES). Without, a string with a backslash is left
+	// to the parser (the scanner took the backslash for an escape).
+	escapes bool
 }
 
 // value is newValueExpr(v, "", ""), from b.vals.
@@ -281,7 +286,7 @@ func (b *rowBuilder) add(s string, i, e int) bool {
 	var x ast.ExprNode
 	switch c := lit[0]; {
 	case c == '\'':
-		v, ok := plainString(lit)
+		v, ok := plainString(lit, b.escapes)
 		if !ok {
 			return false
 		}
@@ -312,18 +317,42 @@ func (b *rowBuilder) add(s string, i, e int) bool {
 }
 
 // plainString is the value of a single-quoted literal of printable ASCII
-// without backslashes (” stands for ').
-func plainString(lit string) (string, bool) {
+// (” stands for '), with MySQL's backslash escapes when escapes is set
+// (util.UnescapeChar, as the lexer's handleEscape); without, a backslash
+// declines.
+func plainString(lit string, escapes bool) (string, bool) {
 	body := lit[1 : len(lit)-1]
+	plain := true
 	for i := 0; i < len(body); i++ {
-		if c := body[i]; c < 0x20 || c > 0x7e || c == '\\' {
+		switch c := body[i]; {
+		case c < 0x20 || c > 0x7e:
 			return "", false
+		case c == '\\':
+			if !escapes {
+				return "", false
+			}
+			plain = false
+		case c == '\'':
+			plain = false
 		}
 	}
-	if strings.IndexByte(body, '\'') < 0 {
+	if plain {
 		return body, true
 	}
-	return strings.ReplaceAll(body, "''", "'"), true
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '\\':
+			i++
+			out = append(out, util.UnescapeChar(body[i])...)
+		case '\'':
+			i++ // a doubled quote: the scanner saw to it
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out), true
 }
 
 // numberValue is a number literal's expression, as the lexer types it: an

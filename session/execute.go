@@ -45,7 +45,7 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	}
 	// A bulk INSERT of literal rows (sysbench prepare, mariadb-dump) is
 	// parsed as the parser would, at a fraction of its cost.
-	stmts, ok := parserdriver.ParseBulkInsert(s.parser, sql)
+	stmts, ok := parserdriver.ParseBulkInsert(s.parser, s.parserSQLMode, sql)
 	var err error
 	if !ok {
 		stmts, _, err = s.parser.ParseSQL(sql)
