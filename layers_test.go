@@ -42,7 +42,7 @@ var layers = []layer{
 	// What the SQL layer records of its statements: the slow query log
 	// and the statement summary.
 	{"slowlog", nil},
-	{"stmtsummary", nil},
+	{"stmtsummary", []string{"parserdriver", "types"}},
 	// The status port's /dashboard: the metrics, the summary and the slow
 	// log as one page.
 	{"dashboard", []string{"slowlog", "stmtsummary"}},

@@ -1,6 +1,7 @@
 package ddl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -142,14 +143,35 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 }
 
 // backfill writes the entries of every existing row, a batch of rows per
-// transaction. Each batch also locks its rows' keys (lock-only), so a batch
-// that raced with a change of one of its rows fails to commit and is
-// redone from a fresh snapshot.
+// transaction. The index is write-only meanwhile: every writer that
+// commits after the backfill's batch read the row maintains the entry
+// itself (deleting the old one unconditionally), so what a batch must
+// not do is write an entry for a row value that a writer replaced or
+// deleted between the batch's snapshot and its commit.
+//
+// A unique index's batch locks its rows' keys (lock-only), so a batch that
+// raced with a change of one of its rows fails to commit and is redone
+// from a fresh snapshot; its entries are keyed by value, and their
+// conflict checks also catch another row taking the value meanwhile.
+//
+// A non-unique index's entries are keyed by value and handle, so only the
+// row's own writers touch them: the batch writes them unchecked
+// (kv.Txn.Cover) and locks nothing, which costs the commit no conflict
+// seek per key, and then validates, reading its rows again above its
+// commit ts: an entry whose row changed its indexed values or went
+// meanwhile is deleted again, in a checked transaction (see
+// backfillCovered).
 func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
-	size := backfillMaxRows
+	batch, maxRows := d.backfillBatch, backfillMaxRows
+	if !ix.Unique {
+		// A cluster's transactions check even covered keys (client-go
+		// has no such hint), so its batches can still conflict.
+		batch, maxRows = d.backfillCovered, backfillCoveredRows
+	}
+	size := maxRows
 	for {
-		next, err := d.backfillBatch(ctx, t, ix, start, end, size)
+		next, err := batch(ctx, t, ix, start, end, size)
 		if errors.Is(err, kv.ErrWriteConflict) {
 			// Under writes a large batch nearly always meets a row or an
 			// index entry committed since it started, and would be
@@ -164,15 +186,18 @@ func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.In
 			return nil
 		}
 		start = next
-		size = min(size*2, backfillMaxRows)
+		size = min(size*2, maxRows)
 	}
 }
 
-// backfillMaxRows is how many rows a backfill transaction covers at
-// most, backfillMinRows how few it comes down to after write conflicts.
+// backfillMaxRows is how many rows a backfill transaction of a unique
+// index covers at most, backfillMinRows how few it comes down to after
+// write conflicts; backfillCoveredRows is the batch of a non-unique
+// index, which does not conflict on the embedded store.
 const (
-	backfillMaxRows = 1024
-	backfillMinRows = 16
+	backfillMaxRows     = 1024
+	backfillMinRows     = 16
+	backfillCoveredRows = 4096
 )
 
 func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte, size int) ([]byte, error) {
@@ -186,6 +211,7 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 		return nil, err
 	}
 	defer it.Close()
+	enc := table.NewIndexEncoder(t, ix)
 	var next []byte
 	n := 0
 	for it.Valid() {
@@ -198,7 +224,7 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 		if err != nil {
 			return nil, err
 		}
-		key, value, err := table.IndexEntry(t, ix, h, it.Value())
+		key, value, err := enc.Entry(h, it.Value())
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +253,172 @@ func (d *DDL) backfillBatch(ctx context.Context, t *catalog.TableInfo, ix *catal
 		return nil, nil
 	}
 	return next, txn.Commit(ctx)
+}
+
+// builtEntry is a row a covered batch read and the entry it wrote for it.
+type builtEntry struct {
+	rowKey, rowValue []byte
+	key, value       []byte
+}
+
+// backfillCovered writes the entries of a non-unique index for up to size
+// rows from start, unchecked, then validates them; it returns where the
+// next batch starts (nil: the table is done).
+//
+// Why the validation suffices: the batch read row r at its snapshot S and
+// wrote entry e(r@S) at commit ts C. A writer of r that committed after C
+// wrote its own entries over it. One that committed in (S, C] deleted
+// e(r@S) if it changed the indexed values or the row, and the batch wrote
+// it back: then r, read at a ts after C, no longer has entry e(r@S) (a
+// later writer that made the values e(r@S)'s again wrote e(r@S) itself,
+// and the row then matches, and the entry is right). So every entry whose
+// row, read after C, no longer yields exactly it is deleted again — by a
+// transaction that checks the entry for newer commits and reads the row
+// once more, so that it cannot delete an entry a writer has just put back.
+func (d *DDL) backfillCovered(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte, size int) ([]byte, error) {
+	built, next, err := d.writeCovered(ctx, t, ix, start, end, size)
+	if err != nil || len(built) == 0 {
+		return nil, err
+	}
+	stale, err := d.staleEntries(t, ix, built, start, next, end)
+	if err != nil {
+		return nil, err
+	}
+	if len(stale) > 0 {
+		if err := d.deleteStaleEntries(ctx, t, ix, stale); err != nil {
+			return nil, err
+		}
+	}
+	return next, nil
+}
+
+// writeCovered is the first half of backfillCovered: one transaction that
+// reads up to size rows from start and writes their entries, covered.
+func (d *DDL) writeCovered(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte, size int) ([]builtEntry, []byte, error) {
+	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer txn.Rollback()
+	it, err := txn.Iter(start, end)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	enc := table.NewIndexEncoder(t, ix)
+	built := make([]builtEntry, 0, min(size, 1024))
+	var next []byte
+	for it.Valid() {
+		if len(built) == size {
+			next = append([]byte(nil), it.Key()...)
+			break
+		}
+		b := builtEntry{rowKey: append([]byte(nil), it.Key()...), rowValue: append([]byte(nil), it.Value()...)}
+		_, h, err := tablecodec.DecodeRowKey(b.rowKey, t.CommonHandle)
+		if err != nil {
+			return nil, nil, err
+		}
+		if b.key, b.value, err = enc.Entry(h, b.rowValue); err != nil {
+			return nil, nil, err
+		}
+		if err := txn.Set(b.key, b.value); err != nil {
+			return nil, nil, err
+		}
+		txn.Cover(b.key)
+		built = append(built, b)
+		if err := it.Next(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(built) == 0 {
+		return nil, nil, nil
+	}
+	return built, next, txn.Commit(ctx)
+}
+
+// staleEntries reads the rows of built (in row key order, from start up
+// to next, or end for the last batch) at a ts after their batch
+// committed, and returns the entries that their rows no longer yield.
+func (d *DDL) staleEntries(t *catalog.TableInfo, ix *catalog.IndexInfo, built []builtEntry, start, next, end []byte) ([]builtEntry, error) {
+	ts, err := d.Store.CurrentTS()
+	if err != nil {
+		return nil, err
+	}
+	upto := next
+	if upto == nil {
+		upto = end
+	}
+	it, err := d.Store.Snapshot(ts).Iter(start, upto)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	enc := table.NewIndexEncoder(t, ix)
+	var stale []builtEntry
+	for _, b := range built {
+		for it.Valid() && bytes.Compare(it.Key(), b.rowKey) < 0 {
+			if err := it.Next(); err != nil {
+				return nil, err
+			}
+		}
+		if !it.Valid() || !bytes.Equal(it.Key(), b.rowKey) {
+			stale = append(stale, b) // deleted
+			continue
+		}
+		if bytes.Equal(it.Value(), b.rowValue) {
+			continue
+		}
+		ok, err := b.yieldedBy(t, enc, it.Value())
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			stale = append(stale, b)
+		}
+	}
+	return stale, nil
+}
+
+// deleteStaleEntries deletes the entries of stale whose rows, read again,
+// do not yield them, in one transaction that checks each deleted entry
+// for commits since it began (a writer that just put the entry back);
+// such a conflict runs it again.
+func (d *DDL) deleteStaleEntries(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo, stale []builtEntry) error {
+	enc := table.NewIndexEncoder(t, ix)
+	for {
+		err := func() error {
+			txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+			if err != nil {
+				return err
+			}
+			defer txn.Rollback()
+			for _, b := range stale {
+				v, err := txn.Get(ctx, b.rowKey)
+				switch {
+				case errors.Is(err, kv.ErrNotFound):
+				case err != nil:
+					return err
+				default:
+					if ok, err := b.yieldedBy(t, enc, v); err != nil || ok {
+						if err != nil {
+							return err
+						}
+						continue
+					}
+				}
+				if err := txn.Delete(b.key); err != nil {
+					return err
+				}
+			}
+			return txn.Commit(ctx)
+		}()
+		if !errors.Is(err, kv.ErrWriteConflict) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 }
 
 // DropIndex runs DROP INDEX (and ALTER TABLE DROP INDEX): the index stops
@@ -309,4 +501,18 @@ func equalFold(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// yieldedBy reports whether the row stored as rowValue under b's row key
+// has exactly b's entry.
+func (b *builtEntry) yieldedBy(t *catalog.TableInfo, enc *table.IndexEncoder, rowValue []byte) (bool, error) {
+	_, h, err := tablecodec.DecodeRowKey(b.rowKey, t.CommonHandle)
+	if err != nil {
+		return false, err
+	}
+	key, value, err := enc.Entry(h, rowValue)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(key, b.key) && bytes.Equal(value, b.value), nil
 }

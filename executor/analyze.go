@@ -20,11 +20,13 @@ import (
 // at most AnalyzeSampleSize of them (reservoir sampling), scaled to the
 // row count, with NDV estimated from the sample (GEE) when it is not the
 // whole table. Index statistics come from a full scan of each index, whose
-// entries arrive sorted. Histograms are equi-depth over memcomparable
+// entries arrive sorted: exact NULL counts and NDV, histograms from a
+// sample of AnalyzeSampleSize entries. Histograms are equi-depth over memcomparable
 // encodings (catalog.Histogram).
 
-// AnalyzeSampleSize bounds the rows column statistics are built from.
-const AnalyzeSampleSize = 100_000
+// AnalyzeSampleSize bounds the rows column statistics, and the entries
+// index histograms, are built from. A variable for the tests.
+var AnalyzeSampleSize = 100_000
 
 // DefaultBuckets is the number of histogram buckets ANALYZE builds when
 // not told (WITH n BUCKETS), as TiDB's default.
@@ -167,8 +169,12 @@ func estimateNDV(sorted [][]byte, sampled, rows int64) int64 {
 	return min(int64(est+0.5), rows)
 }
 
-// analyzeIndex reads an index in full: its entries' values (without the
-// handle) in order.
+// analyzeIndex reads an index in full, in order: its NULL count and NDV
+// are exact (equal values arrive together), its histogram is built from a
+// uniform sample of at most AnalyzeSampleSize of its entries' values
+// (without the handle), scaled to the entry count, so that its memory is
+// bounded whatever the table's size (it held every entry before: about
+// 50 bytes each, 500 MB for 10M rows).
 func analyzeIndex(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix *catalog.IndexInfo, buckets int) (*catalog.ColumnStats, error) {
 	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
 	it, err := snap.Iter(prefix, kv.PrefixEnd(prefix))
@@ -177,8 +183,13 @@ func analyzeIndex(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, i
 	}
 	defer it.Close()
 	cs := &catalog.ColumnStats{}
-	var vals [][]byte
-	size := 0
+	r := rand.New(rand.NewPCG(uint64(t.ID), uint64(ix.ID)))
+	var (
+		sample [][]byte
+		prev   []byte // the last non-NULL value, for the NDV
+		seen   int64  // non-NULL entries
+		size   int
+	)
 	for n := 0; it.Valid(); n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -202,20 +213,36 @@ func analyzeIndex(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, i
 		if first.IsNull() {
 			cs.NullCount++
 		} else {
-			enc := append([]byte(nil), key[len(prefix):len(key)-len(rest)]...)
+			enc := key[len(prefix) : len(key)-len(rest)]
 			size += len(enc)
-			if len(vals) == 0 || !bytes.Equal(vals[len(vals)-1], enc) {
+			if seen == 0 || !bytes.Equal(prev, enc) {
 				cs.NDV++
+				prev = append(prev[:0], enc...)
 			}
-			vals = append(vals, enc)
+			slot := len(sample)
+			if slot >= AnalyzeSampleSize {
+				slot = int(r.Int64N(seen + 1))
+			}
+			switch {
+			case slot == len(sample):
+				sample = append(sample, append([]byte(nil), enc...))
+			case slot < AnalyzeSampleSize:
+				sample[slot] = append(sample[slot][:0], enc...)
+			}
+			seen++
 		}
 		if err := it.Next(); err != nil {
 			return nil, err
 		}
 	}
-	if len(vals) > 0 {
-		cs.AvgSize = float64(size) / float64(len(vals))
+	if seen > 0 {
+		cs.AvgSize = float64(size) / float64(seen)
 	}
-	cs.Hist = catalog.BuildHistogram(vals, buckets, 1)
+	factor := 1.0
+	if len(sample) > 0 {
+		factor = float64(seen) / float64(len(sample))
+	}
+	slices.SortFunc(sample, bytes.Compare)
+	cs.Hist = catalog.BuildHistogram(sample, buckets, factor)
 	return cs, nil
 }

@@ -33,3 +33,6 @@ func CutSelectInto(sql string) (cut string, vars map[int][]string, statements in
 	cut, into, ok := cutSelectInto(sql)
 	return cut, into.vars, into.statements, ok
 }
+
+// SkipQuoted is skipQuoted.
+var SkipQuoted = skipQuoted

@@ -3,6 +3,7 @@ package session_test
 import (
 	"database/sql"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -90,5 +91,40 @@ func TestDeepNesting(t *testing.T) {
 	var one int
 	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("the server does not answer after deep statements: %v", err)
+	}
+}
+
+// TestSkipQuotedFastPath compares skipQuoted, whose common case finds the
+// closing quote with IndexByte, with a byte-by-byte scan on random
+// quoted text with escapes, doubled quotes and no end.
+func TestSkipQuotedFastPath(t *testing.T) {
+	slow := func(sql string, i int) int {
+		q := sql[i]
+		for j := i + 1; j < len(sql); j++ {
+			switch sql[j] {
+			case '\\':
+				if q != '`' {
+					j++
+				}
+			case q:
+				if j+1 < len(sql) && sql[j+1] == q {
+					j++
+					continue
+				}
+				return j
+			}
+		}
+		return len(sql) - 1
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	alphabet := "ab'\"`\\ ,)"
+	for n := 0; n < 20000; n++ {
+		b := []byte{"'\"`"[r.IntN(3)]}
+		for range r.IntN(12) {
+			b = append(b, alphabet[r.IntN(len(alphabet))])
+		}
+		if got, want := session.SkipQuoted(string(b), 0), slow(string(b), 0); got != want {
+			t.Fatalf("skipQuoted(%q) = %d, want %d", b, got, want)
+		}
 	}
 }

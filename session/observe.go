@@ -14,7 +14,6 @@ import (
 	"github.com/basalt-db/basalt/slowlog"
 	"github.com/basalt-db/basalt/stmtsummary"
 	"github.com/basalt-db/basalt/types"
-	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -57,8 +56,8 @@ type digestOf struct {
 }
 
 func computeDigest(text string) digestOf {
-	n, d := parser.NormalizeDigest(text)
-	return digestOf{n, d.String()}
+	n, d := stmtsummary.NormalizeDigest(text)
+	return digestOf{n, d}
 }
 
 // observing reports whether statements are recorded now.

@@ -16,6 +16,7 @@ import (
 	"github.com/basalt-db/basalt/privilege"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
 // Session is one connection's SQL state. Its methods run on the
@@ -25,8 +26,10 @@ type Session struct {
 	info   ConnInfo
 	db     string
 	parser *parser.Parser
-	// parserMode is the sql_mode the parser was last set to.
-	parserMode string
+	// parserMode is the sql_mode the parser was last set to, parsed in
+	// parserSQLMode.
+	parserMode    string
+	parserSQLMode mysql.SQLMode
 
 	vars     map[string]types.Datum // session system variables set by SET
 	userVars map[string]types.Datum

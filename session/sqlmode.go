@@ -41,6 +41,7 @@ func (s *Session) syncParserMode() {
 		m = 0
 	}
 	s.parser.SetSQLMode(m)
+	s.parserSQLMode = m
 }
 
 // readsDiagnostics reports SELECT @@warning_count and @@error_count,

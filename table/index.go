@@ -100,21 +100,54 @@ func handleVals(t *catalog.TableInfo, row []types.Datum, h tablecodec.Handle) []
 
 // IndexEntry returns the index entry of a stored row, for an index build.
 func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
-	dec := NewDecoder(t, nil, nil)
-	row := make([]types.Datum, len(t.Columns)+1)
-	if err := dec.Decode(h, rowValue, row); err != nil {
-		return nil, nil, err
-	}
-	w := &Writer{t: t}
-	full := row[:len(t.Columns)]
+	return NewIndexEncoder(t, ix).Entry(h, rowValue)
+}
+
+// IndexEncoder computes one index's entries of stored rows, for an index
+// build, reusing its decoder and row across rows. It is not safe for
+// concurrent use.
+type IndexEncoder struct {
+	ix  *catalog.IndexInfo
+	w   *Writer
+	dec *Decoder
+	row []types.Datum
+	ext bool // the index reads hidden columns: decode all, then extend
+}
+
+// NewIndexEncoder returns an encoder of ix's entries of t's rows. It
+// decodes only the index's columns, unless the index is on a hidden
+// column (one being built by MODIFY COLUMN), which is derived from the
+// whole row.
+func NewIndexEncoder(t *catalog.TableInfo, ix *catalog.IndexInfo) *IndexEncoder {
+	e := &IndexEncoder{ix: ix, w: &Writer{t: t}, row: make([]types.Datum, len(t.Columns)+1)}
+	cols := make([]int, 0, len(ix.Columns))
 	for _, ic := range ix.Columns {
 		if ic.Offset >= len(t.Columns) {
-			// An index being built on a hidden column (MODIFY COLUMN).
-			w = NewWriter(t)
-			full = w.extended(full)
+			e.ext = true
 			break
 		}
+		cols = append(cols, ic.Offset)
 	}
-	e, err := w.entry(ix, full, h)
-	return e.key, e.value, err
+	if e.ext {
+		e.w = NewWriter(t)
+		e.dec = NewDecoder(t, nil, nil)
+	} else {
+		e.dec = NewDecoder(t, cols, nil)
+	}
+	return e
+}
+
+// Entry returns the index entry of the row stored as rowValue under
+// handle h. The slices returned are the caller's.
+func (e *IndexEncoder) Entry(h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
+	clear(e.row)
+	if err := e.dec.Decode(h, rowValue, e.row); err != nil {
+		return nil, nil, err
+	}
+	full := e.row[:len(e.w.t.Columns)]
+	if e.ext {
+		full = e.w.extended(full)
+	}
+	ent, err := e.w.entry(e.ix, full, h)
+	return ent.key, ent.value, err
 }

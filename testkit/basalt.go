@@ -12,6 +12,9 @@ type BasaltOptions struct {
 	DataDir string
 	// Args are more flags for the command line, such as "--config", path.
 	Args []string
+	// Bin is the basalt binary to run; empty builds this tree's (an older
+	// build, to measure a change against).
+	Bin string
 }
 
 // StartBasalt builds basalt (see BuildBasalt) and starts it on free ports:
@@ -21,7 +24,10 @@ type BasaltOptions struct {
 // It returns once a MySQL connection as root succeeds.
 func StartBasalt(t testing.TB, opts BasaltOptions) *Server {
 	t.Helper()
-	bin := BuildBasalt(t)
+	bin := opts.Bin
+	if bin == "" {
+		bin = BuildBasalt(t)
+	}
 	dataDir := opts.DataDir
 	if dataDir == "" {
 		dataDir = t.TempDir()
