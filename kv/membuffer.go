@@ -67,7 +67,7 @@ type Mutation struct {
 // next to nothing and makes no allocation per key (TiDB's memdb and
 // Pebble's arenaskl are built the same way):
 //
-//	arena    keys and values appended into byte chunks (2 KiB doubling
+//	arena    keys and values appended into byte chunks (512 bytes doubling
 //	         to 4 MiB; a value too big for its chunk gets one of its own)
 //	entries  one fixed-size memEntry per key, in order of first Set,
 //	         naming its key and current value by arena address
@@ -512,7 +512,7 @@ func (it *MemBufferIter) Next() {
 type arenaAddr uint64
 
 const (
-	firstChunk = 2 << 10
+	firstChunk = 512
 	maxChunk   = 4 << 20
 )
 
