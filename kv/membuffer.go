@@ -2,6 +2,8 @@ package kv
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -429,7 +431,7 @@ func (b *MemBuffer) sort() {
 	}
 	head := b.order[:b.sorted]
 	tail := slices.Clone(b.order[b.sorted:])
-	slices.SortFunc(tail, b.compareEntries)
+	b.sortEntries(tail)
 	order := tail
 	if len(head) > 0 {
 		order = make([]uint32, 0, len(b.order))
@@ -443,6 +445,77 @@ func (b *MemBuffer) sort() {
 		order = append(append(order, head...), tail...)
 	}
 	b.order, b.sorted = order, len(order)
+}
+
+// sortItem is an entry to sort, with 16 bytes of its key from the depth
+// being sorted on, big-endian (zero-padded): most comparisons are decided
+// by them without reading the arena.
+type sortItem struct {
+	hi, lo uint64
+	entry  uint32
+	klen   uint32
+}
+
+// sortEntries sorts entry numbers by key. It skips the prefix every key
+// shares, then sorts on 16 bytes of key at a time: keys that tie on them
+// are sorted again on the next 16 (a most-significant-digit-first sort).
+func (b *MemBuffer) sortEntries(es []uint32) {
+	if len(es) < 2 {
+		return
+	}
+	first := b.keyAt(es[0])
+	common := len(first)
+	for _, e := range es[1:] {
+		k := b.keyAt(e)
+		n := min(common, len(k))
+		i := 0
+		for i < n && k[i] == first[i] {
+			i++
+		}
+		common = i
+	}
+	items := make([]sortItem, len(es))
+	for i, e := range es {
+		items[i] = sortItem{entry: e, klen: b.entries[e].klen}
+	}
+	b.sortItems(items, common)
+	for i := range items {
+		es[i] = items[i].entry
+	}
+}
+
+// sortItems sorts items whose keys share their first depth bytes.
+func (b *MemBuffer) sortItems(items []sortItem, depth int) {
+	var abbr [16]byte
+	for i := range items {
+		it := &items[i]
+		clear(abbr[:])
+		copy(abbr[:], b.keyAt(it.entry)[depth:])
+		it.hi, it.lo = binary.BigEndian.Uint64(abbr[:8]), binary.BigEndian.Uint64(abbr[8:])
+	}
+	next := uint32(depth + 16)
+	slices.SortFunc(items, func(x, y sortItem) int {
+		if x.hi != y.hi {
+			return cmp.Compare(x.hi, y.hi)
+		}
+		if x.lo != y.lo {
+			return cmp.Compare(x.lo, y.lo)
+		}
+		// The same 16 bytes: a key that ends within them is a prefix of
+		// the other (or zero-padded to look like it), so shorter first.
+		// Two keys that go on tie here, and are sorted on the next 16.
+		return cmp.Compare(min(x.klen, next+1), min(y.klen, next+1))
+	})
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j].hi == items[i].hi && items[j].lo == items[i].lo && items[j].klen > next && items[i].klen > next {
+			j++
+		}
+		if j-i > 1 {
+			b.sortItems(items[i:j], int(next))
+		}
+		i = j
+	}
 }
 
 // search returns the position in the sorted order of the first key at or

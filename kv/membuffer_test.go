@@ -402,3 +402,39 @@ func TestMemBufferIterAfterGrowth(t *testing.T) {
 		t.Fatalf("reverse iterator after growth:\n got %v\nwant %v", gotRev, want)
 	}
 }
+
+// TestMemBufferSort: the buffer's order is bytes.Compare's for keys that
+// share long prefixes, are prefixes of one another, or end in zero bytes,
+// whether sorted at once or merged in batches.
+func TestMemBufferSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for round := range 50 {
+		b := NewMemBuffer()
+		prefix := bytes.Repeat([]byte{0}, r.IntN(40))
+		want := map[string]bool{}
+		for i := range 1 + r.IntN(400) {
+			// A shared prefix, one byte, then often the same 20 bytes, so
+			// that keys tie on the first 16 bytes after their common
+			// prefix, then a tail.
+			k := append(slices.Clone(prefix), byte(r.IntN(2)))
+			if r.IntN(4) > 0 {
+				k = append(k, "twenty shared bytes."...)
+			}
+			for range r.IntN(20) {
+				k = append(k, []byte{0, 1, 0xff}[r.IntN(3)])
+			}
+			b.Set(k, []byte{'v'}, OpPut)
+			want[string(k)] = true
+			if round%2 == 1 && i%37 == 0 {
+				b.Iter(nil, nil, false) // sort what is there so far
+			}
+		}
+		var got []string
+		for it := b.Iter(nil, nil, false); it.Valid(); it.Next() {
+			got = append(got, it.KeyString())
+		}
+		if w := slices.Sorted(maps.Keys(want)); !slices.Equal(got, w) {
+			t.Fatalf("round %d: order\n got %q\nwant %q", round, got, w)
+		}
+	}
+}
