@@ -284,10 +284,10 @@ func (b *MemBuffer) Set(key, value []byte, op Op) {
 		b.undo = append(b.undo, undoEntry{entry: i})
 	}
 	k := b.arena.add2(key, value)
-	b.entries = append(b.entries, memEntry{key: k, value: k + arenaAddr(len(key)),
+	b.entries = appendDoubling(b.entries, memEntry{key: k, value: k + arenaAddr(len(key)),
 		klen: uint32(len(key)), vlen: uint32(len(value)), op: op})
 	b.index[slot] = uint64(h)<<32 | uint64(i+1)
-	b.order = append(b.order, i)
+	b.order = appendDoubling(b.order, i)
 	b.size += len(key) + len(value)
 	b.maybeCompact()
 }
@@ -296,6 +296,16 @@ func (b *MemBuffer) maybeCompact() {
 	if b.garbage > b.arena.used/2 && b.arena.used >= compactMin {
 		b.compact()
 	}
+}
+
+// appendDoubling appends v, doubling the capacity when it runs out (append
+// grows big slices by a quarter, which copies a big buffer's entries
+// several times over).
+func appendDoubling[T any](s []T, v T) []T {
+	if len(s) == cap(s) && len(s) >= 256 {
+		s = slices.Grow(s, len(s))
+	}
+	return append(s, v)
 }
 
 // compact copies the live keys and values (those of the entries and those
