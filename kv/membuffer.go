@@ -75,7 +75,9 @@ type Mutation struct {
 //	         naming its key and current value by arena address
 //	index    open-addressing hash table (linear probing) of entry
 //	         numbers; 0 is an empty slot
-//	order    entry numbers, order[:sorted] ascending by key
+//	order    entry numbers, order[:sorted] ascending by key; the rest,
+//	         added since, are sorted when an iterator needs them (on
+//	         16-byte key abbreviations) and merged in
 //
 // None of these holds a Go pointer but the chunk list, so the collector
 // does not scan them. A key's entry number never changes; the entries
@@ -133,9 +135,10 @@ func keyHash(key []byte) uint32 { return uint32(maphash.Bytes(memSeed, key) >> 3
 
 const (
 	minIndexSlots = 16
-	// maxEntries is as many keys as entry numbers (uint32, less the empty
-	// slot) can name.
-	maxEntries = math.MaxUint32 - 1
+	// maxEntries is the most keys a buffer holds: entry numbers are
+	// uint32 (less the empty slot), and the index, of up to 2^32 slots,
+	// finds a key's home slot from 32 bits of its hash.
+	maxEntries = 3 << 30
 )
 
 // compactMin is the arena size below which it is never compacted; a
