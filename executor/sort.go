@@ -87,8 +87,12 @@ func (e *sortExec) Open(ctx *Ctx) error {
 	}
 	// When the first key is a string of one collation in every row, its
 	// abbreviated key (types.SortKeyPrefix) settles most comparisons.
-	prefix := firstKeyPrefixes(len(e.rows), func(row int) *types.Datum { return key(row, 0) })
-	desc0 := len(e.items) > 0 && e.items[0].Desc
+	var prefix []uint64
+	desc0 := false
+	if len(e.items) > 0 {
+		prefix = firstKeyPrefixes(len(e.rows), func(row int) *types.Datum { return key(row, 0) })
+		desc0 = e.items[0].Desc
+	}
 	idx := make([]int, len(e.rows))
 	for i := range idx {
 		idx[i] = i
