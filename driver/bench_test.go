@@ -175,6 +175,21 @@ func BenchmarkSysbench(b *testing.B) {
 			benchRun(b, st, server.IntValue(lo), server.IntValue(lo+99))
 		}
 	})
+	// oltp_read_only's other range statements over 100 ids.
+	for _, r := range []struct{ name, sql string }{
+		{"sum_ranges", "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN ? AND ?"},
+		{"order_ranges", "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"},
+		{"distinct_ranges", "SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY c"},
+	} {
+		b.Run(r.name, func(b *testing.B) {
+			st := benchPrepare(b, s, r.sql)
+			defer reportCPU(b)()
+			for b.Loop() {
+				lo := 1 + rng.Int64N(benchRows-100)
+				benchRun(b, st, server.IntValue(lo), server.IntValue(lo+99))
+			}
+		})
+	}
 	b.Run("update_index", func(b *testing.B) {
 		st := benchPrepare(b, s, "UPDATE sbtest1 SET k=k+1 WHERE id=?")
 		defer reportCPU(b)()

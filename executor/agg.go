@@ -21,8 +21,13 @@ type aggExec struct {
 }
 
 type aggState struct {
-	count    int64
-	sum      *apd.Decimal
+	count int64
+	sum   *apd.Decimal
+	// isum is a decimal SUM or AVG while every value so far has been an
+	// integer and their sum fits in an int64, and sum is nil: most sums
+	// are of INT columns, and an apd addition allocates. The first other
+	// value moves it into sum.
+	isum     int64
 	fsum     float64
 	isFloat  bool
 	val      types.Datum // min, max, first_row
@@ -127,7 +132,14 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 		st.count++
 		return nil
 	}
-	args := make([]types.Datum, len(a.Args))
+	// Arguments are read while the row is, not kept (values kept are
+	// cloned), so one or two fit on the stack.
+	var argBuf [2]types.Datum
+	args := argBuf[:0]
+	if len(a.Args) > len(argBuf) {
+		args = make([]types.Datum, 0, len(a.Args))
+	}
+	args = args[:len(a.Args)]
 	for i, x := range a.Args {
 		v, err := x.Eval(ctx.Eval, row)
 		if err != nil {
@@ -157,17 +169,24 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 		if v.Kind() == types.KindFloat || v.Kind() == types.KindString || st.isFloat {
 			if !st.isFloat {
 				st.isFloat = true
-				if st.sum != nil {
-					st.fsum, _ = st.sum.Float64()
+				if st.sum != nil || st.isum != 0 {
+					st.fsum, _ = st.decimalSum().Float64()
 				}
 			}
 			f, _ := types.ToFloat(v)
 			st.fsum += f
 			return nil
 		}
+		if v.Kind() == types.KindInt && st.sum == nil {
+			if s, ok := addInt64(st.isum, v.Int()); ok {
+				st.isum = s
+				return nil
+			}
+		}
 		d, _ := types.ToDecimal(v)
 		if st.sum == nil {
-			st.sum = new(apd.Decimal)
+			st.sum = apd.New(st.isum, 0)
+			st.isum = 0
 		}
 		if _, err := types.DecimalContext().Add(st.sum, st.sum, d); err != nil {
 			return errno.New(1690, "DECIMAL value is out of range in 'sum'")
@@ -222,6 +241,20 @@ func update(ctx *Ctx, a *planner.AggFunc, st *aggState, row []types.Datum, mem *
 	return nil
 }
 
+// addInt64 is a+b, and false if that overflows an int64.
+func addInt64(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0)
+}
+
+// decimalSum is a decimal SUM's value.
+func (st *aggState) decimalSum() *apd.Decimal {
+	if st.sum == nil {
+		return apd.New(st.isum, 0)
+	}
+	return st.sum
+}
+
 func result(a *planner.AggFunc, st *aggState) types.Datum {
 	switch a.Name {
 	case "count":
@@ -233,7 +266,7 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 		if st.isFloat {
 			return types.NewFloat(st.fsum)
 		}
-		return types.NewDecimal(st.sum)
+		return types.NewDecimal(st.decimalSum())
 	case "avg":
 		if st.count == 0 {
 			return types.Null
@@ -241,12 +274,12 @@ func result(a *planner.AggFunc, st *aggState) types.Datum {
 		if st.isFloat {
 			return types.NewFloat(st.fsum / float64(st.count))
 		}
-		r := new(apd.Decimal)
+		r, sum := new(apd.Decimal), st.decimalSum()
 		dc := types.DecimalContext()
-		dc.Quo(r, st.sum, apd.New(st.count, 0))
+		dc.Quo(r, sum, apd.New(st.count, 0))
 		scale := int32(4)
-		if st.sum.Exponent < 0 {
-			scale -= st.sum.Exponent
+		if sum.Exponent < 0 {
+			scale -= sum.Exponent
 		}
 		dc.Quantize(r, r, -scale)
 		return types.NewDecimal(r)

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"encoding/binary"
+
 	"github.com/basalt-db/basalt/tablecodec"
 	"github.com/basalt-db/basalt/types"
 	"github.com/cockroachdb/apd/v3"
@@ -19,13 +21,30 @@ func rowKey(buf []byte, vals []types.Datum) []byte {
 			buf = append(buf, 'n')
 			buf = types.AppendDecimal(buf, r) // -0 is 0
 			buf = append(buf, 0)
-		case types.KindEnum, types.KindSet:
-			// They equal strings by their text.
-			buf, _ = tablecodec.EncodeKeyDatum(buf, types.NewCollatedBytes(v.Bytes(), v.Collation()))
+		case types.KindString, types.KindEnum, types.KindSet:
+			// ENUM and SET values equal strings by their text.
+			buf = appendStringKey(buf, v.Bytes(), v.Collation())
 		default:
 			buf, _ = tablecodec.EncodeKeyDatum(buf, v)
 		}
 	}
+	return buf
+}
+
+// appendStringKey appends a string's hash key: a tag (general_ci's
+// weights or bytes), the length of its collation's sort key in 4 bytes,
+// then the sort key, which types.AppendSortKey writes straight into buf.
+// Strings that compare equal have equal keys, and the length makes a key
+// end where it says, so a row's keys cannot run into each other.
+func appendStringKey(buf, b []byte, c types.Collation) []byte {
+	tag := byte('b')
+	if c == types.CollationGeneralCI {
+		tag = 'w'
+	}
+	at := len(buf)
+	buf = append(buf, tag, 0, 0, 0, 0)
+	buf = types.AppendSortKey(buf, b, c)
+	binary.BigEndian.PutUint32(buf[at+1:], uint32(len(buf)-at-5))
 	return buf
 }
 

@@ -40,6 +40,10 @@ func (e *sortExec) Open(ctx *Ctx) error {
 		}
 	}
 	var keys [][]types.Datum
+	// Rows own their values (scans copy out of the store's buffers), so a
+	// shallow copy keeps them past the child's next row. The copies are
+	// cut from slabs, not allocated one by one.
+	var slab []types.Datum
 	for {
 		row, err := e.child.Next(ctx)
 		if err != nil {
@@ -48,9 +52,12 @@ func (e *sortExec) Open(ctx *Ctx) error {
 		if row == nil {
 			break
 		}
-		// Rows own their values (scans copy out of the store's buffers), so
-		// a shallow copy keeps them past the child's next row.
-		r := append([]types.Datum(nil), row...)
+		if cap(slab)-len(slab) < len(row) {
+			slab = make([]types.Datum, 0, max(sortSlabRows*len(row), 1))
+		}
+		n := len(slab)
+		slab = append(slab, row...)
+		r := slab[n:len(slab):len(slab)]
 		e.rows = append(e.rows, r)
 		size := rowMem(r) + sortRowOverhead
 		if computed {
@@ -72,19 +79,35 @@ func (e *sortExec) Open(ctx *Ctx) error {
 	if err := e.mem.flush(); err != nil {
 		return err
 	}
-	key := func(row, i int) types.Datum {
+	key := func(row, i int) *types.Datum {
 		if cols[i] >= 0 {
-			return e.rows[row][cols[i]]
+			return &e.rows[row][cols[i]]
 		}
-		return keys[row][i]
+		return &keys[row][i]
+	}
+	// When the first key is a string of one collation in every row, its
+	// abbreviated key (types.SortKeyPrefix) settles most comparisons.
+	var prefix []uint64
+	desc0 := false
+	if len(e.items) > 0 {
+		prefix = firstKeyPrefixes(len(e.rows), func(row int) *types.Datum { return key(row, 0) })
+		desc0 = e.items[0].Desc
 	}
 	idx := make([]int, len(e.rows))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
+		if prefix != nil {
+			if pa, pb := prefix[a], prefix[b]; pa != pb {
+				if (pa < pb) != desc0 {
+					return -1
+				}
+				return 1
+			}
+		}
 		for i, it := range e.items {
-			if c := types.Compare(key(a, i), key(b, i)); c != 0 {
+			if c := types.Compare(*key(a, i), *key(b, i)); c != 0 {
 				if it.Desc {
 					return -c
 				}
@@ -101,6 +124,34 @@ func (e *sortExec) Open(ctx *Ctx) error {
 	// Sorting itself does not stop for KILL QUERY; a cancelled statement
 	// stops here rather than return rows.
 	return ctx.Context.Err()
+}
+
+// sortSlabRows is how many rows' values one slab of a sort holds.
+const sortSlabRows = 64
+
+// firstKeyPrefixes returns the abbreviated keys of the first sort key of
+// n rows, or nil when they are not all strings of one collation (the
+// order of NULLs, numbers and mixed collations is Compare's alone).
+func firstKeyPrefixes(n int, key func(row int) *types.Datum) []uint64 {
+	if n < 2 {
+		return nil
+	}
+	c := key(0).Collation()
+	for row := range n {
+		if d := key(row); d.Kind() != types.KindString || d.Collation() != c {
+			return nil
+		}
+	}
+	switch c {
+	case types.CollationGeneralCI, types.CollationBin, types.CollationNoPadBin, types.CollationBinary:
+	default:
+		return nil
+	}
+	p := make([]uint64, n)
+	for row := range p {
+		p[row] = types.SortKeyPrefix(key(row).Bytes(), c)
+	}
+	return p
 }
 
 func (e *sortExec) Close() error {

@@ -91,3 +91,50 @@ func BenchmarkSortSysbench(b *testing.B) {
 		sortRows(b, rows, items)
 	}
 }
+
+// TestSortAbbreviatedKeys: strings that share their first characters,
+// differ in case, accent or trailing spaces, sort as types.Compare orders
+// them, stably, both ways: on one collation (abbreviated keys), and with
+// a NULL or a second collation among them (full comparisons only).
+func TestSortAbbreviatedKeys(t *testing.T) {
+	parts := []string{"abcd", "ABCD", "é", "e", " ", "x", "ß", "s", "😀", "\t"}
+	r := rand.New(rand.NewPCG(3, 4))
+	mk := func(c types.Collation) [][]types.Datum {
+		var rows [][]types.Datum
+		for i := range 300 {
+			var b []byte
+			for range 1 + r.IntN(4) {
+				b = append(b, parts[r.IntN(len(parts))]...)
+			}
+			rows = append(rows, []types.Datum{types.NewCollatedBytes(b, c), types.NewInt(int64(i))})
+		}
+		return rows
+	}
+	withNull := mk(types.CollationGeneralCI)
+	withNull[17][0] = types.Null
+	mixed := mk(types.CollationGeneralCI)
+	mixed[5][0] = types.NewCollatedBytes(mixed[5][0].Bytes(), types.CollationBin)
+	for name, rows := range map[string][][]types.Datum{
+		"general_ci": mk(types.CollationGeneralCI), "bin": mk(types.CollationBin),
+		"nopad_bin": mk(types.CollationNoPadBin), "binary": mk(types.CollationBinary),
+		"with NULL": withNull, "mixed collations": mixed,
+	} {
+		for _, desc := range []bool{false, true} {
+			items := []planner.SortItem{{Expr: &expression.Column{Idx: 0}, Desc: desc}}
+			got := sortRows(t, slices.Clone(rows), items)
+			want := slices.Clone(rows)
+			slices.SortStableFunc(want, func(a, b []types.Datum) int {
+				if desc {
+					return types.Compare(b[0], a[0])
+				}
+				return types.Compare(a[0], b[0])
+			})
+			for i := range want {
+				if got[i][1].Int() != want[i][1].Int() {
+					t.Fatalf("%s desc=%v: row %d is input row %d (%q), want %d (%q)", name, desc, i,
+						got[i][1].Int(), got[i][0].Bytes(), want[i][1].Int(), want[i][0].Bytes())
+				}
+			}
+		}
+	}
+}
