@@ -91,7 +91,7 @@ func TestBulkLoadThroughput(t *testing.T) {
 				t.Fatalf("%s: %d rows (%v), want %d", f, n, err, rows)
 			}
 			checkTable(t, srv.Flavor(), db, "sbtest.sbtest1")
-			t.Logf("round %d %-8s peak RSS %s", round+1, f, peakRSS(srv.PID()))
+			t.Logf("round %d %-8s peak RSS %.0f MiB", round+1, f, float64(peakRSS(t, srv.PID()))/(1<<20))
 			db.Close()
 			if err := srv.Stop(); err != nil {
 				t.Fatal(err)
@@ -134,18 +134,4 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// peakRSS is process pid's VmHWM line of /proc/pid/status.
-func peakRSS(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return "?"
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "?"
 }
