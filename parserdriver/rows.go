@@ -49,7 +49,7 @@ func ValuesListStart(s string) int {
 		c := s[i]
 		switch {
 		case c == '\'' || c == '"' || c == '`':
-			e, ok := quotedEnd(s, i)
+			e, ok := QuotedEnd(s, i)
 			if !ok {
 				return -1
 			}
@@ -144,7 +144,7 @@ func literal(s string, i int) (int, bool) {
 	switch c := s[i]; {
 	case c == '\'' || c == '"':
 		var ok bool
-		if e, ok = quotedEnd(s, i); !ok {
+		if e, ok = QuotedEnd(s, i); !ok {
 			return 0, false
 		}
 	case c == '-' || c == '+':
@@ -220,10 +220,11 @@ func number(s string, i int) (int, bool) {
 	return j, true
 }
 
-// quotedEnd returns the offset past the string or quoted name that opens
+// QuotedEnd returns the offset past the string or quoted name that opens
 // at i, with MySQL's default escapes: a backslash escapes the next byte
-// (not in `names`), and a doubled quote stands for one.
-func quotedEnd(s string, i int) (int, bool) {
+// (not in `names`), and a doubled quote stands for one; false if it is
+// never closed.
+func QuotedEnd(s string, i int) (int, bool) {
 	q := s[i]
 	// Most strings have neither escapes nor doubled quotes: find the
 	// closing quote with IndexByte.

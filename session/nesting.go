@@ -1,9 +1,8 @@
 package session
 
 import (
-	"strings"
-
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/parserdriver"
 )
 
 // maxNesting bounds how deeply a statement may nest: parentheses,
@@ -115,28 +114,8 @@ func nestingBound(sql string, limit int) int {
 // identifier opened at sql[i] (the last index if it is never closed).
 // Backslash escapes apply inside strings, doubled quotes anywhere.
 func skipQuoted(sql string, i int) int {
-	q := sql[i]
-	// Most strings have neither escapes nor doubled quotes: find the
-	// closing quote with IndexByte (a bulk INSERT is mostly strings).
-	if k := strings.IndexByte(sql[i+1:], q); k >= 0 {
-		e := i + 1 + k
-		if (q == '`' || strings.IndexByte(sql[i+1:e], '\\') < 0) && (e+1 == len(sql) || sql[e+1] != q) {
-			return e
-		}
-	}
-	for j := i + 1; j < len(sql); j++ {
-		switch sql[j] {
-		case '\\':
-			if q != '`' {
-				j++
-			}
-		case q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
-				continue
-			}
-			return j
-		}
+	if e, ok := parserdriver.QuotedEnd(sql, i); ok {
+		return e - 1
 	}
 	return len(sql) - 1
 }
