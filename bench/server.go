@@ -44,8 +44,14 @@ type Process struct {
 	// ReadyTimeout and StopTimeout override defaultReadyTimeout and
 	// defaultStopTimeout when non-zero.
 	ReadyTimeout, StopTimeout time.Duration
+	// Repick, if set, is called when Port is taken at the first Start
+	// (free when the target was made, another program has bound it
+	// since): it chooses free ports and sets Port and Args anew. Later
+	// starts keep their ports (a restarted playground resumes its nodes).
+	Repick func() error
 
-	run *process // nil when not running
+	run     *process // nil when not running
+	started bool
 }
 
 // process is one run of a server's command line.
@@ -76,11 +82,16 @@ func (s *Process) Start(ctx context.Context) error {
 	if s.Log == nil {
 		s.Log = &TailBuffer{}
 	}
-	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))); err != nil {
-		return fmt.Errorf("starting %s: port %d is in use: %w", s.Name, s.Port, err)
-	} else {
-		l.Close()
+	err := s.checkPort()
+	if err != nil && s.Repick != nil && !s.started {
+		if err = s.Repick(); err == nil {
+			err = s.checkPort()
+		}
 	}
+	if err != nil {
+		return err
+	}
+	s.started = true
 	cmd := exec.Command(s.Bin, s.Args...)
 	cmd.Stdout, cmd.Stderr = s.Log, s.Log
 	cmd.SysProcAttr = SysProcAttr()
@@ -168,6 +179,15 @@ func rootDSN(host string, port int, user, password, db string) string {
 	cfg.DBName = db
 	cfg.Timeout = 10 * time.Second
 	return cfg.FormatDSN()
+}
+
+// checkPort fails if Port cannot be bound on 127.0.0.1 now.
+func (s *Process) checkPort() error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)))
+	if err != nil {
+		return fmt.Errorf("starting %s: port %d is in use: %w", s.Name, s.Port, err)
+	}
+	return l.Close()
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.

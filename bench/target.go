@@ -126,15 +126,39 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, status := ports[0], ports[1]
-	args := append([]string{
-		"--host", "127.0.0.1",
-		"--port", strconv.Itoa(port),
-		"--status-port", strconv.Itoa(status),
-		"--data-dir", m.dataDir,
-	}, spec.Args...)
-	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary, Args: args, Port: port}
+	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary}
+	use := func(ports [2]int) {
+		m.srv.Port = ports[0]
+		m.srv.Args = append([]string{
+			"--host", "127.0.0.1",
+			"--port", strconv.Itoa(ports[0]),
+			"--status-port", strconv.Itoa(ports[1]),
+			"--data-dir", m.dataDir,
+		}, spec.Args...)
+	}
+	use(ports)
+	m.srv.Repick = repick(use)
 	return m, nil
+}
+
+// repick is a Process.Repick that gives use two new free ports.
+func repick(use func([2]int)) func() error {
+	return func() error {
+		ports, err := twoFreePorts()
+		if err == nil {
+			use(ports)
+		}
+		return err
+	}
+}
+
+// twoFreePorts returns two TCP ports that were free a moment ago.
+func twoFreePorts() ([2]int, error) {
+	var ports [2]int
+	var err1, err2 error
+	ports[0], err1 = freePort()
+	ports[1], err2 = freePort()
+	return ports, errors.Join(err1, err2)
 }
 
 // newBasaltDir is the part of a target that runs the basalt binary
@@ -155,11 +179,8 @@ func newBasaltDir(spec TargetSpec, workDir, prefix string) (*managed, [2]int, er
 	if err != nil {
 		return nil, [2]int{}, err
 	}
-	var ports [2]int
-	var err1, err2 error
-	ports[0], err1 = freePort()
-	ports[1], err2 = freePort()
-	if err := errors.Join(err1, err2); err != nil {
+	ports, err := twoFreePorts()
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, [2]int{}, err
 	}
@@ -266,17 +287,22 @@ func newPlayground(spec TargetSpec, workDir string) (*managed, error) {
 	m.dataDir = filepath.Join(m.dir, filepath.Base(m.dir))
 	// As playground/cgroup.go makes them: .../basalt-playground/NAME/NODE.
 	m.cgroups = filepath.Join("/sys/fs/cgroup/cpu/basalt-playground", filepath.Base(m.dir))
-	dbPort, proxyPort := ports[0], ports[1]
-	args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
-		"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
-	port := proxyPort
-	if FindProgram("haproxy", "/usr/sbin/haproxy") == "" { // as the playground looks for it
-		args = append(args, "--without-haproxy")
-		port = dbPort
-	}
-	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary, Args: append(args, spec.Args...), Port: port,
+	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary,
 		// Every node starts, and the stores elect their regions' leaders.
 		ReadyTimeout: 3 * time.Minute, StopTimeout: time.Minute}
+	use := func(ports [2]int) {
+		dbPort, proxyPort := ports[0], ports[1]
+		args := []string{"playground", "--data-dir", m.dataDir, "--db.port", strconv.Itoa(dbPort),
+			"--haproxy.port", strconv.Itoa(proxyPort), "--log-level", "warn"}
+		m.srv.Port = proxyPort
+		if FindProgram("haproxy", "/usr/sbin/haproxy") == "" { // as the playground looks for it
+			args = append(args, "--without-haproxy")
+			m.srv.Port = dbPort
+		}
+		m.srv.Args = append(args, spec.Args...)
+	}
+	use(ports)
+	m.srv.Repick = repick(use)
 	return m, nil
 }
 
@@ -323,17 +349,22 @@ func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 		}
 		return nil
 	}
-	args := append([]string{
-		"--no-defaults", // must come first
-		"--datadir=" + m.dataDir,
-		"--socket=" + filepath.Join(dir, "mariadbd.sock"),
-		"--pid-file=" + filepath.Join(dir, "mariadbd.pid"),
-		"--port=" + strconv.Itoa(port),
-		"--bind-address=127.0.0.1",
-		"--character-set-server=utf8mb4",
-		"--collation-server=utf8mb4_general_ci",
-	}, common...)
-	m.srv = &Process{Name: spec.Name, Bin: mariadbd, Args: append(args, spec.Args...), Port: port}
+	m.srv = &Process{Name: spec.Name, Bin: mariadbd}
+	use := func(ports [2]int) {
+		args := append([]string{
+			"--no-defaults", // must come first
+			"--datadir=" + m.dataDir,
+			"--socket=" + filepath.Join(dir, "mariadbd.sock"),
+			"--pid-file=" + filepath.Join(dir, "mariadbd.pid"),
+			"--port=" + strconv.Itoa(ports[0]),
+			"--bind-address=127.0.0.1",
+			"--character-set-server=utf8mb4",
+			"--collation-server=utf8mb4_general_ci",
+		}, common...)
+		m.srv.Port, m.srv.Args = ports[0], append(args, spec.Args...)
+	}
+	use([2]int{port})
+	m.srv.Repick = repick(use)
 	return m, nil
 }
 
