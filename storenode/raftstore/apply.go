@@ -382,7 +382,20 @@ func (p *Peer) maybeCompactLog(wb *pebble.Batch) error {
 	if err := p.storage.Compact(to); err != nil {
 		return err
 	}
-	return wb.DeleteRange(logKey(p.region.Id, 0), logKey(p.region.Id, to+1), nil)
+	// One point deletion per entry, as TiKV's raft log GC does, rather
+	// than a range deletion: Pebble fragments every range deletion of a
+	// memtable again each time one is added, for the next read of any
+	// key, and a log compacted every few dozen writes put thousands of
+	// them in each memtable. Under sysbench's single-row updates that
+	// re-fragmenting took 59% of the leader's CPU. The entries below
+	// first are gone already: each compaction deleted them with the
+	// truncated state that says so, in one batch.
+	for i := first; i <= to; i++ {
+		if err := wb.Delete(logKey(p.region.Id, i), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // forgetLogBytes takes the entries [first, to], about to be compacted,

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 	storepebble "github.com/basalt-db/basalt/store/pebble"
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable/block"
 	"github.com/pingcap/kvproto/pkg/eraftpb"
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
@@ -371,6 +373,54 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 				verdict = fmt.Sprintf("%d bytes in %d entries", n, len(ents))
 			}
 			out = append(out, fmt.Sprintf("store %d: %s", sid, verdict))
+		}
+		return strings.Join(out, "\n")
+	case "log-range-dels":
+		// How many range deletions each store's Pebble holds over the
+		// region's log: compacting the log must write none.
+		id := arg("region")
+		lo, hi := logKey(id, 0), hardStateKey(id)
+		var out []string
+		for _, sid := range slices.Sorted(maps.Keys(c.stores)) {
+			n := 0
+			err := c.stores[sid].rs.db.ScanInternal(context.Background(), block.CategoryUnknown, lo, hi,
+				func(*pebble.InternalKey, pebble.LazyValue, pebble.IteratorLevel) error { return nil },
+				func(_, _ []byte, _ pebble.SeqNum) error { n++; return nil },
+				nil, nil, nil)
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			out = append(out, fmt.Sprintf("store %d: %d", sid, n))
+		}
+		return strings.Join(out, "\n")
+	case "log-entries":
+		// The region's log entries each store keeps on disk, and the
+		// first index its log starts at: the log must be compacted.
+		id := arg("region")
+		var out []string
+		for _, sid := range slices.Sorted(maps.Keys(c.stores)) {
+			p := c.stores[sid].rs.Peer(id)
+			if p == nil {
+				continue
+			}
+			p.mu.Lock()
+			first, _ := p.storage.FirstIndex()
+			p.mu.Unlock()
+			it, err := c.stores[sid].rs.db.NewIter(&pebble.IterOptions{LowerBound: logKey(id, 0), UpperBound: hardStateKey(id)})
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			n, below := 0, 0
+			for it.First(); it.Valid(); it.Next() {
+				n++
+				if binary.BigEndian.Uint64(it.Key()[len(it.Key())-8:]) < first {
+					below++
+				}
+			}
+			if err := it.Close(); err != nil {
+				return "error: " + err.Error()
+			}
+			out = append(out, fmt.Sprintf("store %d: fewer than %d on disk: %t, below the first index: %d", sid, arg("under"), uint64(n) < arg("under"), below))
 		}
 		return strings.Join(out, "\n")
 	case "delete-range":
