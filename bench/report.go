@@ -403,7 +403,7 @@ func writeReport(w io.Writer, a, b side) {
 				num(x.ARate, x.AOK), num(x.AP95, x.AOK), rssCell(a, x.ARSS, x.AOK, x.ARSSOK),
 				num(x.BRate, x.BOK), num(x.BP95, x.BOK), rssCell(b, x.BRSS, x.BOK, x.BRSSOK), imp)
 		}
-		fmt.Fprintf(w, "\n%s\n\n![%s: QPS and 95%% latency against threads](%s)\n\n", summarize(wl, a, b, rows), wl, chartFile(wl))
+		fmt.Fprintf(w, "\n%s\n\n![%s: %s and 95%% latency against threads](%s)\n\n", summarize(wl, a, b, rows), wl, rt.Label, chartFile(wl))
 	}
 }
 
