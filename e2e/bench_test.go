@@ -203,7 +203,10 @@ func TestBenchErrors(t *testing.T) {
 // through HAProxy when it is installed) in one run: the playground is
 // prepared, backed up (every node stopped, the whole directory copied),
 // restored before each workload (stopped, overwritten, started again) and
-// serves sysbench; the report compares the two.
+// serves sysbench; the report compares the two. Every run and the prepare
+// step record the peak RSS of each of the playground's processes (PD,
+// each store, the SQL node, HAProxy, the playground) and of embedded
+// basalt.
 func TestBenchPlayground(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Skip("sysbench is not installed (apt-get install sysbench)")
@@ -281,7 +284,8 @@ func TestBenchPlayground(t *testing.T) {
 // TestBenchScale runs "basalt bench scale" cut short (1 and 2 SQL nodes
 // capped at 0.25 CPU each, one workload, 2 s runs on 1,000 rows) and
 // checks results.json (a playground per node count, its threads scaled,
-// non-zero QPS, each SQL node's throttling read from its cgroup), the speed-up in report.md against the QPS in
+// non-zero QPS, each SQL node's throttling read from its cgroup, the peak
+// RSS of each SQL node, PD and a store), the speed-up in report.md against the QPS in
 // results.json, the chart, and that --in re-renders the same report.
 func TestBenchScale(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
