@@ -102,6 +102,17 @@ func TestScaleReport(t *testing.T) {
 		}
 		f.Close()
 	}
+	// bulk_insert is read in rows/s.
+	res.Plan.Workloads = []string{BulkInsert}
+	for i := range res.Targets {
+		res.Targets[i].Workloads[0].Workload = BulkInsert
+	}
+	if err := WriteScaleReport(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, ReportFile)); !strings.Contains(string(md), "| SQL nodes | Threads | rows/s |") {
+		t.Errorf("bulk_insert's table is not in rows/s:\n%s", md)
+	}
 	if err := WriteScaleReport(dir, &Results{}); err == nil {
 		t.Error("the report of a run that is not a scale-out run: no error")
 	}
