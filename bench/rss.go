@@ -88,8 +88,9 @@ func readProcMemory(pid int) (procMemory, bool) {
 	return parseProcStatus(string(b))
 }
 
-// resetPeak resets the process's VmHWM to its current resident set.
-func resetPeak(pid int) bool {
+// resetPeak resets the process's VmHWM to its current resident set, and
+// says whether it could; a variable for the tests of the fallback.
+var resetPeak = func(pid int) bool {
 	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0) == nil
 }
 
