@@ -22,31 +22,34 @@ type chartSeries struct {
 	Points []chartPoint
 }
 
-// chartPoint is one measured run: X is its thread or node count.
+// chartPoint is one measured run: X is its thread or node count, Rate
+// its workload's rate (rateOf: QPS, or rows/s).
 type chartPoint struct {
-	X        int
-	QPS, P95 float64
+	X         int
+	Rate, P95 float64
 }
 
 // threadPoints are the runs that did not fail, against their threads.
-func threadPoints(runs []ThreadRun) []chartPoint {
+func threadPoints(workload string, runs []ThreadRun) []chartPoint {
 	var pts []chartPoint
 	for _, r := range runs {
 		if r.Error == "" {
-			pts = append(pts, chartPoint{X: r.Threads, QPS: r.Summary.QPS, P95: r.Summary.P95LatencyMs})
+			pts = append(pts, chartPoint{X: r.Threads, Rate: rateOf(workload).Of(r.Summary), P95: r.Summary.P95LatencyMs})
 		}
 	}
 	return pts
 }
 
-// writeChart writes a PNG of two plots side by side, QPS and 95th
-// percentile latency against xLabel (threads, SQL nodes), one line per
-// series, the x axis marked at each value measured.
-func writeChart(path, title, xLabel string, series []chartSeries) error {
+// writeChart writes a PNG of two plots side by side, the workload's rate
+// (QPS, or rows/s: rateOf) and 95th percentile latency against xLabel
+// (threads, SQL nodes), one line per series, the x axis marked at each
+// value measured.
+func writeChart(path, workload, xLabel string, series []chartSeries) error {
 	qps, p95 := plot.New(), plot.New()
-	qps.Title.Text = title + ": QPS"
-	qps.Y.Label.Text = "queries per second"
-	p95.Title.Text = title + ": 95% latency"
+	rate := rateOf(workload)
+	qps.Title.Text = workload + ": " + rate.Label
+	qps.Y.Label.Text = rate.Axis
+	p95.Title.Text = workload + ": 95% latency"
 	p95.Y.Label.Text = "ms"
 	minT, maxT := 0, 0
 	var ticks []plot.Tick // one per x measured
@@ -54,7 +57,7 @@ func writeChart(path, title, xLabel string, series []chartSeries) error {
 	for _, s := range series {
 		q, l := make(plotter.XYs, 0, len(s.Points)), make(plotter.XYs, 0, len(s.Points))
 		for _, pt := range s.Points {
-			q = append(q, plotter.XY{X: float64(pt.X), Y: pt.QPS})
+			q = append(q, plotter.XY{X: float64(pt.X), Y: pt.Rate})
 			l = append(l, plotter.XY{X: float64(pt.X), Y: pt.P95})
 			if minT == 0 || pt.X < minT {
 				minT = pt.X

@@ -19,6 +19,8 @@
 // results.go the results.json schema; sysbench.go runs sysbench and parses
 // its output; server.go is a server process's lifecycle, target.go the
 // three kinds of target on top of it; env.go gathers the test environment;
-// run.go is the test plan's loop; progress.go shows it on a terminal;
+// run.go is the test plan's loop, bulk.go the tables of its one workload
+// that makes its own (bulk_insert); cpu.go and rss.go measure the CPU and
+// the peak memory of each run; progress.go shows it on a terminal;
 // report.go writes report.md and chart.go its PNG charts.
 package bench

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,7 +52,7 @@ func WriteReport(dir string, opts ReportOptions) error {
 		series := []chartSeries{}
 		for _, s := range []side{a, b} {
 			if wr := s.target.workload(w); wr != nil {
-				series = append(series, chartSeries{Name: s.label, Points: threadPoints(wr.Runs)})
+				series = append(series, chartSeries{Name: s.label, Points: threadPoints(w, wr.Runs)})
 			}
 		}
 		if err := writeChart(filepath.Join(dir, chartFile(w)), w, "threads", series); err != nil {
@@ -145,20 +146,40 @@ func workloadsOf(a, b side) []string {
 
 func chartFile(workload string) string { return workload + ".png" }
 
+// rate is the throughput a workload is read by: its label in tables, its
+// chart's axis, and how to take it from sysbench's summary.
+type rate struct {
+	Label, Axis string
+	Of          func(Summary) float64
+}
+
+// rateOf is workload's rate: sysbench's queries per second, but rows per
+// second for bulk_insert, whose events (sysbench's "transactions") are
+// rows and whose queries are multi-row INSERTs of thousands of rows each.
+func rateOf(workload string) rate {
+	if workload == BulkInsert {
+		return rate{"rows/s", "rows per second", func(s Summary) float64 { return s.TPS }}
+	}
+	return rate{"QPS", "queries per second", func(s Summary) float64 { return s.QPS }}
+}
+
 // row is one line of a workload's table. A side that did not run at this
-// thread count has zero figures and ok false.
+// thread count has zero figures and ok false; RSS figures are MiB, with
+// ok false where they were not measured.
 type row struct {
 	Threads        int
-	AQPS, AP95     float64
-	BQPS, BP95     float64
+	ARate, AP95    float64
+	BRate, BP95    float64
 	AOK, BOK       bool
-	Improvement    float64 // (BQPS - AQPS) / AQPS * 100
-	HasImprovement bool    // both sides ran and AQPS > 0
+	ARSS, BRSS     float64
+	ARSSOK, BRSSOK bool
+	Improvement    float64 // (BRate - ARate) / ARate * 100
+	HasImprovement bool    // both sides ran and ARate > 0
 }
 
 // compareRuns pairs a's and b's runs by thread count, in increasing order,
-// leaving out failed runs.
-func compareRuns(a, b []ThreadRun) []row {
+// leaving out failed runs; rate takes each run's rate from its summary.
+func compareRuns(a, b []ThreadRun, rate func(Summary) float64) []row {
 	byThreads := map[int]*row{}
 	var threads []int
 	get := func(n int) *row {
@@ -174,21 +195,27 @@ func compareRuns(a, b []ThreadRun) []row {
 			continue
 		}
 		x := get(r.Threads)
-		x.AQPS, x.AP95, x.AOK = r.Summary.QPS, r.Summary.P95LatencyMs, true
+		x.ARate, x.AP95, x.AOK = rate(r.Summary), r.Summary.P95LatencyMs, true
+		if r.RSS != nil {
+			x.ARSS, x.ARSSOK = r.RSS.MiB(), true
+		}
 	}
 	for _, r := range b {
 		if r.Error != "" {
 			continue
 		}
 		x := get(r.Threads)
-		x.BQPS, x.BP95, x.BOK = r.Summary.QPS, r.Summary.P95LatencyMs, true
+		x.BRate, x.BP95, x.BOK = rate(r.Summary), r.Summary.P95LatencyMs, true
+		if r.RSS != nil {
+			x.BRSS, x.BRSSOK = r.RSS.MiB(), true
+		}
 	}
 	slices.Sort(threads)
 	rows := make([]row, 0, len(threads))
 	for _, n := range threads {
 		x := byThreads[n]
-		if x.AOK && x.BOK && x.AQPS > 0 {
-			x.Improvement, x.HasImprovement = (x.BQPS-x.AQPS)/x.AQPS*100, true
+		if x.AOK && x.BOK && x.ARate > 0 {
+			x.Improvement, x.HasImprovement = (x.BRate-x.ARate)/x.ARate*100, true
 		}
 		rows = append(rows, *x)
 	}
@@ -221,8 +248,8 @@ func summarize(workload string, a, b side, rows []row) string {
 	if mean < 0 {
 		verb = "lower"
 	}
-	return fmt.Sprintf("Compared with %s, the %s QPS of %s is %.1f%% %s on average (from %s to %s across %d thread counts).",
-		a.label, workload, b.label, abs(mean), verb, percent(lo), percent(hi), n)
+	return fmt.Sprintf("Compared with %s, the %s %s of %s is %.1f%% %s on average (from %s to %s across %d thread counts).",
+		a.label, workload, rateOf(workload).Label, b.label, abs(mean), verb, percent(lo), percent(hi), n)
 }
 
 func abs(x float64) float64 {
@@ -243,6 +270,10 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "## Test overview\n\n")
 	fmt.Fprintf(w, "This report compares the online transaction processing (OLTP) performance of %s with %s, measured with sysbench by `basalt bench run --plan %s` and written by `basalt bench report`. ", b.label, a.label, p.Name)
 	fmt.Fprintf(w, "QPS improvement is (%s QPS - %s QPS) / %s QPS.", b.label, a.label, a.label)
+	if slices.Contains(workloadsOf(a, b), BulkInsert) {
+		fmt.Fprintf(w, " `bulk_insert` is measured in rows per second (sysbench's events, which it calls transactions; its queries are multi-row INSERTs), and its improvement in rows/s.")
+	}
+	fmt.Fprintf(w, " Peak RSS is the highest resident memory of a system's server processes during the run, in MiB: the sum of each process's peak (a playground's PD, stores, SQL nodes, HAProxy and the playground process; results.json has each), not measured for a server the run did not start.")
 	if !r.Complete || (a.res != r && !a.res.Complete) {
 		fmt.Fprintf(w, " **The run did not complete**")
 		for _, s := range []side{a, b} {
@@ -322,7 +353,11 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "3. Run `ANALYZE TABLE` on each table.\n")
 	fmt.Fprintf(w, "4. Back up: embedded Basalt with `BACKUP DATABASE` while it serves; the other servers are stopped and their data directories copied.\n")
 	fmt.Fprintf(w, "5. Before each workload, restore the backup (Basalt: `DROP DATABASE`, `RESTORE DATABASE`, `ANALYZE TABLE`; the others: stop, replace the data directory, start), then warm up.\n")
-	fmt.Fprintf(w, "6. Run the workload once per thread count, %d s each, and take QPS and the 95th percentile latency from sysbench's summary.\n\n", p.RunSeconds)
+	fmt.Fprintf(w, "6. Run the workload once per thread count, %d s each, and take QPS and the 95th percentile latency from sysbench's summary, and the peak resident memory of the server processes during the run (VmHWM of /proc/PID/status, reset at the start through /proc/PID/clear_refs).\n", p.RunSeconds)
+	if slices.Contains(workloadsOf(a, b), BulkInsert) {
+		fmt.Fprintf(w, "7. `bulk_insert` inserts into tables of its own, one per thread: before each of its runs, a fresh database `%s` and `sysbench bulk_insert prepare` with the run's thread count; after it, `sysbench bulk_insert cleanup` and the database dropped. The `sbtest` tables are not used.\n", bulkDB)
+	}
+	fmt.Fprintf(w, "\n")
 	for _, s := range []side{a, b} {
 		fmt.Fprintf(w, "The exact commands on %s:\n\n```sh\n", s.label)
 		for _, c := range s.target.Setup {
@@ -344,6 +379,7 @@ func writeReport(w io.Writer, a, b side) {
 	}
 
 	fmt.Fprintf(w, "## Test results\n\n")
+	writePrepareTable(w, a, b)
 	for _, wl := range workloadsOf(a, b) {
 		var aRuns, bRuns []ThreadRun
 		if x := a.target.workload(wl); x != nil {
@@ -352,19 +388,66 @@ func writeReport(w io.Writer, a, b side) {
 		if x := b.target.workload(wl); x != nil {
 			bRuns = x.Runs
 		}
-		rows := compareRuns(aRuns, bRuns)
+		rt := rateOf(wl)
+		rows := compareRuns(aRuns, bRuns, rt.Of)
 		fmt.Fprintf(w, "### %s\n\n", wl)
-		fmt.Fprintf(w, "| Threads | %s QPS | %s 95%% latency (ms) | %s QPS | %s 95%% latency (ms) | QPS improvement |\n", a.label, a.label, b.label, b.label)
-		fmt.Fprintf(w, "| ---: | ---: | ---: | ---: | ---: | ---: |\n")
+		fmt.Fprintf(w, "| Threads | %s %s | %s 95%% latency (ms) | %s peak RSS MiB | %s %s | %s 95%% latency (ms) | %s peak RSS MiB | %s improvement |\n",
+			a.label, rt.Label, a.label, a.label, b.label, rt.Label, b.label, b.label, rt.Label)
+		fmt.Fprintf(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 		for _, x := range rows {
 			imp := "-"
 			if x.HasImprovement {
 				imp = percent(x.Improvement)
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", x.Threads, num(x.AQPS, x.AOK), num(x.AP95, x.AOK), num(x.BQPS, x.BOK), num(x.BP95, x.BOK), imp)
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", x.Threads,
+				num(x.ARate, x.AOK), num(x.AP95, x.AOK), rssCell(a, x.ARSS, x.AOK, x.ARSSOK),
+				num(x.BRate, x.BOK), num(x.BP95, x.BOK), rssCell(b, x.BRSS, x.BOK, x.BRSSOK), imp)
 		}
-		fmt.Fprintf(w, "\n%s\n\n![%s: QPS and 95%% latency against threads](%s)\n\n", summarize(wl, a, b, rows), wl, chartFile(wl))
+		fmt.Fprintf(w, "\n%s\n\n![%s: %s and 95%% latency against threads](%s)\n\n", summarize(wl, a, b, rows), wl, rt.Label, chartFile(wl))
 	}
+}
+
+// writePrepareTable writes how long making the tables took on each side
+// and the peak resident memory of its servers meanwhile, total and per
+// process.
+func writePrepareTable(w io.Writer, a, b side) {
+	if a.target.PrepareSeconds == 0 && b.target.PrepareSeconds == 0 && a.target.PrepareRSS == nil && b.target.PrepareRSS == nil {
+		return
+	}
+	fmt.Fprintf(w, "### Preparing the tables\n\n")
+	fmt.Fprintf(w, "| System | Prepare (s) | Peak RSS MiB | Peak RSS MiB by process |\n| --- | ---: | ---: | --- |\n")
+	for _, s := range []side{a, b} {
+		secs := "-"
+		if s.target.PrepareSeconds > 0 {
+			secs = fmt.Sprintf("%.1f", s.target.PrepareSeconds)
+		}
+		r := s.target.PrepareRSS
+		total, perProc := rssCell(s, 0, true, false), "-"
+		if r != nil {
+			total = fmt.Sprintf("%.0f", r.MiB())
+			var parts []string
+			for _, name := range slices.Sorted(maps.Keys(r.Peaks)) {
+				parts = append(parts, fmt.Sprintf("%s %.0f", name, float64(r.Peaks[name])/(1<<20)))
+			}
+			perProc = strings.Join(parts, ", ")
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", cell(s.label), secs, total, perProc)
+	}
+	fmt.Fprintf(w, "\n")
+}
+
+// rssCell is a peak RSS in MiB; "-" where the side did not run, or its
+// run has no figure; "not measured" for a server the run did not start.
+func rssCell(s side, mib float64, ran, measured bool) string {
+	switch {
+	case !ran:
+		return "-"
+	case measured:
+		return fmt.Sprintf("%.0f", mib)
+	case s.target.Kind == KindDSN:
+		return "not measured"
+	}
+	return "-"
 }
 
 func specOf(s side) TargetSpec {

@@ -14,20 +14,24 @@ var rewrite = flag.Bool("rewrite", false, "rewrite testdata/report/report.md fro
 
 // TestCompareRuns checks the table math: rows paired by thread count in
 // increasing order, failed runs left out, improvement (B-A)/A in percent,
-// none where a side did not run or A's QPS is zero.
+// none where a side did not run or A's rate is zero; peak RSS in MiB where
+// a run has it.
 func TestCompareRuns(t *testing.T) {
 	mk := func(threads int, qps, p95 float64) ThreadRun {
-		return ThreadRun{Threads: threads, Summary: Summary{QPS: qps, P95LatencyMs: p95}}
+		return ThreadRun{Threads: threads, Summary: Summary{QPS: qps, TPS: qps / 10, P95LatencyMs: p95}}
 	}
 	failed := ThreadRun{Threads: 128, Error: "sysbench failed"}
 	a := []ThreadRun{mk(16, 6000, 2), mk(1, 1000, 0.1), mk(4, 0, 1), failed}
 	b := []ThreadRun{mk(1, 1500, 0.2), mk(4, 4000, 0.5), mk(64, 7000, 9), failed}
-	got := compareRuns(a, b)
+	a[1].RSS = &RunRSS{TotalBytes: 300 << 20}
+	b[0].RSS = &RunRSS{TotalBytes: 150 << 20}
+	got := compareRuns(a, b, rateOf("oltp_point_select").Of)
 	want := []row{
-		{Threads: 1, AQPS: 1000, AP95: 0.1, BQPS: 1500, BP95: 0.2, AOK: true, BOK: true, Improvement: 50, HasImprovement: true},
-		{Threads: 4, AQPS: 0, AP95: 1, BQPS: 4000, BP95: 0.5, AOK: true, BOK: true},
-		{Threads: 16, AQPS: 6000, AP95: 2, AOK: true},
-		{Threads: 64, BQPS: 7000, BP95: 9, BOK: true},
+		{Threads: 1, ARate: 1000, AP95: 0.1, BRate: 1500, BP95: 0.2, AOK: true, BOK: true, ARSS: 300, ARSSOK: true, BRSS: 150, BRSSOK: true,
+			Improvement: 50, HasImprovement: true},
+		{Threads: 4, ARate: 0, AP95: 1, BRate: 4000, BP95: 0.5, AOK: true, BOK: true},
+		{Threads: 16, ARate: 6000, AP95: 2, AOK: true},
+		{Threads: 64, BRate: 7000, BP95: 9, BOK: true},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d rows %+v, want %d", len(got), got, len(want))
@@ -35,6 +39,24 @@ func TestCompareRuns(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("row %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// bulk_insert is read in rows/s: sysbench's events per second.
+	if r := compareRuns(a[1:2], b[:1], rateOf(BulkInsert).Of); r[0].ARate != 100 || r[0].BRate != 150 {
+		t.Errorf("bulk_insert rows/s: %+v, want 100 and 150 (the runs' TPS)", r[0])
+	}
+	dsn := side{target: &TargetResult{Kind: KindDSN}}
+	basalt := side{target: &TargetResult{Kind: KindBasalt}}
+	for _, c := range []struct {
+		s             side
+		ran, measured bool
+		want          string
+	}{
+		{basalt, true, true, "300"}, {basalt, true, false, "-"}, {basalt, false, false, "-"},
+		{dsn, true, false, "not measured"}, {dsn, false, false, "-"},
+	} {
+		if got := rssCell(c.s, 300, c.ran, c.measured); got != c.want {
+			t.Errorf("rssCell(%s, ran %v, measured %v) = %q, want %q", c.s.target.Kind, c.ran, c.measured, got, c.want)
 		}
 	}
 }

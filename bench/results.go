@@ -30,7 +30,8 @@ const SchemaVersion = 1
 // A TargetResult holds the target's version, its settings in force, the
 // exact setup commands, and per workload the warm-up commands and one
 // ThreadRun per thread count: its exact sysbench command line, every
-// per-second Interval and the final Summary.
+// per-second Interval, the final Summary and the peak resident memory of
+// the target's servers during it (RunRSS).
 type Results struct {
 	Schema      int         `json:"schema"`
 	Started     time.Time   `json:"started"`
@@ -78,8 +79,13 @@ type TargetResult struct {
 	Setup []string `json:"setup"`
 	// PrepareSeconds is how long making the tables took (sysbench's
 	// prepare or the import), before ANALYZE TABLE.
-	PrepareSeconds float64          `json:"prepare_seconds,omitempty"`
-	Workloads      []WorkloadResult `json:"workloads"`
+	PrepareSeconds float64 `json:"prepare_seconds,omitempty"`
+	// PrepareRSS is the peak resident memory of the target's server
+	// processes while the tables were made and analyzed; absent for a
+	// dsn target (not measured: not a process this run started) and
+	// where nothing was prepared.
+	PrepareRSS *RunRSS          `json:"prepare_rss,omitempty"`
+	Workloads  []WorkloadResult `json:"workloads"`
 }
 
 // WorkloadResult is one workload on one target.
@@ -99,6 +105,14 @@ type ThreadRun struct {
 	// CPU is where the machine's CPU went during the run, and whether
 	// capped nodes were throttled; absent where it cannot be read.
 	CPU *RunCPU `json:"cpu,omitempty"`
+	// RSS is the peak resident memory of the target's server processes
+	// during the run (see RunRSS); absent for a dsn target, whose server
+	// this run did not start, and so not measured.
+	RSS *RunRSS `json:"rss,omitempty"`
+	// Setup are the commands that made this run's own tables before it
+	// and dropped them after: bulk_insert's, which are not the prepared
+	// sbtest tables (see bulkInsert).
+	Setup []string `json:"setup,omitempty"`
 	// Error is why sysbench failed; the run then has the intervals it
 	// printed and no summary, and reports leave it out.
 	Error string `json:"error,omitempty"`

@@ -138,6 +138,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 		return fmt.Errorf("SELECT VERSION(): %w", err)
 	}
 	tr.Variables = showSettings(ctx, db, t.Spec().Kind)
+	measured := serverProcesses(t) != nil
 
 	prepare := true
 	create := "CREATE DATABASE sbtest"
@@ -150,12 +151,17 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 			tr.Note += fmt.Sprintf("; sbtest.sbtest1 existed (%d rows) and was used as it was, not prepared", n)
 		}
 	}
+	if !measured {
+		tr.Note = addNote(tr.Note, "peak RSS not measured: its server is not a process this run started")
+	}
 	tr.Setup = append(tr.Setup, create+";")
 	if _, err := db.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("%s: %w", create, err)
 	}
 	if prepare {
 		prog.stage(spec.Name, fmt.Sprintf("preparing %d tables of %d rows", plan.Tables, plan.TableSize))
+		rss := startRSS(serverProcesses(t))
+		defer rss.finish() // on errors
 		began := time.Now()
 		if plan.Prepare == PrepareImport && spec.Kind == KindBasalt {
 			setup, err := PrepareByImport(ctx, db, plan.Tables, plan.TableSize, workDir)
@@ -180,6 +186,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 			}
 			rows.Close()
 		}
+		tr.PrepareRSS = rss.finish()
 	}
 	db.Close()
 	if t.Restorable() {
@@ -204,6 +211,7 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 	for _, workload := range plan.Workloads {
 		tr.Workloads = append(tr.Workloads, WorkloadResult{Workload: workload})
 		wr := &tr.Workloads[len(tr.Workloads)-1]
+		bulk := workload == BulkInsert // its own tables: bulk.go
 		if t.Restorable() {
 			prog.stage(spec.Name, workload+": restoring the backup")
 			steps := "# stop the server; replace its data directory with the backup; start it"
@@ -215,41 +223,82 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 				return fmt.Errorf("%s: restore: %w", workload, err)
 			}
 		}
+		wconn := conn
+		if bulk {
+			wconn = bulkConn(conn)
+		}
 		if plan.WarmupSeconds > 0 {
 			prog.stage(spec.Name, workload+": warming up")
 			// prewarm reads every table through its indexes; a server that
 			// cannot run its statements is warmed by the run below alone.
-			args := sysbenchArgs(conn, "oltp_common", "prewarm", append(data, "--threads="+strconv.Itoa(min(plan.Tables, 8)))...)
-			cmd := commandString("sysbench", args)
-			if _, err := runSysbench(ctx, args, nil); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+			// bulk_insert reads none of them.
+			if !bulk {
+				args := sysbenchArgs(conn, "oltp_common", "prewarm", append(data, "--threads="+strconv.Itoa(min(plan.Tables, 8)))...)
+				cmd := commandString("sysbench", args)
+				if _, err := runSysbench(ctx, args, nil); err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					cmd += "  # failed, ignored: " + firstLine(fatalOrError(err))
 				}
-				cmd += "  # failed, ignored: " + firstLine(fatalOrError(err))
+				wr.Warmup = append(wr.Warmup, cmd)
 			}
-			wr.Warmup = append(wr.Warmup, cmd)
-			args = sysbenchArgs(conn, workload, "run", append(runArgs(plan), "--threads="+strconv.Itoa(min(16, maxInt(plan.threads(spec)))), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
+			threads := min(16, maxInt(plan.threads(spec)))
+			if bulk {
+				setup, err := bulkPrepare(ctx, t, threads)
+				wr.Warmup = append(wr.Warmup, setup...)
+				if err != nil {
+					return fmt.Errorf("%s warm-up: %w", workload, err)
+				}
+			}
+			args := sysbenchArgs(wconn, workload, "run", append(workloadArgs(plan, workload), "--threads="+strconv.Itoa(threads), "--time="+strconv.Itoa(plan.WarmupSeconds))...)
 			wr.Warmup = append(wr.Warmup, commandString("sysbench", args))
 			prog.run(spec.Name, workload, "warm-up", plan.WarmupSeconds)
-			if _, err := runSysbench(ctx, args, prog.interval); err != nil {
+			_, err := runSysbench(ctx, args, prog.interval)
+			if bulk {
+				setup, cerr := bulkCleanup(ctx, t, threads)
+				wr.Warmup = append(wr.Warmup, setup...)
+				err = errors.Join(err, cerr)
+			}
+			if err != nil {
 				return fmt.Errorf("%s warm-up: %w", workload, err)
 			}
 			prog.skip()
 		}
 		for _, threads := range plan.threads(spec) {
-			args := sysbenchArgs(conn, workload, "run", append(runArgs(plan),
+			args := sysbenchArgs(wconn, workload, "run", append(workloadArgs(plan, workload),
 				"--threads="+strconv.Itoa(threads),
 				"--time="+strconv.Itoa(plan.RunSeconds),
 				"--report-interval=1",
 				"--percentile=95")...)
-			run := ThreadRun{Threads: threads, Command: commandString("sysbench", args), Started: time.Now().UTC()}
+			run := ThreadRun{Threads: threads, Command: commandString("sysbench", args)}
+			if bulk {
+				prog.stage(spec.Name, fmt.Sprintf("%s: making its %d tables", workload, threads))
+				setup, err := bulkPrepare(ctx, t, threads)
+				run.Setup = setup
+				if err != nil {
+					run.Error = err.Error()
+					wr.Runs = append(wr.Runs, run)
+					return fmt.Errorf("%s with %d threads: %w", workload, threads, err)
+				}
+			}
+			run.Started = time.Now().UTC()
 			prog.run(spec.Name, workload, fmt.Sprintf("%d threads", threads), plan.RunSeconds)
 			before := sampleCPU(cgroups)
+			rss := startRSS(serverProcesses(t))
 			out, err := runSysbench(ctx, args, func(iv Interval) {
 				run.Intervals = append(run.Intervals, iv)
 				prog.interval(iv)
 			})
+			run.RSS = rss.finish()
 			run.CPU = cpuBetween(before, sampleCPU(cgroups))
+			if bulk {
+				setup, cerr := bulkCleanup(ctx, t, threads)
+				run.Setup = append(run.Setup, setup...)
+				if err == nil && cerr != nil {
+					err = fmt.Errorf("after the run: %w", cerr)
+				}
+			}
 			sum, ok := ParseSummary(out)
 			if err == nil && !ok {
 				err = fmt.Errorf("no summary in sysbench's output, which ends:\n%s", Tail(out, 20))
@@ -268,6 +317,24 @@ func runTarget(ctx context.Context, plan *Plan, t target, tr *TargetResult, prog
 		}
 	}
 	return nil
+}
+
+// workloadArgs are the sysbench options of every run of workload under
+// plan: runArgs, but none for bulk_insert, which has its own tables
+// (bulk.go), draws no random keys and prepares no statements.
+func workloadArgs(plan *Plan, workload string) []string {
+	if workload == BulkInsert {
+		return nil
+	}
+	return runArgs(plan)
+}
+
+// addNote appends a sentence to a target's note.
+func addNote(note, more string) string {
+	if note == "" {
+		return more
+	}
+	return note + "; " + more
 }
 
 // runArgs are the sysbench options of every run of the plan.

@@ -123,12 +123,14 @@ func RunScale(ctx context.Context, opts ScaleOptions) (*Results, error) {
 // scaleRow is one node count's line of a workload's table.
 type scaleRow struct {
 	Nodes, Threads int
-	QPS, P95       float64
-	Errors         int64
-	// SpeedUp is QPS over the first node count's; 0 when that has none.
+	// Rate is the workload's (rateOf): QPS, or rows/s for bulk_insert.
+	Rate, P95 float64
+	Errors    int64
+	// SpeedUp is Rate over the first node count's; 0 when that has none.
 	SpeedUp float64
-	// CPU is the run's; nil when it was not measured.
+	// CPU and RSS are the run's; nil when they were not measured.
 	CPU *RunCPU
+	RSS *RunRSS
 }
 
 // scaleRows are workload's results per node count, in run order, leaving
@@ -146,21 +148,22 @@ func scaleRows(res *Results, workload string) []scaleRow {
 		for _, r := range wr.Runs {
 			if r.Error == "" {
 				rows = append(rows, scaleRow{Nodes: res.Scale.Nodes[i], Threads: r.Threads,
-					QPS: r.Summary.QPS, P95: r.Summary.P95LatencyMs, Errors: r.Summary.Errors, CPU: r.CPU})
+					Rate: rateOf(workload).Of(r.Summary), P95: r.Summary.P95LatencyMs, Errors: r.Summary.Errors, CPU: r.CPU, RSS: r.RSS})
 			}
 		}
 	}
-	if len(rows) > 0 && rows[0].QPS > 0 {
+	if len(rows) > 0 && rows[0].Rate > 0 {
 		for i := range rows {
-			rows[i].SpeedUp = rows[i].QPS / rows[0].QPS
+			rows[i].SpeedUp = rows[i].Rate / rows[0].Rate
 		}
 	}
 	return rows
 }
 
 // WriteScaleReport writes report.md, with a table per workload (SQL
-// nodes, threads, QPS, p95, speed-up over the first node count), and a
-// chart per workload of QPS and p95 against node count into dir.
+// nodes, threads, QPS, p95, speed-up over the first node count, CPU,
+// peak RSS), and a chart per workload of QPS and p95 against node count
+// into dir.
 func WriteScaleReport(dir string, res *Results) error {
 	if res.Scale == nil {
 		return errors.New("not the results of a scale-out run (basalt bench scale)")
@@ -173,7 +176,7 @@ func WriteScaleReport(dir string, res *Results) error {
 	for _, w := range res.Plan.Workloads {
 		var pts []chartPoint
 		for _, r := range scaleRows(res, w) {
-			pts = append(pts, chartPoint{X: r.Nodes, QPS: r.QPS, P95: r.P95})
+			pts = append(pts, chartPoint{X: r.Nodes, Rate: r.Rate, P95: r.P95})
 		}
 		if len(pts) == 0 {
 			continue
@@ -224,7 +227,10 @@ func writeScaleReport(w io.Writer, res *Results) {
 		"Speed-up is QPS over that of %s. \"SQL nodes throttled\" is the mean share of their 100 ms CFS periods "+
 		"in which the SQL nodes used up their quota during the run (near 0: the cap did not limit them); "+
 		"\"Machine CPU busy\" is the share of the whole machine's CPU time that was not idle, "+
-		"whoever used it (near 100%%: the machine, not the caps, was the limit).\n\n",
+		"whoever used it (near 100%%: the machine, not the caps, was the limit). "+
+		"\"Peak RSS\" is the sum of the highest resident memory of each of the playground's processes "+
+		"(PD, stores, SQL nodes, HAProxy, the playground itself) during the run, in MiB; results.json has each "+
+		"(targets[].workloads[].runs[].rss).\n\n",
 		version, stores, joinInts(s.Nodes), sqlCap, storeCap, s.ThreadsPerNode, nodesLabel(s.Nodes[0]))
 	if !res.Complete {
 		fmt.Fprintf(w, "**The run did not complete**: %s\n\n", res.Error)
@@ -245,16 +251,20 @@ func writeScaleReport(w io.Writer, res *Results) {
 			fmt.Fprintf(w, "No run finished.\n")
 			continue
 		}
-		fmt.Fprintf(w, "| SQL nodes | Threads | QPS | 95%% latency (ms) | Speed-up vs %s | Retried errors | SQL nodes throttled | Machine CPU busy |\n|---|---|---|---|---|---|---|---|\n", nodesLabel(rows[0].Nodes))
+		fmt.Fprintf(w, "| SQL nodes | Threads | %s | 95%% latency (ms) | Speed-up vs %s | Retried errors | SQL nodes throttled | Machine CPU busy | Peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n",
+			rateOf(wl).Label, nodesLabel(rows[0].Nodes))
 		for _, r := range rows {
-			throttled, busy := "-", "-"
+			throttled, busy, rss := "-", "-", "-"
 			if t, ok := r.CPU.meanThrottled("db"); ok {
 				throttled = fmt.Sprintf("%.0f%%", t)
 			}
 			if r.CPU != nil {
 				busy = fmt.Sprintf("%.0f%%", r.CPU.MachineBusy)
 			}
-			fmt.Fprintf(w, "| %d | %d | %.2f | %.2f | %s | %d | %s | %s |\n", r.Nodes, r.Threads, r.QPS, r.P95, speedUp(r.SpeedUp), r.Errors, throttled, busy)
+			if r.RSS != nil {
+				rss = fmt.Sprintf("%.0f", r.RSS.MiB())
+			}
+			fmt.Fprintf(w, "| %d | %d | %.2f | %.2f | %s | %d | %s | %s | %s |\n", r.Nodes, r.Threads, r.Rate, r.P95, speedUp(r.SpeedUp), r.Errors, throttled, busy, rss)
 		}
 		fmt.Fprintf(w, "\n![%s](%s)\n", wl, chartFile(wl))
 	}

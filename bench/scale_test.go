@@ -55,9 +55,9 @@ func TestScaleRows(t *testing.T) {
 	res := scaleResults()
 	got := scaleRows(res, "oltp_point_select")
 	want := []scaleRow{
-		{Nodes: 1, Threads: 8, QPS: 1000, P95: 4, SpeedUp: 1},
-		{Nodes: 2, Threads: 16, QPS: 1900, P95: 5, SpeedUp: 1.9},
-		{Nodes: 4, Threads: 32, QPS: 3500, P95: 6, SpeedUp: 3.5},
+		{Nodes: 1, Threads: 8, Rate: 1000, P95: 4, SpeedUp: 1},
+		{Nodes: 2, Threads: 16, Rate: 1900, P95: 5, SpeedUp: 1.9},
+		{Nodes: 4, Threads: 32, Rate: 3500, P95: 6, SpeedUp: 3.5},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("rows %+v, want %+v", got, want)
@@ -79,6 +79,7 @@ func TestScaleReport(t *testing.T) {
 	dir := t.TempDir()
 	res := scaleResults()
 	res.Targets[2].Workloads[1].Runs[0].CPU = &RunCPU{MachineBusy: 97.2, Throttled: map[string]float64{"db1": 30, "db2": 50, "kv1": 90}}
+	res.Targets[2].Workloads[1].Runs[0].RSS = rssOf(map[string]int64{"pd1": 100 << 20, "store1": 412 << 20, "db1": 200 << 20, "haproxy": 8 << 20}, nil)
 	if err := WriteScaleReport(dir, res); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestScaleReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"| 2 | 16 | 1900.00 | 5.00 | 1.90× | 0 | - | - |", "| 4 | 32 | 900.00 | 30.00 | 3.00× | 0 | 40% | 97% |", "`basalt playground --db 4 --db.cpus 0.25`"} {
+	for _, line := range []string{"| 2 | 16 | 1900.00 | 5.00 | 1.90× | 0 | - | - | - |", "| 4 | 32 | 900.00 | 30.00 | 3.00× | 0 | 40% | 97% | 720 |", "| SQL nodes | Threads | QPS |", "`basalt playground --db 4 --db.cpus 0.25`"} {
 		if !strings.Contains(string(md), line) {
 			t.Errorf("report.md has no %q:\n%s", line, md)
 		}
@@ -100,6 +101,17 @@ func TestScaleReport(t *testing.T) {
 			t.Errorf("%s: %v", w, err)
 		}
 		f.Close()
+	}
+	// bulk_insert is read in rows/s.
+	res.Plan.Workloads = []string{BulkInsert}
+	for i := range res.Targets {
+		res.Targets[i].Workloads[0].Workload = BulkInsert
+	}
+	if err := WriteScaleReport(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := os.ReadFile(filepath.Join(dir, ReportFile)); !strings.Contains(string(md), "| SQL nodes | Threads | rows/s |") {
+		t.Errorf("bulk_insert's table is not in rows/s:\n%s", md)
 	}
 	if err := WriteScaleReport(dir, &Results{}); err == nil {
 		t.Error("the report of a run that is not a scale-out run: no error")

@@ -16,11 +16,17 @@ import (
 // sysbenchConn is how sysbench reaches a server.
 type sysbenchConn struct {
 	Host, Port, User, Password string
+	// DB is the database sysbench works in; empty means sbtest.
+	DB string
 }
 
 // sysbenchArgs returns the command line of "sysbench script [args] command"
-// against conn's database sbtest.
+// against conn's database (sbtest unless conn.DB says otherwise).
 func sysbenchArgs(conn sysbenchConn, script, command string, args ...string) []string {
+	db := conn.DB
+	if db == "" {
+		db = "sbtest"
+	}
 	out := []string{
 		script,
 		"--db-driver=mysql",
@@ -28,7 +34,7 @@ func sysbenchArgs(conn sysbenchConn, script, command string, args ...string) []s
 		"--mysql-port=" + conn.Port,
 		"--mysql-user=" + conn.User,
 		"--mysql-password=" + conn.Password,
-		"--mysql-db=sbtest",
+		"--mysql-db=" + db,
 	}
 	return append(append(out, args...), command)
 }

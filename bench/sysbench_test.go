@@ -65,3 +65,23 @@ func TestCommandStringMasksPassword(t *testing.T) {
 		t.Errorf("command %q shows the password", got)
 	}
 }
+
+// TestParseBulkInsert reads a bulk_insert run of sysbench 1.0.20 (2
+// threads, 3 s, on Basalt): one event per row, which sysbench calls a
+// transaction, and one query per multi-row INSERT, so its rate is its TPS
+// (rows/s); the last INSERT, sent as the threads finish, ran past the 3 s.
+func TestParseBulkInsert(t *testing.T) {
+	out := readTestdata(t, "sysbench", "bulk_insert.txt")
+	sum, ok := ParseSummary(out)
+	want := Summary{Seconds: 4.0459, Transactions: 115515, TPS: 28548.83, Queries: 5, QPS: 1.24,
+		AvgLatencyMs: 0.06, P95LatencyMs: 0, MaxLatencyMs: 3239.05}
+	if !ok || sum != want {
+		t.Errorf("summary: got %+v (ok %v), want %+v", sum, ok, want)
+	}
+	if got := rateOf(BulkInsert); got.Label != "rows/s" || got.Of(sum) != 28548.83 {
+		t.Errorf("bulk_insert's rate: %s %v, want rows/s 28548.83", got.Label, got.Of(sum))
+	}
+	if iv := ParseIntervals(out); len(iv) != 4 || iv[0].TPS != 75983.29 || iv[3].WriteQPS != 4.10 {
+		t.Errorf("intervals: %+v", iv)
+	}
+}

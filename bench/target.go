@@ -72,9 +72,30 @@ type managed struct {
 	initData func() error
 	// cgroups is where a playground's capped nodes have their cgroups.
 	cgroups string
+	// procName names the server's process in RunRSS.Peaks; empty for a
+	// playground, whose nodes are named by its state file.
+	procName string
 }
 
 func (m *managed) cgroupDir() string { return m.cgroups }
+
+// processes are the server's processes, by name, while it runs: its
+// own, and a playground's nodes too.
+func (m *managed) processes() map[string]int {
+	pid := m.srv.PID()
+	if pid == 0 {
+		return nil
+	}
+	if m.procName != "" {
+		return map[string]int{m.procName: pid}
+	}
+	procs := playgroundNodes(m.dataDir)
+	if procs == nil {
+		procs = map[string]int{}
+	}
+	procs["playground"] = pid
+	return procs
+}
 
 func (m *managed) Spec() TargetSpec { return m.spec }
 func (m *managed) Address() string  { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.srv.Port)) }
@@ -127,6 +148,7 @@ func newBasalt(spec TargetSpec, workDir string) (*managed, error) {
 		return nil, err
 	}
 	m.srv = &Process{Name: spec.Name, Bin: m.spec.Binary}
+	m.procName = "basalt"
 	use := func(ports [2]int) {
 		m.srv.Port = ports[0]
 		m.srv.Args = append([]string{
@@ -331,7 +353,7 @@ func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data")}
+	m := &managed{spec: spec, dir: dir, dataDir: filepath.Join(dir, "data"), procName: "mariadbd"}
 	m.spec.Binary = mariadbd
 	common := []string{"--tmpdir=" + tmpDir}
 	if os.Geteuid() == 0 {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,10 +28,41 @@ var benchWorkloads = []string{
 	"oltp_insert",
 }
 
+// rssResult is a peak RSS in results.json (bench.RunRSS).
+type rssResult struct {
+	Peaks      map[string]int64 `json:"peak_bytes"`
+	TotalBytes int64            `json:"total_bytes"`
+}
+
+// checkRSS fails unless r has a positive peak for each of procs and a
+// total that is their sum.
+func checkRSS(t *testing.T, what string, r *rssResult, procs ...string) {
+	t.Helper()
+	if r == nil {
+		t.Errorf("%s: no peak RSS in results.json", what)
+		return
+	}
+	var sum int64
+	for _, p := range procs {
+		if r.Peaks[p] <= 0 {
+			t.Errorf("%s: peak RSS of %s is %d bytes (peaks %v)", what, p, r.Peaks[p], r.Peaks)
+		}
+	}
+	for _, v := range r.Peaks {
+		sum += v
+	}
+	if r.TotalBytes <= 0 || r.TotalBytes != sum {
+		t.Errorf("%s: total peak RSS %d bytes, want the sum of %v", what, r.TotalBytes, r.Peaks)
+	}
+}
+
 // TestBench runs "basalt bench run --plan quick", cut short (2,000 rows per
-// table, threads 1 and 4, 3 s runs), against basalt and MariaDB, then
-// "basalt bench report", and checks report.md: a results table for every
-// workload with non-zero QPS and p95 on both sides and the improvement
+// table, threads 1 and 4, 3 s runs), with bulk_insert amid the quick
+// plan's workloads, against basalt and MariaDB, then "basalt bench
+// report", and checks results.json (every run's intervals, the peak RSS
+// of the server process during every run and the prepare step) and
+// report.md: a results table for every workload with non-zero QPS (rows/s
+// for bulk_insert), p95 and peak RSS on both sides and the improvement
 // column computed from them, and a PNG chart per workload. Without
 // mariadbd the mariadb target is skipped and basalt is compared with
 // itself through --baseline.
@@ -45,18 +77,30 @@ func TestBench(t *testing.T) {
 		t.Log("mariadbd is not installed (apt-get install mariadb-server): skipping the mariadb target")
 		targets = "basalt"
 	}
+	// bulk_insert amid the others: the workloads after it find the
+	// sbtest tables as the backup has them.
+	workloads := slices.Insert(slices.Clone(benchWorkloads), 4, "bulk_insert")
 	basalt(t, bin, 0, "bench", "run", "--plan", "quick", "--quiet",
-		"--targets", targets, "--threads", "1,4", "--time", "3", "--warmup", "1",
+		"--targets", targets, "--workloads", strings.Join(workloads, ","),
+		"--threads", "1,4", "--time", "3", "--warmup", "1",
 		"--table-size", "2000", "--work-dir", t.TempDir(), "--out", out)
 
 	results := filepath.Join(out, "results.json")
 	var res struct {
 		Complete bool
 		Targets  []struct {
-			Name      string
-			Restored  bool
-			Workloads []struct {
-				Runs []struct{ Intervals []json.RawMessage }
+			Name       string
+			Restored   bool
+			PrepareRSS *rssResult `json:"prepare_rss"`
+			Workloads  []struct {
+				Workload string
+				Runs     []struct {
+					Threads   int
+					Intervals []json.RawMessage
+					Summary   struct{ TPS float64 }
+					RSS       *rssResult
+					Setup     []string
+				}
 			}
 		}
 	}
@@ -65,13 +109,26 @@ func TestBench(t *testing.T) {
 		t.Fatalf("results.json: complete %v, %d targets", res.Complete, len(res.Targets))
 	}
 	for _, tr := range res.Targets {
-		if !tr.Restored || len(tr.Workloads) != len(benchWorkloads) {
+		if !tr.Restored || len(tr.Workloads) != len(workloads) {
 			t.Errorf("%s: restored %v, %d workloads", tr.Name, tr.Restored, len(tr.Workloads))
 		}
+		proc := map[string]string{"basalt": "basalt", "mariadb": "mariadbd"}[tr.Name]
+		checkRSS(t, tr.Name+" prepare", tr.PrepareRSS, proc)
 		for _, w := range tr.Workloads {
 			for _, r := range w.Runs {
+				what := fmt.Sprintf("%s %s with %d threads", tr.Name, w.Workload, r.Threads)
 				if len(r.Intervals) < 2 {
-					t.Errorf("%s: a run with %d interval lines", tr.Name, len(r.Intervals))
+					t.Errorf("%s: %d interval lines", what, len(r.Intervals))
+				}
+				checkRSS(t, what, r.RSS, proc)
+				if w.Workload == "bulk_insert" {
+					// Its own tables, one per thread, made before the run and dropped after.
+					setup := strings.Join(r.Setup, "\n")
+					if r.Summary.TPS <= 0 || !strings.Contains(setup, fmt.Sprintf("--threads=%d prepare", r.Threads)) ||
+						!strings.Contains(setup, "DROP DATABASE IF EXISTS sbtest_bulk") {
+						t.Errorf("%s: %v rows/s, setup:\n%s", what, r.Summary.TPS, setup)
+					}
+					t.Logf("%s: %.0f rows/s", what, r.Summary.TPS)
 				}
 			}
 		}
@@ -87,7 +144,7 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range benchWorkloads {
+	for _, w := range workloads {
 		checkReportTable(t, string(md), w, 2)
 		f, err := os.Open(filepath.Join(reportDir, w+".png"))
 		if err != nil {
@@ -146,7 +203,10 @@ func TestBenchErrors(t *testing.T) {
 // through HAProxy when it is installed) in one run: the playground is
 // prepared, backed up (every node stopped, the whole directory copied),
 // restored before each workload (stopped, overwritten, started again) and
-// serves sysbench; the report compares the two.
+// serves sysbench; the report compares the two. Every run and the prepare
+// step record the peak RSS of each of the playground's processes (PD,
+// each store, the SQL node, HAProxy, the playground) and of embedded
+// basalt.
 func TestBenchPlayground(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
 		t.Skip("sysbench is not installed (apt-get install sysbench)")
@@ -162,10 +222,11 @@ func TestBenchPlayground(t *testing.T) {
 	var res struct {
 		Complete bool
 		Targets  []struct {
-			Name      string
-			Kind      string
-			Restored  bool
-			Workloads []struct {
+			Name       string
+			Kind       string
+			Restored   bool
+			PrepareRSS *rssResult `json:"prepare_rss"`
+			Workloads  []struct {
 				Workload string
 				Runs     []struct {
 					Error   string
@@ -173,6 +234,7 @@ func TestBenchPlayground(t *testing.T) {
 						QPS    float64
 						Errors int64
 					}
+					RSS *rssResult
 				}
 			}
 		}
@@ -185,8 +247,18 @@ func TestBenchPlayground(t *testing.T) {
 		if !tr.Restored || len(tr.Workloads) != len(workloads) {
 			t.Errorf("%s: restored %v, %d workloads", tr.Name, tr.Restored, len(tr.Workloads))
 		}
+		// The playground's every node, and the playground process.
+		procs := []string{"basalt"}
+		if tr.Kind == "playground" {
+			procs = []string{"playground", "pd1", "store1", "store2", "store3", "db1"}
+			if _, err := exec.LookPath("haproxy"); err == nil {
+				procs = append(procs, "haproxy")
+			}
+		}
+		checkRSS(t, tr.Name+" prepare", tr.PrepareRSS, procs...)
 		for _, w := range tr.Workloads {
 			for _, r := range w.Runs {
+				checkRSS(t, tr.Name+" "+w.Workload, r.RSS, procs...)
 				if r.Error != "" || r.Summary.QPS <= 0 {
 					t.Errorf("%s %s: a run failed (%q) or served nothing (%v QPS)", tr.Name, w.Workload, r.Error, r.Summary.QPS)
 				}
@@ -212,7 +284,8 @@ func TestBenchPlayground(t *testing.T) {
 // TestBenchScale runs "basalt bench scale" cut short (1 and 2 SQL nodes
 // capped at 0.25 CPU each, one workload, 2 s runs on 1,000 rows) and
 // checks results.json (a playground per node count, its threads scaled,
-// non-zero QPS, each SQL node's throttling read from its cgroup), the speed-up in report.md against the QPS in
+// non-zero QPS, each SQL node's throttling read from its cgroup, the peak
+// RSS of each SQL node, PD and a store), the speed-up in report.md against the QPS in
 // results.json, the chart, and that --in re-renders the same report.
 func TestBenchScale(t *testing.T) {
 	if _, err := exec.LookPath("sysbench"); err != nil {
@@ -243,6 +316,7 @@ func TestBenchScale(t *testing.T) {
 						MachineBusy float64            `json:"machine_busy_pct"`
 						Throttled   map[string]float64 `json:"throttled_pct"`
 					}
+					RSS *rssResult
 				}
 			}
 		}
@@ -261,6 +335,11 @@ func TestBenchScale(t *testing.T) {
 			t.Errorf("%s: %d threads, %v QPS, p95 %v ms; want %d threads and figures", tr.Name, r.Threads, r.Summary.QPS, r.Summary.P95LatencyMs, 4*res.Scale.Nodes[i])
 		}
 		qps = append(qps, r.Summary.QPS)
+		sqlNodes := []string{}
+		for n := 1; n <= res.Scale.Nodes[i]; n++ {
+			sqlNodes = append(sqlNodes, fmt.Sprintf("db%d", n))
+		}
+		checkRSS(t, tr.Name, r.RSS, append(sqlNodes, "pd1", "store1")...)
 		t.Logf("%s: %.0f QPS, p95 %.2f ms", tr.Name, r.Summary.QPS, r.Summary.P95LatencyMs)
 		// Every capped SQL node's cgroup was read, and the machine's CPU.
 		if r.CPU == nil || r.CPU.MachineBusy <= 0 || r.CPU.MachineBusy > 100 {
@@ -312,7 +391,9 @@ func cgroupsWritable() error {
 }
 
 // checkReportTable finds the table of workload in report.md and checks its
-// rows: threads, A QPS, A p95, B QPS, B p95, improvement.
+// rows: threads, A's rate (QPS or rows/s), p95 and peak RSS, B's, and the
+// improvement. Every figure must be positive but a p95 of bulk_insert,
+// whose rows are each a few microseconds.
 func checkReportTable(t *testing.T, md, workload string, wantRows int) {
 	t.Helper()
 	_, section, ok := strings.Cut(md, "\n### "+workload+"\n")
@@ -321,28 +402,31 @@ func checkReportTable(t *testing.T, md, workload string, wantRows int) {
 		return
 	}
 	section, _, _ = strings.Cut(section, "\n### ")
+	if !strings.Contains(section, "peak RSS MiB") {
+		t.Errorf("%s: no peak RSS column:\n%s", workload, section)
+	}
 	rows := 0
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
-		if len(cells) != 6 || cells[0] == "Threads" || strings.HasPrefix(cells[0], "-") {
+		if len(cells) != 8 || cells[0] == "Threads" || strings.HasPrefix(cells[0], "-") {
 			continue
 		}
 		rows++
-		var f [5]float64
+		var f [7]float64
 		for i := range f {
 			v, err := strconv.ParseFloat(cells[i], 64)
-			if err != nil || v <= 0 {
+			if err != nil || v < 0 || (v == 0 && !(workload == "bulk_insert" && (i == 2 || i == 5))) {
 				t.Errorf("%s: cell %d of %q is not a positive number", workload, i, line)
 				return
 			}
 			f[i] = v
 		}
-		imp, err := strconv.ParseFloat(strings.TrimSuffix(cells[5], "%"), 64)
-		want := (f[3] - f[1]) / f[1] * 100
-		// The QPS cells are rounded to 0.01; the improvement is computed
+		imp, err := strconv.ParseFloat(strings.TrimSuffix(cells[7], "%"), 64)
+		want := (f[4] - f[1]) / f[1] * 100
+		// The rate cells are rounded to 0.01; the improvement is computed
 		// from the unrounded figures.
 		if err != nil || math.Abs(imp-want) > 0.01+0.01*100/f[1] {
-			t.Errorf("%s: improvement %q, want %.2f%% from the QPS cells of %q", workload, cells[5], want, line)
+			t.Errorf("%s: improvement %q, want %.2f%% from the rate cells of %q", workload, cells[7], want, line)
 		}
 	}
 	if rows != wantRows {
