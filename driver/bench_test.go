@@ -277,9 +277,13 @@ func BenchmarkPointSelectStores(b *testing.B) {
 }
 
 // recordingClient passes requests to the mock cluster's client and, while
-// on, keeps the first recordMax point gets (the statement's requests;
-// client-go's background ones, such as its safe-ts polls, are left out)
-// and counts them all.
+// on, keeps copies of the first recordMax point gets (the statement's
+// requests; client-go's background ones, such as its safe-ts polls, are
+// left out) and counts them all. It keeps copies because the request it
+// is handed is not the caller's: client-go's codec client copies each
+// request into one from a pool and puts it back once answered, so a kept
+// pointer soon holds another request (the replay then read the same few
+// keys over and over, the ones most recently read).
 type recordingClient struct {
 	tikvclient.Client
 	on        atomic.Bool
@@ -290,7 +294,7 @@ type recordingClient struct {
 
 type recordedReq struct {
 	addr string
-	req  *tikvrpc.Request
+	req  tikvrpc.Request // its Req, the GetRequest, is the statement's own
 }
 
 const recordMax = 4096
@@ -300,7 +304,7 @@ func (c *recordingClient) SendRequest(ctx context.Context, addr string, req *tik
 		c.mu.Lock()
 		c.sent++
 		if len(c.reqs) < recordMax {
-			c.reqs = append(c.reqs, recordedReq{addr, req})
+			c.reqs = append(c.reqs, recordedReq{addr, *req})
 		}
 		c.mu.Unlock()
 	}
@@ -322,7 +326,11 @@ func (c *recordingClient) stop(ops int) {
 }
 
 // replay sends the recorded requests to the mock again, round robin, as
-// many per operation as the recorded run sent.
+// many per operation as the recorded run sent. Each goes as a fresh copy
+// of the recorded one, as the codec client's copy went in the run, so
+// that the mock attaches its context in place as it did then. The context
+// is a plain one: of the caller's context the mock reads only Done (to
+// fail a cancelled request) and a tracing span, which the run had none of.
 func (c *recordingClient) replay(b *testing.B) {
 	if len(c.reqs) == 0 || c.ops == 0 {
 		b.Skip("no mocktikv run recorded (run it in the same -bench pattern)")
@@ -330,11 +338,13 @@ func (c *recordingClient) replay(b *testing.B) {
 	perOp := float64(c.sent) / float64(c.ops)
 	ctx := context.Background()
 	sent := 0
+	var req tikvrpc.Request
 	defer reportCPU(b)()
 	for i := 0; b.Loop(); i++ {
 		for float64(sent) < perOp*float64(i+1) {
-			r := c.reqs[sent%len(c.reqs)]
-			resp, err := c.Client.SendRequest(ctx, r.addr, r.req, time.Minute)
+			r := &c.reqs[sent%len(c.reqs)]
+			req = r.req
+			resp, err := c.Client.SendRequest(ctx, r.addr, &req, time.Minute)
 			if err == nil {
 				var re *errorpb.Error
 				if re, err = resp.GetRegionError(); err == nil && re != nil {
