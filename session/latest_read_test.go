@@ -97,6 +97,7 @@ func TestLatestReadOnClientGo(t *testing.T) {
 		{query: "SELECT v FROM t WHERE id IN (1, 2)"},
 		{query: "SELECT v FROM t WHERE id = (SELECT MIN(id) FROM t)"},
 		{query: "SELECT (SELECT MAX(v) FROM t), v FROM t WHERE id = 1"},
+		{query: "SELECT CASE WHEN v > 0 THEN (SELECT MAX(v) FROM t) ELSE 0 END FROM t WHERE id = 1"},
 		{query: "SELECT v FROM t WHERE id = 1 FOR UPDATE"},
 		{before: []string{"BEGIN"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT"}},
 		{before: []string{"SET autocommit = 0"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT", "SET autocommit = 1"}},
