@@ -82,6 +82,7 @@ func TestLatestReadOnClientGo(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, u INT UNIQUE, v INT)",
 		"CREATE TABLE c (b VARCHAR(8) NOT NULL, id INT NOT NULL, v INT, PRIMARY KEY (b, id))",
 		"INSERT INTO t VALUES (1, 10, 100), (2, 20, 200)", "INSERT INTO c VALUES ('x', 1, 100)")
+	time.Sleep(300 * time.Millisecond) // for AS OF below
 	for _, tc := range []struct {
 		before, after []string
 		query         string
@@ -99,6 +100,7 @@ func TestLatestReadOnClientGo(t *testing.T) {
 		{query: "SELECT (SELECT MAX(v) FROM t), v FROM t WHERE id = 1"},
 		{query: "SELECT CASE WHEN v > 0 THEN (SELECT MAX(v) FROM t) ELSE 0 END FROM t WHERE id = 1"},
 		{query: "SELECT v FROM t WHERE id = 1 FOR UPDATE"},
+		{query: "SELECT v FROM t AS OF TIMESTAMP NOW() - INTERVAL 0.2 SECOND WHERE id = 1"},
 		{before: []string{"BEGIN"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT"}},
 		{before: []string{"SET autocommit = 0"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT", "SET autocommit = 1"}},
 	} {
