@@ -31,3 +31,26 @@ func columnsUsed(es []Expr, fn func(idx int)) bool {
 	}
 	return true
 }
+
+// HasSubquery reports whether evaluating e may run a nested plan (a
+// subquery): an expression it does not know counts as one.
+func HasSubquery(e Expr) bool {
+	switch x := e.(type) {
+	case nil, *Column, *Constant, *Param, *Corr:
+		return false
+	case *Func:
+		return anySubquery(x.Args) || anySubquery(x.reads)
+	case *In:
+		return HasSubquery(x.Expr) || anySubquery(x.List)
+	}
+	return true
+}
+
+func anySubquery(es []Expr) bool {
+	for _, e := range es {
+		if HasSubquery(e) {
+			return true
+		}
+	}
+	return false
+}

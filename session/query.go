@@ -90,11 +90,16 @@ func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params
 	s.obs.plan = q.Plan
 	sel, _ := node.(*ast.SelectStmt)
 	forUpdate := sel != nil && sel.LockInfo != nil && sel.LockInfo.LockType != ast.SelectLockNone
-	reader, ts, err := s.readView(ctx, forUpdate, start)
-	if err != nil {
+	var reader kv.Retriever
+	var ts uint64
+	if snap, ok := s.latestRead(q.Plan, forUpdate); ok {
+		// No version of the row it reads is ever collected: it need not
+		// hold GC back (readingAt).
+		reader, ts = snap, snap.TS()
+		s.obs.txnStartTS = ts
+	} else if reader, ts, err = s.readView(ctx, forUpdate, start); err != nil {
 		return Result{}, err
-	}
-	if s.txn == nil {
+	} else if s.txn == nil {
 		// An autocommit read holds GC back as a transaction does, until
 		// its rows are done (cluster.go).
 		unread, unpin := s.d.readingAt(ts), release

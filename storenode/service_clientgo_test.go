@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"path"
 	"path/filepath"
@@ -71,6 +72,7 @@ func TestServiceClientGo(t *testing.T) {
 			t.Run("deadlock", e.deadlock)
 			t.Run("locks-left-behind", e.locksLeftBehind)
 			t.Run("live-lock-pushed", e.liveLockPushed)
+			t.Run("latest-read", e.latestRead)
 			t.Run("async-commit", e.asyncCommit)
 			t.Run("1pc", e.onePC)
 			checks := calls.snapshot()["KvCheckSecondaryLocks"]
@@ -390,6 +392,47 @@ func (e *e2e) liveLockPushed(t *testing.T) {
 	e.commitRaw(t, start, k)
 	if v := e.get(t, k); string(v) != "v" {
 		t.Errorf("live = %q after its commit, want v", v)
+	}
+}
+
+// latestRead: reads of the newest versions (version math.MaxUint64, as a
+// SQL node's autocommit point get sends them, store/tikv's LatestSnapshot)
+// pass the locks of a transaction alive for a minute without waiting, on
+// its primary as on a secondary, leave the store's max ts below
+// math.MaxUint64 (an async commit would take its commit ts above it), and
+// read the transaction's writes once its primary has committed.
+func (e *e2e) latestRead(t *testing.T) {
+	get := func(k []byte) []byte {
+		t.Helper()
+		v, err := e.c.GetSnapshot(math.MaxUint64).Get(context.Background(), k)
+		if tikverr.IsErrNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Value
+	}
+	p, s := e.key("latest-p"), e.key("latest-s")
+	start := e.ts(t)
+	e.prewrite(t, start, 60000, 2, p, s)
+	began := time.Now()
+	for _, k := range [][]byte{p, s} {
+		if v := get(k); v != nil {
+			t.Errorf("%s = %q before its commit", k, v)
+		}
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("the reads took %v: they waited for the live locks", d)
+	}
+	if m := e.svc.cm.MaxTS(); m == math.MaxUint64 {
+		t.Errorf("the store's max ts is %d after reads of the newest versions", m)
+	}
+	e.commitRaw(t, start, p)
+	for _, k := range [][]byte{s, p} {
+		if v := get(k); string(v) != "v" {
+			t.Errorf("%s = %q after its primary's commit, want v", k, v)
+		}
 	}
 }
 

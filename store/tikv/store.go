@@ -13,6 +13,7 @@ package tikv
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -167,6 +168,22 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 	snap := s.store.GetSnapshot(ts)
 	snap.SetVars(s.variables())
 	return &snapshot{snap: snap, ts: ts}
+}
+
+// LatestSnapshot reads the newest committed version of a key, with no
+// timestamp from PD: client-go reads at math.MaxUint64, as TiDB's
+// autocommit point get does. For one key that is as good as a read at a
+// fresh timestamp: it sees every commit acknowledged before it began. A
+// lock of a transaction that has not committed is passed over (TiKV and
+// client-go's mock skip the lock of a primary key outright; on a
+// secondary, or on Basalt's storage node, client-go resolves it, learns
+// that its transaction has not committed, and reads past it); a lock
+// whose transaction committed is resolved and the commit read. The
+// store's max_ts is not raised by it (TiKV and storenode ignore
+// math.MaxUint64). Reads of several keys must not use it: the newest
+// versions of two keys need not be a snapshot.
+func (s *Storage) LatestSnapshot() kv.Snapshot {
+	return s.Snapshot(math.MaxUint64)
 }
 
 // CurrentTS is a fresh timestamp from PD (see timestamp).
