@@ -182,10 +182,17 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	if err := db.ClearCF(mvcc.CFLock, true); err != nil {
 		return nil, err
 	}
+	// Every record in the database was written at a timestamp the oracle
+	// issued before this one, and every later write goes through ms.
+	floor, err := orc.next()
+	if err != nil {
+		return nil, err
+	}
 	ms, err := mvcc.NewStore(eng, mvcc.RealClock{}, mvcc.Options{
-		Sync:            !o.NoSync,
-		OnePhaseOnly:    true,
-		LatestCacheSize: o.LatestCacheSize,
+		Sync:             !o.NoSync,
+		OnePhaseOnly:     true,
+		LatestCacheSize:  o.LatestCacheSize,
+		WriteFilterFloor: floor,
 	})
 	if err != nil {
 		return nil, err

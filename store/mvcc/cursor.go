@@ -6,28 +6,43 @@ import "bytes"
 // bounded views over one shared engine iterator, so each key costs a seek
 // rather than an iterator's creation. It is only for commands that hold
 // latches on the keys they read, which therefore do not change while the
-// shared iterator's snapshot is in use.
+// shared iterator's snapshot is in use. The shared iterator is made at the
+// first CFWrite read: a command whose checks the write filter answers
+// (recent.go) makes none.
 type batchReader struct {
 	Reader
 	shared EngineIter
 }
 
 func newBatchReader(r Reader) (*batchReader, error) {
-	it, err := r.NewIter(CFWrite, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &batchReader{Reader: r, shared: it}, nil
+	return &batchReader{Reader: r}, nil
 }
 
-func (b *batchReader) close() error { return b.shared.Close() }
+func (b *batchReader) close() error {
+	if b.shared == nil {
+		return nil
+	}
+	return b.shared.Close()
+}
 
 // NewIter implements Reader: CFWrite gets a view of the shared iterator.
 func (b *batchReader) NewIter(cf CF, lower, upper []byte) (EngineIter, error) {
 	if cf != CFWrite {
 		return b.Reader.NewIter(cf, lower, upper)
 	}
+	if b.shared == nil {
+		it, err := b.Reader.NewIter(CFWrite, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		b.shared = it
+	}
 	return &boundedView{it: b.shared, lower: lower, upper: upper}, nil
+}
+
+// noWritesSince passes the question on to the wrapped Reader.
+func (b *batchReader) noWritesSince(encKey []byte, ts uint64) bool {
+	return noWritesSince(b.Reader, encKey, ts)
 }
 
 // boundedView restricts a shared iterator to [lower, upper). Closing it

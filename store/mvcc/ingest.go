@@ -99,6 +99,11 @@ func (s *Store) IngestRange(ctx context.Context, start, end []byte, nextTS func(
 	if err != nil {
 		return 0, err
 	}
+	if s.recent != nil {
+		// The files hold records at commitTS, which the write filter
+		// would not otherwise know of.
+		s.recent.raiseFloor(commitTS)
+	}
 	err = ing.Ingest(ctx, paths)
 	if s.cache != nil {
 		// Chunks loaded or being loaded hold the range as it was; a failed

@@ -253,15 +253,14 @@ func (l *Latches) WaitReadRange(ctx context.Context, start, end []byte, ts uint6
 	}
 }
 
-// overlaps reports whether any of g's keys may lie in [start, end).
+// overlaps reports whether any of g's keys lies in [start, end). It
+// looks for the keys themselves, not the span from the first to the last:
+// a transaction's keys spread over its tables' rows and indexes, and a
+// range read between two of them must not wait for its WAL sync.
 func (g *Guard) overlaps(start, end []byte) bool {
 	if g.isRange {
 		return rangesOverlap(g.start, g.end, start, end)
 	}
-	if len(g.keys) == 0 {
-		return false
-	}
-	first, last := g.keys[0], g.keys[len(g.keys)-1]
-	return (end == nil || bytes.Compare([]byte(first), end) < 0) &&
-		(start == nil || bytes.Compare([]byte(last), start) >= 0)
+	i, _ := slices.BinarySearch(g.keys, string(start)) // the first key >= start
+	return i < len(g.keys) && (end == nil || g.keys[i] < string(end))
 }

@@ -474,6 +474,13 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return result(err)
 
+	case "write-filter":
+		s, err := NewStore(h.eng, h.clock, Options{Sync: true, OnePhaseOnly: true, WriteFilterFloor: ts("floor")})
+		if err == nil {
+			h.s = s
+		}
+		return result(err)
+
 	case "cache-load":
 		h.s.cache.load(h.eng, str("prefix"))
 		return h.dumpCache()

@@ -188,6 +188,10 @@ type writeCheck struct {
 // keyExists's too, in one pass over encKey's records: an insert needs
 // both.
 func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bool) (c writeCheck, err error) {
+	if !wantExists && noWritesSince(r, encKey, startTS) {
+		// Every record it could find is at or above startTS.
+		return c, nil
+	}
 	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
 	if err != nil {
 		return c, err

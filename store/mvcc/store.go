@@ -32,8 +32,9 @@ type Store struct {
 	// only while no command runs.
 	Sync bool
 
-	onePhaseOnly bool         // Options.OnePhaseOnly
-	cache        *latestCache // see latest.go; nil unless Options.LatestCacheSize > 0
+	onePhaseOnly bool          // Options.OnePhaseOnly
+	cache        *latestCache  // see latest.go; nil unless Options.LatestCacheSize > 0
+	recent       *recentWrites // see recent.go; nil unless Options.WriteFilterFloor > 0
 }
 
 // Options choose how a Store serves. The zero value is the shared core, as
@@ -52,6 +53,14 @@ type Options struct {
 	// hot chunks in memory, up to that many bytes (see latest.go). It needs
 	// OnePhaseOnly.
 	LatestCacheSize int64
+	// WriteFilterFloor, if not zero, is a timestamp above the version of
+	// every record in the engine, and promises that every later write of
+	// the engine goes through this Store. The Store then remembers, in a
+	// small hashed table, the versions it writes, so that a commit's or a
+	// pessimistic lock's conflict check on a key that nobody wrote since
+	// the transaction started skips the engine (see recent.go). The
+	// embedded store sets it to a fresh timestamp when it opens.
+	WriteFilterFloor uint64
 	// Latches and Waits, if set, are shared with other Stores: a storage
 	// node runs one Store per region, over the region's replicated engine,
 	// and all of them share the node's latches and lock waits, so that a
@@ -70,6 +79,9 @@ func NewStore(eng Engine, clock Clock, opts Options) (*Store, error) {
 	}
 	if s.waits == nil {
 		s.waits = NewWaitManager(clock)
+	}
+	if opts.WriteFilterFloor > 0 {
+		s.recent = newRecentWrites(opts.WriteFilterFloor)
 	}
 	if opts.LatestCacheSize > 0 {
 		if !opts.OnePhaseOnly {
@@ -178,6 +190,9 @@ func (sl *schedSlot) release() {
 // with their latches held. proposed, if not nil, is passed on to a
 // ProposingEngine; other engines ignore it.
 func (s *Store) write(b *Batch, sync bool, proposed func()) error {
+	if s.recent != nil {
+		s.recent.noteBatch(b)
+	}
 	var err error
 	if pe, ok := s.eng.(ProposingEngine); ok {
 		err = pe.WriteProposed(b, sync, proposed)
@@ -192,6 +207,15 @@ func (s *Store) write(b *Batch, sync bool, proposed func()) error {
 		}
 	}
 	return err
+}
+
+// reader is the engine as the commands' conflict checks read it: with
+// the write filter, if the store keeps one.
+func (s *Store) reader() Reader {
+	if s.recent == nil {
+		return s.eng
+	}
+	return filteredReader{Reader: s.eng, recent: s.recent}
 }
 
 // Engine returns the store's engine.
@@ -317,7 +341,7 @@ func (s *Store) PessimisticLock(ctx context.Context, req *PessimisticLockRequest
 		r.Keys = keys
 		err := s.runProposing(ctx, req.StartTS, keys, false, func(b *Batch) (func(), error) {
 			var err error
-			locked, err = AcquirePessimisticLock(s.eng, b, &r)
+			locked, err = AcquirePessimisticLock(s.reader(), b, &r)
 			var le *LockedError
 			if err == nil {
 				// The batch holds the last of the request's locks: its
@@ -391,7 +415,7 @@ func (s *Store) OnePhaseCommit(ctx context.Context, req *PrewriteRequest, nextTS
 				return err
 			}
 			var b Batch
-			err = OnePhaseCommit(s.eng, &b, req, ts)
+			err = OnePhaseCommit(s.reader(), &b, req, ts)
 			var le *LockedError
 			if errors.As(err, &le) && wait != 0 {
 				waiter, err = s.waits.Register(le.Lock.Key, req.StartTS, le.Lock.StartTS)

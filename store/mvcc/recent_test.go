@@ -1,0 +1,82 @@
+package mvcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/basalt-db/basalt/kv"
+)
+
+// writeReads counts the CFWrite iterators an engine hands out.
+type writeReads struct {
+	Engine
+	n int
+}
+
+func (e *writeReads) NewIter(cf CF, lower, upper []byte) (EngineIter, error) {
+	if cf == CFWrite {
+		e.n++
+	}
+	return e.Engine.NewIter(cf, lower, upper)
+}
+
+// TestWriteFilterSkipsEngine checks that with the write filter a commit
+// and a pessimistic lock on keys nobody wrote since their transaction
+// started read no CFWrite record, and that they still do where the filter
+// cannot tell: below its floor, on a key written since, and for an
+// insert, which must know whether the key exists.
+func TestWriteFilterSkipsEngine(t *testing.T) {
+	ctx := context.Background()
+	for _, filter := range []bool{false, true} {
+		t.Run(fmt.Sprintf("filter=%t", filter), func(t *testing.T) {
+			eng := &writeReads{Engine: NewMemEngine()}
+			opts := Options{Sync: true, OnePhaseOnly: true}
+			if filter {
+				opts.WriteFilterFloor = 100
+			}
+			s, err := NewStore(eng, &manualClock{}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			commit := func(start, commit uint64, op kv.Op, keys ...string) error {
+				req := &PrewriteRequest{StartTS: start, LockTTL: 3000}
+				for _, k := range keys {
+					req.Mutations = append(req.Mutations, kv.Mutation{Op: op, Key: []byte(k), Value: []byte("v")})
+				}
+				req.Primary = req.Mutations[0].Key
+				_, err := s.OnePhaseCommit(ctx, req, func() (uint64, error) { return commit, nil }, 0)
+				return err
+			}
+			reads := func(what string, want int, f func() error) {
+				t.Helper()
+				eng.n = 0
+				if err := f(); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if !filter {
+					want = max(want, 1) // every check reads without the filter
+				}
+				if eng.n != want {
+					t.Errorf("%s: %d CFWrite reads, want %d", what, eng.n, want)
+				}
+			}
+			reads("commit of an unwritten key", 0, func() error { return commit(110, 111, kv.OpPut, "a") })
+			reads("commit of two unwritten keys", 0, func() error { return commit(112, 113, kv.OpPut, "b", "c") })
+			reads("commit of a key written since the start", 1, func() error {
+				err := commit(110, 114, kv.OpPut, "a")
+				if !errors.Is(err, kv.ErrWriteConflict) {
+					return fmt.Errorf("want a write conflict, got %v", err)
+				}
+				return nil
+			})
+			reads("commit below the floor", 1, func() error { return commit(90, 115, kv.OpPut, "d") })
+			reads("insert", 1, func() error { return commit(116, 117, kv.OpInsert, "e") })
+			reads("pessimistic lock", 0, func() error {
+				return s.PessimisticLock(ctx, &PessimisticLockRequest{Keys: [][]byte{[]byte("f"), []byte("g")},
+					Primary: []byte("f"), StartTS: 118, ForUpdateTS: 118, LockTTL: 3000}, 0)
+			})
+		})
+	}
+}
