@@ -32,16 +32,26 @@ func rowKey(buf []byte, vals []types.Datum) []byte {
 }
 
 // appendStringKey appends a string's hash key: a tag (general_ci's
-// weights or bytes), the length of its collation's sort key in 4 bytes,
-// then the sort key, which types.AppendSortKey writes straight into buf.
-// Strings that compare equal have equal keys, and the length makes a key
-// end where it says, so a row's keys cannot run into each other.
+// weights, one byte or two each, or bytes), the length of its collation's
+// sort key in 4 bytes, then the sort key, which types.AppendSortKey (or,
+// when every general_ci weight fits in a byte, types.AppendShortSortKey)
+// writes straight into buf. Strings that compare equal have equal keys, and
+// the length makes a key end where it says, so a row's keys cannot run
+// into each other.
 func appendStringKey(buf, b []byte, c types.Collation) []byte {
+	at := len(buf)
+	if c == types.CollationGeneralCI {
+		var ok bool
+		if buf, ok = types.AppendShortSortKey(append(buf, 'v', 0, 0, 0, 0), b); ok {
+			binary.BigEndian.PutUint32(buf[at+1:], uint32(len(buf)-at-5))
+			return buf
+		}
+		buf = buf[:at]
+	}
 	tag := byte('b')
 	if c == types.CollationGeneralCI {
 		tag = 'w'
 	}
-	at := len(buf)
 	buf = append(buf, tag, 0, 0, 0, 0)
 	buf = types.AppendSortKey(buf, b, c)
 	binary.BigEndian.PutUint32(buf[at+1:], uint32(len(buf)-at-5))

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/kv"
@@ -18,9 +19,23 @@ import (
 // lock before they read.
 
 // newDecoder returns the decoder of src's rows: the columns the plan reads,
-// TIMESTAMP values in the session's zone.
+// TIMESTAMP values in the session's zone. It is made once per plan and
+// zone, and kept in the plan (src.Exec) for the next executions of a
+// cached plan.
 func newDecoder(ctx *Ctx, src *planner.TableSource) *table.Decoder {
-	return table.NewDecoder(src.Table, src.Cols, table.StorageZone(ctx.Eval, src.Table))
+	zone := table.StorageZone(ctx.Eval, src.Table)
+	if c, ok := src.Exec.Load().(*planDecoder); ok && c.zone == zone {
+		return c.dec
+	}
+	d := table.NewDecoder(src.Table, src.Cols, zone)
+	src.Exec.Store(&planDecoder{zone: zone, dec: d})
+	return d
+}
+
+// planDecoder is a table source's decoder kept in its plan.
+type planDecoder struct {
+	zone *time.Location
+	dec  *table.Decoder
 }
 
 // lockRead locks the row keys a locking read (SELECT ... FOR UPDATE, or

@@ -5,6 +5,8 @@ package planner
 // (explain.go).
 
 import (
+	"sync/atomic"
+
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/expression"
 )
@@ -42,6 +44,10 @@ type TableSource struct {
 	colsAll bool
 	// hints restrict the keys the access path may read (index_hints.go).
 	hints *indexHints
+	// Exec is where the executor keeps what it makes once per plan for
+	// this source (its row decoder), for the next executions of a cached
+	// plan; opaque to the planner. Safe for concurrent use.
+	Exec atomic.Value
 }
 
 // HandleCol is the position of the handle in a table source's rows.

@@ -20,12 +20,14 @@ import (
 // ENUM and SET values with their numbers, the value of a column added
 // after the row was written, and, for a Decoder with a zone, TIMESTAMP
 // values in that zone (timezone.go).
+//
+// A Decoder does not change once made: concurrent and successive
+// executions of one plan may share it.
 type Decoder struct {
 	t *catalog.TableInfo
 	// ids are the column IDs to decode, by column offset; a column not
 	// decoded has an ID no column has.
 	ids      []int64
-	present  []bool
 	handleAt int // offset of the integer primary key column, or -1
 	// defaults are the values of decoded columns added later, by offset.
 	defaults []types.Datum
@@ -47,7 +49,7 @@ const noColumn = -1
 // offsets cols (all columns if cols is nil) and reads TIMESTAMP values in
 // zone (as stored, in UTC, if zone is nil; see StorageZone).
 func NewDecoder(t *catalog.TableInfo, cols []int, zone *time.Location) *Decoder {
-	d := &Decoder{t: t, present: make([]bool, len(t.Columns)), handleAt: -1, zone: zone}
+	d := &Decoder{t: t, handleAt: -1, zone: zone}
 	if hc := t.HandleColumn(); hc != nil {
 		d.handleAt = hc.Offset
 	}
@@ -90,7 +92,17 @@ func (d *Decoder) Table() *catalog.TableInfo { return d.t }
 // Decode fills row, of len(columns)+1, from a handle and a row value.
 func (d *Decoder) Decode(h tablecodec.Handle, value []byte, row []types.Datum) error {
 	cols := row[:len(d.t.Columns)]
-	if err := tablecodec.DecodeRow(value, d.ids, cols, d.present); err != nil {
+	// Which columns the value holds matters only for defaults.
+	var scratch [64]bool
+	var present []bool
+	if d.defaults != nil {
+		if len(cols) <= len(scratch) {
+			present = scratch[:len(cols)]
+		} else {
+			present = make([]bool, len(cols))
+		}
+	}
+	if err := tablecodec.DecodeRow(value, d.ids, cols, present); err != nil {
 		return err
 	}
 	for _, c := range d.typed {
@@ -100,7 +112,7 @@ func (d *Decoder) Decode(h tablecodec.Handle, value []byte, row []types.Datum) e
 		cols[off] = timestampFromUTC(cols[off], d.zone)
 	}
 	if d.defaults != nil {
-		for i, ok := range d.present {
+		for i, ok := range present {
 			if !ok && i != d.handleAt && !d.defaults[i].IsNull() {
 				cols[i] = d.defaults[i]
 			}

@@ -253,6 +253,34 @@ func AppendSortKey(dst, b []byte, c Collation) []byte {
 	return append(dst, b...)
 }
 
+// AppendShortSortKey appends general_ci's sort key of b with one byte per
+// character instead of two, and reports true, when every character's
+// weight fits in a byte; otherwise it appends nothing and reports false.
+// The choice depends on the weights alone, so two strings that compare
+// equal both get a short key or both do not: a hash key (DISTINCT, GROUP
+// BY) may use the short one when there is one. Only for general_ci.
+func AppendShortSortKey(dst, b []byte) ([]byte, bool) {
+	b = trimTrailingSpaces(b)
+	at := len(dst)
+	dst = slices.Grow(dst, len(b))
+	for len(b) > 0 {
+		var w uint16
+		if c := b[0]; c < utf8.RuneSelf {
+			w = generalCIPages[0][c]
+			b = b[1:]
+		} else {
+			r, n := nextRune(b)
+			w = generalCIWeight(r)
+			b = b[n:]
+		}
+		if w > 0xff {
+			return dst[:at], false
+		}
+		dst = append(dst, byte(w))
+	}
+	return dst, true
+}
+
 // EqualRunes reports whether two characters are equal under c (for LIKE,
 // which compares character by character and pads nothing).
 func EqualRunes(a, b rune, c Collation) bool {

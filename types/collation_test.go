@@ -1,8 +1,10 @@
 package types_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -85,5 +87,60 @@ func BenchmarkCompareGeneralCI(b *testing.B) {
 	y[110] = '9'
 	for range b.N {
 		types.CompareStrings(x, y, types.CollationGeneralCI)
+	}
+}
+
+// TestAppendShortSortKey: where general_ci's weights all fit in a byte, the
+// short key is the sort key without its high bytes, and two strings that
+// compare equal get keys that are equal (both short, or both not).
+func TestAppendShortSortKey(t *testing.T) {
+	alphabet := []string{"a", "A", "á", "e", "é", "E", " ", "\t", "ß", "s", "😀", "\xef", "1", "€", "Ω", "ω", "ǅ"}
+	rng := rand.New(rand.NewPCG(9, 10))
+	strs := []string{"", " ", "e", "é ", "E", "ω", "Ω", "€", "a€"}
+	for range 400 {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		strs = append(strs, b.String())
+	}
+	key := func(s string) (string, bool) {
+		k, ok := types.AppendShortSortKey([]byte("x"), []byte(s))
+		if !ok && string(k) != "x" {
+			t.Fatalf("%q: no short key, but %q appended", s, k)
+		}
+		return string(k[1:]), ok
+	}
+	short, long := 0, 0
+	for _, x := range strs {
+		kx, ok := key(x)
+		full := types.AppendSortKey(nil, []byte(x), types.CollationGeneralCI)
+		if ok {
+			short++
+			want := make([]byte, 0, len(full)/2)
+			for i := 0; i < len(full); i += 2 {
+				if full[i] != 0 {
+					t.Fatalf("%q: short key %x, but its sort key %x has a weight over 0xff", x, kx, full)
+				}
+				want = append(want, full[i+1])
+			}
+			if kx != string(want) {
+				t.Fatalf("%q: short key %x, want %x (sort key %x)", x, kx, want, full)
+			}
+		} else {
+			long++
+		}
+		for _, y := range strs {
+			if types.CompareStrings([]byte(x), []byte(y), types.CollationGeneralCI) != 0 {
+				continue
+			}
+			ky, oky := key(y)
+			if ok != oky || kx != ky {
+				t.Fatalf("%q and %q are equal, short keys %x (%t) and %x (%t)", x, y, kx, ok, ky, oky)
+			}
+		}
+	}
+	if short == 0 || long == 0 {
+		t.Fatalf("short keys %d, none %d: the strings do not cover both", short, long)
 	}
 }

@@ -542,13 +542,16 @@ func (s *Scanner) forwardValue() (value []byte, found bool, err error) {
 		}
 		break
 	}
-	// Step past the key's older versions.
+	// Step past the key's older versions. it is at the record that
+	// decided: the key is crowded if another record of it follows. A key
+	// in a run of seeks counts as crowded unseen (the seek passes its
+	// records at once), as the key that began the run was.
 	s.seek = append(s.seek[:0], s.cur...)
 	s.seek[len(s.seek)-1]++ // keyEnd(s.cur)
-	if it.Valid() && bytes.Compare(it.Key(), s.seek) < 0 {
-		s.crowded++
-	}
-	for ok := it.Valid(); ok && bytes.Compare(it.Key(), s.seek) < 0; {
+	for n, ok := 0, it.Valid(); ok && bytes.Compare(it.Key(), s.seek) < 0; n++ {
+		if n == 1 || (n == 0 && s.seekKeys > 0) {
+			s.crowded++
+		}
 		ok = move(s.seek)
 	}
 	return value, found, nil
