@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"time"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/executor"
@@ -105,11 +107,15 @@ func (s *Session) ingestLoad(ctx context.Context, imp kv.Importer, p *planner.Lo
 		return executor.LoadResult{}, err
 	}
 	defer job.Close()
+	began := time.Now()
 	res, err := run(job.Txn())
 	if err != nil {
 		return res, err
 	}
+	read := time.Now()
 	_, err = job.Commit(ctx, imp)
+	slog.Default().Debug("LOAD DATA through the importer", "table", t.Name, "records", res.Records,
+		"pairs", job.Sorter().Pairs, "runs", job.Sorter().Spilled, "read", read.Sub(began), "commit", time.Since(read), "err", err)
 	if errors.Is(err, kv.ErrImportTargetNotEmpty) {
 		// Another session wrote into the table meanwhile: commit through
 		// a transaction, as the load would have, which fails if the
