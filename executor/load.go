@@ -52,6 +52,8 @@ func ExecLoad(ctx *Ctx, p *planner.Load, r *LoadReader, setVar func(name string,
 			return res, err
 		}
 	}
+	lines := r.readAhead()
+	defer lines.close()
 	// The row layout of the SET expressions: the columns, then the handle.
 	row := make([]types.Datum, len(t.Columns)+1)
 	given := make([]bool, len(t.Columns))
@@ -59,7 +61,7 @@ func ExecLoad(ctx *Ctx, p *planner.Load, r *LoadReader, setVar func(name string,
 		if err := ctx.checkpoint(line - 1); err != nil {
 			return res, err
 		}
-		fields, err := r.Next()
+		fields, err := lines.Next()
 		if err != nil || fields == nil {
 			return res, err
 		}

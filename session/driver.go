@@ -68,6 +68,10 @@ type Config struct {
 	// version, git hash, start time): on a cluster it is announced in
 	// PD's etcd for information_schema.CLUSTER_INFO (cluster_info.go).
 	Topology clustersync.TopologyInfo
+	// NoLoadDataIngest makes every LOAD DATA go through a transaction,
+	// also those that could load an empty table through the importer
+	// (loaddata_ingest.go); for tests that compare the two.
+	NoLoadDataIngest bool
 }
 
 // Driver opens sessions over one store.
@@ -125,6 +129,10 @@ type Driver struct {
 	// whole on each load; bindsVer counts the loads (binding.go).
 	globalBinds atomic.Pointer[map[string]*bindRecord]
 	bindsVer    atomic.Uint64
+
+	// loadIngests counts the LOAD DATA statements committed through the
+	// importer (loaddata_ingest.go).
+	loadIngests atomic.Int64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the

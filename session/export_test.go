@@ -36,3 +36,7 @@ func CutSelectInto(sql string) (cut string, vars map[int][]string, statements in
 
 // SkipQuoted is skipQuoted.
 var SkipQuoted = skipQuoted
+
+// LoadIngests is the number of LOAD DATA statements committed through
+// the importer.
+func (d *Driver) LoadIngests() int64 { return d.loadIngests.Load() }
