@@ -77,8 +77,9 @@ type harness struct {
 	p     *parser.Parser
 	// onWait, if set, is called at each step of an online schema change.
 	onWait func(version int64)
-	// beforeIngest holds the statements of before-ingest.
-	beforeIngest []ast.StmtNode
+	// beforeIngest holds the statements of before-ingest (their text: a
+	// parser reuses its trees).
+	beforeIngest string
 }
 
 func newHarness(t testing.TB) *harness {
@@ -121,8 +122,8 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("no-fast-reorg") {
 			ctx = ddl.WithoutFastReorg(ctx)
 		}
-		if stmts := h.beforeIngest; stmts != nil {
-			h.beforeIngest = nil
+		if text := h.beforeIngest; text != "" {
+			h.beforeIngest = ""
 			ran := false
 			defer ddl.SetBeforeIngest(func() {
 				if ran {
@@ -130,6 +131,10 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 				}
 				ran = true
 				out.WriteString("before the ingest:")
+				stmts, err := parserdriver.Parse(parser.New(), text)
+				if err != nil {
+					t.Fatalf("%s: %v", td.Pos, err)
+				}
 				for _, s := range stmts {
 					if err := h.insert(ctx, s); err != nil {
 						fmt.Fprintf(&out, " %v", err)
@@ -200,11 +205,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return "ok\n"
 	case "before-ingest":
-		stmts, err := parserdriver.Parse(h.p, td.Input)
-		if err != nil {
-			t.Fatalf("%s: %v", td.Pos, err)
-		}
-		h.beforeIngest = stmts
+		h.beforeIngest = td.Input
 		return "ok\n"
 	case "query":
 		stmt, err := h.p.ParseOneStmt(td.Input, "", "")
