@@ -1,8 +1,14 @@
 package ddl
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/importer"
@@ -68,7 +74,10 @@ var beforeIngest func()
 var IngestMemBudget = importer.DefaultMemBudget
 
 // backfillIngest writes the entries of every row of t for the
-// non-unique index ix, by ingestion at a snapshot (see above).
+// non-unique index ix, by ingestion at a snapshot (see above). The rows
+// are read in up to ingestParts parts of their handle range at once, each
+// into a sorter of its own (a share of IngestMemBudget), which also sorts
+// it; the sorted parts are merged into the files.
 func (d *DDL) backfillIngest(ctx context.Context, ing kv.BackfillIngester, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
 	txn, err := d.Store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
@@ -76,56 +85,137 @@ func (d *DDL) backfillIngest(ctx context.Context, ing kv.BackfillIngester, t *ca
 	}
 	// Open until the ingest is done: it holds GC below its start ts.
 	defer txn.Rollback()
+	// The transaction writes nothing: its snapshot reads the rows.
+	snap := d.Store.Snapshot(txn.StartTS())
+	parts, err := rowParts(snap, t, ingestParts())
+	if err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "basalt-index-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	sorter, err := importer.NewSorter(dir, IngestMemBudget)
-	if err != nil {
-		return err
+	sorters := make([]*importer.Sorter, len(parts))
+	defer func() {
+		for _, s := range sorters {
+			if s != nil {
+				s.Close()
+			}
+		}
+	}()
+	for i := range parts {
+		if sorters[i], err = importer.NewSorter(filepath.Join(dir, strconv.Itoa(i)), IngestMemBudget/len(parts)); err != nil {
+			return err
+		}
 	}
-	defer sorter.Close()
-	// The transaction writes nothing: its snapshot reads the rows.
-	if err := sortEntries(ctx, d.Store.Snapshot(txn.StartTS()), t, ix, sorter); err != nil {
+	merges := make([]*importer.Merger, len(parts))
+	defer func() {
+		for _, m := range merges {
+			if m != nil {
+				m.Close()
+			}
+		}
+	}()
+	scanCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := sortEntries(scanCtx, snap, t, ix, p[0], p[1], sorters[i])
+			if err == nil {
+				merges[i], err = sorters[i].Merge() // sorts what it holds
+			}
+			if err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	if beforeIngest != nil {
 		beforeIngest()
 	}
-	if sorter.Pairs == 0 {
+	var n int64
+	for _, s := range sorters {
+		n += s.Pairs
+	}
+	if n == 0 {
 		return nil
 	}
-	m, err := sorter.Merge()
-	if err != nil {
-		return err
-	}
-	defer m.Close()
 	prefix := tablecodec.IndexPrefix(t.ID, ix.ID)
 	return ing.IngestAt(ctx, txn, prefix, kv.PrefixEnd(prefix), func(put func(key, value []byte) error) error {
 		// Entries of a non-unique index hold their row's handle: no two
 		// are equal, which put checks (keys strictly ascending).
-		for i := 0; ; i++ {
-			if i&4095 == 4095 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			k, v, ok, err := m.Next()
-			if err != nil || !ok {
-				return err
-			}
-			if err := put(k, v); err != nil {
-				return err
-			}
-		}
+		return mergeParts(ctx, merges, put)
 	})
 }
 
-// sortEntries adds to sorter the entry of ix of every row of t in snap.
-func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix *catalog.IndexInfo, sorter *importer.Sorter) error {
-	start := tablecodec.RowPrefix(t.ID)
-	it, err := snap.Iter(start, kv.PrefixEnd(start))
+// ingestParts is how many parts of a table backfillIngest reads at once.
+func ingestParts() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// minPartRows is the span of handles below which a table is read in one
+// part.
+const minPartRows = 16384
+
+// rowParts splits t's row range into up to n parts of about equal handle
+// spans (one for a table with a clustered non-integer key, or few rows).
+func rowParts(snap kv.Snapshot, t *catalog.TableInfo, n int) ([][2][]byte, error) {
+	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
+	whole := [][2][]byte{{start, end}}
+	if n <= 1 || t.CommonHandle {
+		return whole, nil
+	}
+	handle := func(reverse bool) (int64, bool, error) {
+		var it kv.Iterator
+		var err error
+		if reverse {
+			it, err = snap.IterReverse(start, end)
+		} else {
+			it, err = snap.Iter(start, end)
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		defer it.Close()
+		if !it.Valid() {
+			return 0, false, nil
+		}
+		_, h, err := tablecodec.DecodeRowKey(it.Key(), false)
+		return h.Int, true, err
+	}
+	first, ok, err := handle(false)
+	if err != nil || !ok {
+		return whole, err
+	}
+	last, _, err := handle(true)
+	if err != nil {
+		return nil, err
+	}
+	span := uint64(last - first) // a wrapped difference is still the span
+	if span < minPartRows {
+		return whole, nil
+	}
+	parts := make([][2][]byte, 0, n)
+	lo := start
+	for i := 1; i < n; i++ {
+		at := tablecodec.RowKey(t.ID, tablecodec.IntHandle(first+int64(span/uint64(n)*uint64(i))))
+		parts = append(parts, [2][]byte{lo, at})
+		lo = at
+	}
+	return append(parts, [2][]byte{lo, end}), nil
+}
+
+// sortEntries adds to sorter the entry of ix of every row of t in snap
+// whose key is in [start, end).
+func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix *catalog.IndexInfo, start, end []byte, sorter *importer.Sorter) error {
+	it, err := snap.Iter(start, end)
 	if err != nil {
 		return err
 	}
@@ -150,6 +240,52 @@ func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix
 		}
 		if err := it.Next(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// mergeParts passes the pairs of the sorted parts to put in key order.
+func mergeParts(ctx context.Context, parts []*importer.Merger, put func(key, value []byte) error) error {
+	type head struct {
+		m    *importer.Merger
+		k, v []byte
+	}
+	var heads []*head
+	for _, m := range parts {
+		k, v, ok, err := m.Next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heads = append(heads, &head{m, k, v})
+		}
+	}
+	for i := 0; len(heads) > 0; i++ {
+		if i&4095 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		// Few parts: the least head is found by a scan.
+		least := 0
+		for j := 1; j < len(heads); j++ {
+			if bytes.Compare(heads[j].k, heads[least].k) < 0 {
+				least = j
+			}
+		}
+		h := heads[least]
+		if err := put(h.k, h.v); err != nil {
+			return err
+		}
+		k, v, ok, err := h.m.Next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.k, h.v = k, v
+		} else {
+			heads = append(heads[:least], heads[least+1:]...)
 		}
 	}
 	return nil
