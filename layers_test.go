@@ -57,7 +57,8 @@ var layers = []layer{
 	// SQL plan bindings: statements normalized, hints moved.
 	{"bindinfo", nil},
 	{"executor", []string{"catalog", "errno", "expression", "kv", "planner", "table", "tablecodec", "types"}},
-	{"ddl", []string{"catalog", "errno", "expression", "kv", "parserdriver", "table", "tablecodec", "types"}},
+	// ddl builds a non-unique index by ingestion with importer's sorter.
+	{"ddl", []string{"catalog", "errno", "expression", "importer", "kv", "parserdriver", "table", "tablecodec", "types"}},
 	// The schema shared by a cluster's SQL nodes, through PD's etcd.
 	{"schemasync", []string{"catalog", "codec"}},
 	// Global variables and privilege changes shared by the SQL nodes, and

@@ -39,7 +39,14 @@ import (
 //	                the tables (all of the current database without names)
 //	                as the catalog holds them: ids, columns with their types,
 //	                indexes, states
-//	insert          INSERT statements, each committed on its own
+//	insert          INSERT, UPDATE and DELETE statements, each committed on
+//	                its own
+//	before-ingest   INSERT, UPDATE and DELETE statements that the next exec
+//	                runs, each committed on its own, in the middle of a
+//	                backfill by ingestion (ingest.go): after its snapshot,
+//	                before its ingest; exec says when they ran
+//	exec no-fast-reorg
+//	                exec with tidb_ddl_enable_fast_reorg off
 //	query           a SELECT; its rows, tab-separated
 //	exec crash-after=N
 //	                exec, which dies (as the process would) once the Nth
@@ -70,9 +77,12 @@ type harness struct {
 	p     *parser.Parser
 	// onWait, if set, is called at each step of an online schema change.
 	onWait func(version int64)
+	// beforeIngest holds the statements of before-ingest (their text: a
+	// parser reuses its trees).
+	beforeIngest string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +119,32 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 			mode = 0
 		}
 		var out strings.Builder
+		if td.HasArg("no-fast-reorg") {
+			ctx = ddl.WithoutFastReorg(ctx)
+		}
+		if text := h.beforeIngest; text != "" {
+			h.beforeIngest = ""
+			ran := false
+			defer ddl.SetBeforeIngest(func() {
+				if ran {
+					return
+				}
+				ran = true
+				out.WriteString("before the ingest:")
+				stmts, err := parserdriver.Parse(parser.New(), text)
+				if err != nil {
+					t.Fatalf("%s: %v", td.Pos, err)
+				}
+				for _, s := range stmts {
+					if err := h.insert(ctx, s); err != nil {
+						fmt.Fprintf(&out, " %v", err)
+					} else {
+						out.WriteString(" ok")
+					}
+				}
+				out.WriteString("\n")
+			})()
+		}
 		if td.HasArg("trace") {
 			h.onWait = func(v int64) { fmt.Fprintf(&out, "schema version %d: %s\n", v, h.pending()) }
 			defer func() { h.onWait = nil }()
@@ -167,6 +203,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 				return err.Error() + "\n"
 			}
 		}
+		return "ok\n"
+	case "before-ingest":
+		h.beforeIngest = td.Input
 		return "ok\n"
 	case "query":
 		stmt, err := h.p.ParseOneStmt(td.Input, "", "")
@@ -417,22 +456,37 @@ func (h *harness) context() *planner.Context {
 	return &planner.Context{IS: h.cat.InfoSchema(), DB: h.db, Stats: h.cat.Stats}
 }
 
-// insert runs one INSERT in a transaction of its own, in MySQL 8's
-// default (strict) sql_mode.
+// insert runs one INSERT, UPDATE or DELETE in a transaction of its own,
+// in MySQL 8's default (strict) sql_mode.
 func (h *harness) insert(ctx context.Context, s ast.StmtNode) error {
-	x, ok := s.(*ast.InsertStmt)
-	if !ok {
-		return fmt.Errorf("insert: %T is not an INSERT", s)
-	}
-	p, err := planner.BuildInsert(h.context(), x)
-	if err != nil {
-		return err
+	var run func(ec *executor.Ctx) error
+	switch x := s.(type) {
+	case *ast.InsertStmt:
+		p, err := planner.BuildInsert(h.context(), x)
+		if err != nil {
+			return err
+		}
+		run = func(ec *executor.Ctx) error { _, err := executor.ExecInsert(ec, p); return err }
+	case *ast.UpdateStmt:
+		p, err := planner.BuildUpdate(h.context(), x)
+		if err != nil {
+			return err
+		}
+		run = func(ec *executor.Ctx) error { _, err := executor.ExecUpdate(ec, p); return err }
+	case *ast.DeleteStmt:
+		p, err := planner.BuildDelete(h.context(), x)
+		if err != nil {
+			return err
+		}
+		run = func(ec *executor.Ctx) error { _, err := executor.ExecDelete(ec, p); return err }
+	default:
+		return fmt.Errorf("insert: %T is not an INSERT, UPDATE or DELETE", s)
 	}
 	txn, err := h.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
 	if err != nil {
 		return err
 	}
-	if _, err := executor.ExecInsert(h.execCtx(ctx, txn, txn), p); err != nil {
+	if err := run(h.execCtx(ctx, txn, txn)); err != nil {
 		txn.Rollback()
 		return err
 	}

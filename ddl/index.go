@@ -161,7 +161,14 @@ func (d *DDL) abandonIndex(ctx context.Context, tableID, indexID int64, cause er
 // commit ts: an entry whose row changed its indexed values or went
 // meanwhile is deleted again, in a checked transaction (see
 // backfillCovered).
+//
+// On a store that can ingest in the past (the embedded store), with
+// tidb_ddl_enable_fast_reorg on, a non-unique index is built from one
+// sorted snapshot instead (backfillIngest, ingest.go).
 func (d *DDL) backfill(ctx context.Context, t *catalog.TableInfo, ix *catalog.IndexInfo) error {
+	if ing, ok := d.Store.(kv.BackfillIngester); ok && !ix.Unique && fastReorg(ctx) {
+		return d.backfillIngest(ctx, ing, t, ix)
+	}
 	start, end := tablecodec.RowPrefix(t.ID), kv.PrefixEnd(tablecodec.RowPrefix(t.ID))
 	batch, maxRows := d.backfillBatch, backfillMaxRows
 	if !ix.Unique {

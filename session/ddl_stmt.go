@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -69,6 +71,7 @@ func (s *Session) truncateTableStmt(ctx context.Context, x *ast.TruncateTableStm
 }
 
 func (s *Session) createIndexStmt(ctx context.Context, x *ast.CreateIndexStmt, _ stmtArgs) (Result, error) {
+	ctx = s.reorgContext(ctx)
 	return s.ddl(ctx, func() error {
 		unique := x.KeyType == ast.IndexKeyTypeUnique
 		return s.d.ddl.CreateIndex(ctx, s.db, x.Table, x.IndexName, unique, x.IndexPartSpecifications, x.IfNotExists)
@@ -77,6 +80,15 @@ func (s *Session) createIndexStmt(ctx context.Context, x *ast.CreateIndexStmt, _
 
 func (s *Session) dropIndexStmt(ctx context.Context, x *ast.DropIndexStmt, _ stmtArgs) (Result, error) {
 	return s.ddl(ctx, func() error { return s.d.ddl.DropIndex(ctx, s.db, x.Table, x.IndexName, x.IfExists) })
+}
+
+// reorgContext marks ctx for a schema change that backfills in
+// transactions: tidb_ddl_enable_fast_reorg (global, as TiDB's) is off.
+func (s *Session) reorgContext(ctx context.Context) context.Context {
+	if v, err := s.sysVar("tidb_ddl_enable_fast_reorg", true); err == nil && !types.ToBool(v) {
+		return ddl.WithoutFastReorg(ctx)
+	}
+	return ctx
 }
 
 // alterTableStmt reports the rows an ALTER copied and the warnings their
@@ -116,7 +128,7 @@ func (s *Session) alterTableStmt(ctx context.Context, x *ast.AlterTableStmt, _ s
 		y.Specs = specs
 		x = &y
 	}
-	res, err := s.d.ddl.AlterTable(ctx, s.db, x, uint32(s.sqlMode()))
+	res, err := s.d.ddl.AlterTable(s.reorgContext(ctx), s.db, x, uint32(s.sqlMode()))
 	s.warnings = append(s.warnings, res.Warnings...)
 	if err != nil {
 		return Result{}, err

@@ -198,6 +198,7 @@ var sysVars = map[string]sysVarDef{
 	"tidb_gc_life_time":                   strVar("10m0s").global(),
 	"tidb_gc_run_interval":                strVar("10m0s").global(),
 	"tidb_gc_enable":                      boolVar(true).global(),
+	"tidb_ddl_enable_fast_reorg":          boolVar(true).global(), // ddl.WithoutFastReorg
 	"tidb_enable_clustered_index":         enumVar("ON", "OFF", "ON", "INT_ONLY"),
 	"tidb_general_log":                    boolVar(false).global(),
 	"tidb_enable_stmt_summary":            boolVar(true).global(),

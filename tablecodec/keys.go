@@ -114,7 +114,10 @@ func IndexValueHasHandle(v []byte) bool {
 // IndexKey returns the key of an index entry: the prefix, the encoded
 // values and, if withHandle, the handle.
 func IndexKey(tableID, indexID int64, values []types.Datum, h Handle, withHandle bool) ([]byte, error) {
-	k := IndexPrefix(tableID, indexID)
+	// One allocation for the common keys (numbers and short strings).
+	k := make([]byte, 0, prefixLen+8+10*len(values)+max(9, len(h.Common)))
+	k = codec.EncodeInt(append(k, tablePrefix), tableID)
+	k = codec.EncodeInt(append(k, indexSep...), indexID)
 	var err error
 	for _, v := range values {
 		if k, err = EncodeKeyDatum(k, v); err != nil {
@@ -122,7 +125,11 @@ func IndexKey(tableID, indexID int64, values []types.Datum, h Handle, withHandle
 		}
 	}
 	if withHandle {
-		k = append(k, h.Encoded()...)
+		if h.Common != nil {
+			k = append(k, h.Common...)
+		} else {
+			k = codec.EncodeInt(k, h.Int)
+		}
 	}
 	return k, nil
 }

@@ -54,6 +54,9 @@ import (
 //	                                latest-version cache of N bytes
 //	cache-load prefix=K             load the cache's chunk of prefix K
 //	cache                           the cache's chunks and records
+//	ingest-at ts=T start=K end=K    ingest versions committed at the past ts
+//	                                T into [start, end) (IngestAt); input
+//	                                lines: put K V, in key order
 //
 // With the cache enabled, a scan answered from the cache says so.
 //
@@ -109,7 +112,7 @@ func (h *harness) dumpCache() string {
 func newHarness() *harness {
 	eng := NewMemEngine()
 	clock := &manualClock{}
-	s, err := NewStore(eng, clock, Options{Sync: true})
+	s, err := NewStore(&fileEngine{MemEngine: eng}, clock, Options{Sync: true})
 	if err != nil {
 		panic(err)
 	}
@@ -468,7 +471,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("limit") {
 			td.ScanArgs(t, "limit", &limit)
 		}
-		s, err := NewStore(h.eng, h.clock, Options{Sync: true, OnePhaseOnly: true, LatestCacheSize: limit})
+		s, err := NewStore(&fileEngine{MemEngine: h.eng}, h.clock, Options{Sync: true, OnePhaseOnly: true, LatestCacheSize: limit})
 		if err == nil {
 			h.s = s
 		}
@@ -487,6 +490,9 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "cache":
 		return h.dumpCache()
+
+	case "ingest-at":
+		return result(h.ingestAt(t, td, ts("ts"), str("start"), str("end")))
 	}
 	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	return ""
