@@ -73,7 +73,7 @@ func (s *Store) IngestAt(ctx context.Context, t kv.Txn, start, end []byte, fill 
 		err = w.finish()
 	}
 	if err == nil && len(w.paths) > 0 {
-		err = s.mvcc.IngestAt(ctx, start, end, w.paths)
+		err = s.mvcc.IngestAt(ctx, ts, start, end, w.paths)
 	}
 	if err != nil {
 		w.abort()

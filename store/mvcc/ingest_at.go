@@ -28,12 +28,18 @@ import (
 // a record is replaced only by one of the same key).
 
 // IngestAt links in the files at paths, written with the records of
-// versions committed at one past ts, into the user key range [start,
-// end). The engine must be an Ingester.
-func (s *Store) IngestAt(ctx context.Context, start, end []byte, paths []string) error {
+// versions committed at ts, a timestamp issued before, into the user key
+// range [start, end). The engine must be an Ingester.
+func (s *Store) IngestAt(ctx context.Context, ts uint64, start, end []byte, paths []string) error {
 	ing, ok := s.eng.(Ingester)
 	if !ok {
 		return errors.New("mvcc: the engine cannot ingest files")
+	}
+	if s.recent != nil {
+		// The write filter (recent.go) must know of records at ts before
+		// they are in: a conflict check from a transaction that started
+		// at or below ts now reads the engine.
+		s.recent.raiseFloor(ts)
 	}
 	err := ing.Ingest(ctx, paths)
 	if s.cache != nil {

@@ -67,5 +67,5 @@ func (h *harness) ingestAt(t *testing.T, td *datadriven.TestData, ts uint64, sta
 	}
 	path := fmt.Sprintf("file-%d", ts)
 	fe.addFile(path, &b)
-	return h.s.IngestAt(context.Background(), start, end, []string{path})
+	return h.s.IngestAt(context.Background(), ts, start, end, []string{path})
 }

@@ -478,7 +478,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return result(err)
 
 	case "write-filter":
-		s, err := NewStore(h.eng, h.clock, Options{Sync: true, OnePhaseOnly: true, WriteFilterFloor: ts("floor")})
+		s, err := NewStore(&fileEngine{MemEngine: h.eng}, h.clock, Options{Sync: true, OnePhaseOnly: true, WriteFilterFloor: ts("floor")})
 		if err == nil {
 			h.s = s
 		}
