@@ -43,6 +43,18 @@ type Job struct {
 // tempDir (os.TempDir() if ""). startTS is what its Collector reports as
 // its start ts.
 func NewJob(tempDir string, memBudget int, startTS uint64) (*Job, error) {
+	dir, s, err := newSpillingSorter(tempDir, memBudget, "basalt-import-")
+	if err != nil {
+		return nil, err
+	}
+	return &Job{dir: dir, sorter: s, coll: &Collector{s: s, startTS: startTS}}, nil
+}
+
+// newSpillingSorter makes a Sorter keeping at most memBudget bytes in
+// memory (DefaultMemBudget if <= 0) and spilling to a new directory,
+// named from prefix, under tempDir (os.TempDir() if ""). The caller
+// removes dir once the sorter is closed.
+func newSpillingSorter(tempDir string, memBudget int, prefix string) (dir string, s *Sorter, err error) {
 	if memBudget <= 0 {
 		memBudget = DefaultMemBudget
 	}
@@ -50,18 +62,18 @@ func NewJob(tempDir string, memBudget int, startTS uint64) (*Job, error) {
 		tempDir = os.TempDir()
 	}
 	if err := os.MkdirAll(tempDir, 0o755); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	dir, err := os.MkdirTemp(tempDir, "basalt-import-")
+	dir, err = os.MkdirTemp(tempDir, prefix)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	s, err := NewSorter(dir, memBudget)
+	s, err = NewSorter(dir, memBudget)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return "", nil, err
 	}
-	return &Job{dir: dir, sorter: s, coll: &Collector{s: s, startTS: startTS}}, nil
+	return dir, s, nil
 }
 
 // Txn is where the rows' keys are written.

@@ -61,22 +61,8 @@ type LoadJob struct {
 // read of a key written finds it with an empty value. memBudget and
 // tempDir are NewJob's.
 func NewLoadJob(tempDir string, memBudget int, outside kv.Retriever, startTS uint64, start, end []byte, keepValues bool) (*LoadJob, error) {
-	if memBudget <= 0 {
-		memBudget = DefaultMemBudget
-	}
-	if tempDir == "" {
-		tempDir = os.TempDir()
-	}
-	if err := os.MkdirAll(tempDir, 0o755); err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(tempDir, "basalt-load-")
+	dir, s, err := newSpillingSorter(tempDir, memBudget, "basalt-load-")
 	if err != nil {
-		return nil, err
-	}
-	s, err := NewSorter(dir, memBudget)
-	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	t := &LoadTxn{s: s, outside: outside, startTS: startTS, start: start, end: end,
