@@ -90,12 +90,25 @@ func TestGCAcrossSQLNodes(t *testing.T) {
 	}
 	defer kvc.Close()
 	ctx := context.Background()
+	// safePoint reads PD's GC safe point. PD may be unavailable for a few
+	// seconds on a loaded machine (its etcd stalled on a slow fsync, its
+	// leader lease lost and won again, as CI once saw): such errors are
+	// retried for 30 s rather than failing the test.
 	safePoint := func() uint64 {
-		st, err := kvc.GetPDClient().GetGCStatesClient(constants.NullKeyspaceID).GetGCState(ctx)
-		if err != nil {
-			t.Fatal(err)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			st, err := kvc.GetPDClient().GetGCStatesClient(constants.NullKeyspaceID).GetGCState(rctx)
+			cancel()
+			if err == nil {
+				return st.GCSafePoint
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("PD's GC safe point: %v", err)
+			}
+			t.Logf("PD's GC safe point: %v; retrying", err)
+			time.Sleep(200 * time.Millisecond)
 		}
-		return st.GCSafePoint
 	}
 
 	// One leader, named alike by the election and by mysql.tidb.
