@@ -428,7 +428,51 @@ func (s *Sorter) Merge() (*Merger, error) {
 		}
 	}
 	s.cur.sort()
+	if len(s.cur.asc) == 0 && len(s.cur.rest) >= minRearrange {
+		// The spare buffer is idle now, and the budget allows it.
+		to := s.spare
+		if to == nil {
+			to = s.newBuffer()
+		}
+		s.spare = nil
+		s.cur.rearrange(to)
+		s.cur.free()
+		s.cur = to
+	}
 	return s.openMerge(s.runs, true)
+}
+
+// minRearrange is the number of sorted pairs from which Merge copies them
+// in key order before it reads them.
+const minRearrange = 4096
+
+// rearrange copies b's pairs, sorted, into the empty buffer to, in their
+// order, so that reading them in order reads memory in sequence: the
+// sort moved entries only, and the pairs they point to are scattered
+// over b's blocks. Its loads are independent of each other (no compare
+// waits on them), which lets the processor overlap their cache misses, as
+// a merge that compares each pair it reads cannot.
+func (b *buffer) rearrange(to *buffer) {
+	to.rest = slices.Grow(to.rest[:0], len(b.rest))
+	n := to.used
+	for _, e := range b.rest {
+		need := int(e.klen + e.vlen)
+		if n == 0 || len(to.blocks[n-1])+need > cap(to.blocks[n-1]) {
+			switch {
+			case n < len(to.blocks) && cap(to.blocks[n]) >= need:
+			case n < len(to.blocks):
+				freeBlock(to.blocks[n])
+				to.blocks[n] = allocBlock(max(min(blockSize, to.limit), need))
+			default:
+				to.blocks = append(to.blocks, allocBlock(max(min(blockSize, to.limit), need)))
+			}
+			n++
+		}
+		blk := to.blocks[n-1]
+		to.rest = append(to.rest, entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: e.klen, vlen: e.vlen})
+		to.blocks[n-1] = append(blk, b.blocks[e.blk][e.off:e.off+e.klen+e.vlen]...)
+	}
+	to.used, to.size = n, b.size
 }
 
 // openMerge opens a merge of the runs at paths, and of the buffer if

@@ -110,7 +110,7 @@ func TestSorterInMemory(t *testing.T) {
 // slices.Sort does.
 func TestSorterRadix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, budget := range []int{1 << 20, 64 << 10} {
+	for _, budget := range []int{16 << 20, 64 << 10} {
 		s, err := NewSorter(t.TempDir(), budget)
 		if err != nil {
 			t.Fatal(err)
