@@ -13,8 +13,8 @@ import (
 
 	"github.com/basalt-db/basalt/ddl"
 	"github.com/basalt-db/basalt/kv"
-	"github.com/basalt-db/basalt/store/local"
 	"github.com/basalt-db/basalt/parserdriver"
+	"github.com/basalt-db/basalt/store/local"
 )
 
 // BenchmarkCreateIndex builds a non-unique index on k of a sysbench table
