@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/basalt-db/basalt/kv"
@@ -130,5 +131,59 @@ func TestIngestAtFailureLeavesNothing(t *testing.T) {
 	}
 	if names, _ := s.db.FS().List(s.db.FS().PathJoin(s.db.Dir(), importDir)); len(names) != 0 {
 		t.Fatalf("files left by failed ingests: %v", names)
+	}
+}
+
+// TestIngestAtChunks: pairs spread over many chunks, given to the
+// writers in turn, are all ingested, each once, in files of disjoint key
+// ranges (Pebble refuses an ingest of overlapping files), a value on
+// either side of the short value limit (CFDefault or not) among them.
+func TestIngestAtChunks(t *testing.T) {
+	defer func(n int) { ingestChunkBytes = n }(ingestChunkBytes)
+	ingestChunkBytes = 2 * pipeBatchBytes
+	s, err := Open(t.TempDir(), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	txn, err := s.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Rollback()
+	const n = 100000
+	key := func(i int) []byte { return []byte(fmt.Sprintf("k%07d", i)) }
+	value := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i%26)}, 1+i%300) }
+	err = s.IngestAt(context.Background(), txn, []byte("k"), []byte("l"), func(put func(k, v []byte) error) error {
+		for i := range n {
+			if err := put(key(i), value(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := s.CurrentTS()
+	it, err := s.Snapshot(now).Iter([]byte("k"), []byte("l"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	i := 0
+	for ; it.Valid(); i++ {
+		if !bytes.Equal(it.Key(), key(i)) || !bytes.Equal(it.Value(), value(i)) {
+			t.Fatalf("pair %d: %q=%q, want %q", i, it.Key(), it.Value(), key(i))
+		}
+		if err := it.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if i != n {
+		t.Fatalf("%d pairs read, want %d", i, n)
+	}
+	if m := s.Metrics(); m.Total().TablesCount < 10 {
+		t.Fatalf("%d tables: the pairs were not written in chunks", m.Total().TablesCount)
 	}
 }
