@@ -100,7 +100,7 @@ func ingestWriters() int { return min(runtime.GOMAXPROCS(0), 4) }
 // ingestChunkBytes is the size, in bytes of keys and values, of the
 // chunks of consecutive pairs that IngestAt's writers take in turn: each
 // chunk's records go into files of their own (one per column family).
-var ingestChunkBytes = 16 << 20
+var ingestChunkBytes = 4 << 20
 
 // chunkWriter writes the records of the chunks one writer is given, into
 // a series of files named apart from the other writers'.
