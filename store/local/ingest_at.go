@@ -95,7 +95,10 @@ func (s *Store) IngestAt(ctx context.Context, t kv.Txn, start, end []byte, fill 
 }
 
 // ingestWriters is how many goroutines IngestAt writes SSTs on.
-func ingestWriters() int { return min(runtime.GOMAXPROCS(0), 4) }
+func ingestWriters() int { return max(1, min(runtime.GOMAXPROCS(0), maxIngestWriters)) }
+
+// maxIngestWriters bounds ingestWriters (benchmarks set it to 1).
+var maxIngestWriters = 4
 
 // ingestChunkBytes is the size, in bytes of keys and values, of the
 // chunks of consecutive pairs that IngestAt's writers take in turn: each
