@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,9 +249,14 @@ func BenchmarkSysbench(b *testing.B) {
 // statements each (local, mocktikv, then a replay of that mocktikv turn's
 // requests), b.N statements of each in all, so that the machine's load,
 // which on a shared machine moves by more than the figures differ over the
-// seconds the three separate runs take, weighs on the three alike. It
-// reports their cpu-ns/op (local-, mocktikv-, mock-cpu-ns/op) and
-// sqlnode-cpu-ns/op and sqlnode/local from them.
+// seconds the three separate runs take, weighs on the three alike. A
+// collection would charge one turn for the garbage of another, so the
+// collector is off during the turns and collects between them, outside
+// the measure: its figures are CPU without garbage collection (local-,
+// mocktikv-, mock- and sqlnode-nogc-ns/op, sqlnode/local-nogc), with the
+// bytes each allocates per statement beside them (local-, mocktikv-,
+// mock-B/op), where the separate runs' figures include the collector's
+// share under GOGC=100.
 func BenchmarkPointSelectStores(b *testing.B) {
 	if err := tikv.SetLogLevel("error"); err != nil {
 		b.Fatal(err)
@@ -313,41 +320,58 @@ func interleavePointSelects(b *testing.B, local, mock server.Session, rec *recor
 	rng := rand.New(rand.NewPCG(3, 4))
 	stLocal := benchPrepare(b, local, "SELECT c FROM sbtest1 WHERE id=?")
 	stMock := benchPrepare(b, mock, "SELECT c FROM sbtest1 WHERE id=?")
-	var cpuLocal, cpuMock, cpuReplay time.Duration
+	// cpu and alloc are each turn's CPU and bytes allocated: local,
+	// mocktikv, replay.
+	var cpu [3]time.Duration
+	var alloc [3]uint64
 	var sent int
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	turn := func(i int, run func()) {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		before, start := m.TotalAlloc, cpuTime()
+		run()
+		cpu[i] += cpuTime() - start
+		runtime.ReadMemStats(&m)
+		alloc[i] += m.TotalAlloc - before
+	}
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		n := min(interleaveChunk, b.N-done)
-		start := cpuTime()
-		for range n {
-			benchRun(b, stLocal, server.IntValue(1+rng.Int64N(benchRows)))
-		}
-		mid := cpuTime()
-		cpuLocal += mid - start
+		turn(0, func() {
+			for range n {
+				benchRun(b, stLocal, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
 		rec.start()
-		for range n {
-			benchRun(b, stMock, server.IntValue(1+rng.Int64N(benchRows)))
-		}
+		turn(1, func() {
+			for range n {
+				benchRun(b, stMock, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
 		rec.stop(n)
-		end := cpuTime()
-		cpuMock += end - mid
 		if rec.sent > len(rec.reqs) {
 			b.Fatalf("%d requests in a turn, %d recorded: lower interleaveChunk", rec.sent, len(rec.reqs))
 		}
-		for i := range rec.reqs {
-			rec.send(b, &rec.reqs[i])
-		}
-		cpuReplay += cpuTime() - end
+		turn(2, func() {
+			for i := range rec.reqs {
+				rec.send(b, &rec.reqs[i])
+			}
+		})
 		sent += rec.sent
 		done += n
 	}
 	b.StopTimer()
 	perOp := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
-	b.ReportMetric(perOp(cpuLocal), "local-cpu-ns/op")
-	b.ReportMetric(perOp(cpuMock), "mocktikv-cpu-ns/op")
-	b.ReportMetric(perOp(cpuReplay), "mock-cpu-ns/op")
-	b.ReportMetric(perOp(cpuMock-cpuReplay), "sqlnode-cpu-ns/op")
-	b.ReportMetric(float64(cpuMock-cpuReplay)/float64(cpuLocal), "sqlnode/local")
+	b.ReportMetric(perOp(cpu[0]), "local-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[1]), "mocktikv-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[2]), "mock-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[1]-cpu[2]), "sqlnode-nogc-ns/op")
+	b.ReportMetric(float64(cpu[1]-cpu[2])/float64(cpu[0]), "sqlnode/local-nogc")
+	b.ReportMetric(float64(alloc[0])/float64(b.N), "local-B/op")
+	b.ReportMetric(float64(alloc[1])/float64(b.N), "mocktikv-B/op")
+	b.ReportMetric(float64(alloc[2])/float64(b.N), "mock-B/op")
 	b.ReportMetric(float64(sent)/float64(b.N), "requests/op")
 }
 
