@@ -126,8 +126,7 @@ func (c *raftCluster) start(id uint64) {
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
 		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
-		InMemoryLocks: !c.raftLocks,
-		Logger:        testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
+		InMemoryLocks: !c.raftLocks, Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil
 			}
