@@ -47,7 +47,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	defer func() { p.applying = false }()
 	var results []result
 	var removed, changed bool
-	var written []*raft_cmdpb.RaftCmdRequest // writes, to settle the in-memory locks of
+	var written []*raft_cmdpb.RaftCmdRequest // applied writes: their keys leave the in-memory locks once committed
 	for i := range rd.CommittedEntries {
 		e := &rd.CommittedEntries[i]
 		if e.Index <= p.applied {
