@@ -299,9 +299,11 @@ func (n *Node) startStatus() error {
 			"region_count": len(ps), "leader_count": leaders,
 			// What the store's leaders proposed, its raft log syncs, the
 			// pessimistic lock writes kept in memory and their flushes
-			// through raft, since it started.
+			// through raft, since it started; the bytes of the locks in
+			// memory now.
 			"raft_proposals": n.rs.LogStats().Proposals, "raft_log_syncs": n.rs.LogStats().Syncs,
-			"in_memory_lock_writes": n.rs.MemLockStats().Writes, "in_memory_lock_flushes": n.rs.MemLockStats().Flushes})
+			"in_memory_lock_writes": n.rs.MemLockStats().Writes, "in_memory_lock_flushes": n.rs.MemLockStats().Flushes,
+			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.registerFaults(mux)

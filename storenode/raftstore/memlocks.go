@@ -25,7 +25,8 @@ import (
 //   - Locks go to memory only while the peer leads, has applied its term's
 //     first entry, and is neither splitting nor transferring its
 //     leadership; else, or when the region's locks would pass
-//     memLocksLimit bytes, they go through Raft as before.
+//     memLocksLimit bytes or the store's memLocksStoreLimit, they go
+//     through Raft as before.
 //   - A proposal that writes a key of the lock column family marks that
 //     key's in-memory lock pending; applying it removes the lock from
 //     memory (the applied data now has what replaces it). Latches keep
@@ -40,8 +41,13 @@ import (
 // followers and snapshots never see these locks.
 
 // memLocksLimit bounds the bytes (keys and values) of one region's
-// in-memory locks (TiKV's in_memory_peer_size_limit, 512 KiB).
-const memLocksLimit = 512 << 10
+// in-memory locks (TiKV's in_memory_peer_size_limit, 512 KiB), and
+// memLocksStoreLimit those of all the store's regions together (its
+// in_memory_instance_size_limit, 100 MiB).
+const (
+	memLocksLimit      = 512 << 10
+	memLocksStoreLimit = 100 << 20
+)
 
 // memLock is one pessimistic lock held in memory.
 type memLock struct {
@@ -58,6 +64,16 @@ type memLocks struct {
 	ents []memLock
 	size int
 	n    atomic.Int32 // len(ents), for readers' fast path
+	// total: the store's bytes of in-memory locks, which size is part of.
+	total *atomic.Int64
+}
+
+// grow adds d to the bytes held. Call with mu held.
+func (m *memLocks) grow(d int) {
+	m.size += d
+	if m.total != nil {
+		m.total.Add(int64(d))
+	}
 }
 
 func (m *memLocks) find(key []byte) (int, bool) {
@@ -100,19 +116,19 @@ func (m *memLocks) span(lower, upper []byte) []memLock {
 func (m *memLocks) put(key, value []byte) {
 	i, ok := m.find(key)
 	if ok {
-		m.size += len(value) - len(m.ents[i].value)
+		m.grow(len(value) - len(m.ents[i].value))
 		m.ents[i].value = value
 		return
 	}
 	m.ents = slices.Insert(m.ents, i, memLock{key: key, value: value})
-	m.size += len(key) + len(value)
+	m.grow(len(key) + len(value))
 	m.n.Store(int32(len(m.ents)))
 }
 
 // remove drops key's lock. Call with m.mu held.
 func (m *memLocks) remove(key []byte) {
 	if i, ok := m.find(key); ok {
-		m.size -= len(m.ents[i].key) + len(m.ents[i].value)
+		m.grow(-len(m.ents[i].key) - len(m.ents[i].value))
 		m.ents = slices.Delete(m.ents, i, i+1)
 		m.n.Store(int32(len(m.ents)))
 	}
@@ -122,7 +138,8 @@ func (m *memLocks) remove(key []byte) {
 func (m *memLocks) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.ents, m.size = nil, 0
+	m.grow(-m.size)
+	m.ents = nil
 	m.n.Store(0)
 }
 
@@ -177,7 +194,7 @@ func (m *memLocks) settle(cmd *raft_cmdpb.RaftCmdRequest, how settleHow) {
 		}
 		if how == settleApplied && i < j {
 			for k := i; k < j; k++ {
-				m.size -= len(m.ents[k].key) + len(m.ents[k].value)
+				m.grow(-len(m.ents[k].key) - len(m.ents[k].value))
 			}
 			m.ents = slices.Delete(m.ents, i, j)
 			m.n.Store(int32(len(m.ents)))
@@ -247,7 +264,7 @@ func (p *Peer) writeLocksInMemory(epochVersion uint64, b *mvcc.Batch) bool {
 			size += len(e.Key) + len(e.Value)
 		}
 	}
-	if size > memLocksLimit {
+	if size > memLocksLimit || m.total != nil && m.total.Load()+int64(size-m.size) > memLocksStoreLimit {
 		return false
 	}
 	for i := range b.Entries {
@@ -290,14 +307,16 @@ func (p *Peer) flushLocksLocked() {
 }
 
 // MemLockStats counts the lock writes served in memory and the flushes
-// of in-memory locks through Raft since the store started.
+// of in-memory locks through Raft since the store started, and the bytes
+// of the locks in memory now.
 type MemLockStats struct {
 	Writes, Flushes uint64
+	Bytes           int64
 }
 
 // MemLockStats returns the counts so far.
 func (s *Store) MemLockStats() MemLockStats {
-	return MemLockStats{Writes: s.memLockWrites.Load(), Flushes: s.memLockFlushes.Load()}
+	return MemLockStats{Writes: s.memLockWrites.Load(), Flushes: s.memLockFlushes.Load(), Bytes: s.memLockBytes.Load()}
 }
 
 // LogStats counts the commands this store's leaders proposed and the

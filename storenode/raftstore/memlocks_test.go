@@ -36,7 +36,8 @@ import (
 //	                           and in its applied data
 //	scan-locks region=R        the locks the leader's mvcc.Store scans
 //	get region=R key=K ts=TS   a read of K at TS
-//	mem-lock-stats store=S     lock writes served in memory, flushes
+//	mem-lock-stats store=S     lock writes served in memory, flushes, the
+//	                           bytes in memory now
 func (c *raftCluster) runMemLocks(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -138,7 +139,7 @@ func (c *raftCluster) runMemLocks(t *testing.T, td *datadriven.TestData) (string
 		return string(v), true
 	case "mem-lock-stats":
 		st := c.stores[arg("store")].rs.MemLockStats()
-		return fmt.Sprintf("writes %d flushes %d", st.Writes, st.Flushes), true
+		return fmt.Sprintf("writes %d flushes %d bytes %d", st.Writes, st.Flushes, st.Bytes), true
 	}
 	return "", false
 }

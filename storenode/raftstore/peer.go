@@ -103,6 +103,7 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 	p := &Peer{s: s, region: region, self: self, initialized: initialized,
 		appliedCh: make(chan struct{}), props: map[uint64]proposal{}, reads: map[uint64]pendingRead{},
 		nextID: uint64(time.Now().UnixNano())}
+	p.locks.total = &s.memLockBytes
 	ms := raft.NewMemoryStorage()
 	if truncIndex > 0 {
 		if err := ms.ApplySnapshot(raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
