@@ -114,9 +114,9 @@ type Store struct {
 	// memLockWrites and memLockFlushes: see MemLockStats; proposals and
 	// logSyncs: see LogStats.
 	memLockWrites, memLockFlushes atomic.Uint64
+	proposals, logSyncs           atomic.Uint64
 	// memLockBytes: the bytes of all its peers' in-memory locks.
 	memLockBytes atomic.Int64
-	proposals, logSyncs           atomic.Uint64
 	// startedAt: when Start was called (monoNow).
 	startedAt     atomic.Int64
 	startedAtWall time.Time
