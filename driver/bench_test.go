@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,6 +244,19 @@ func BenchmarkSysbench(b *testing.B) {
 // client-go), which mock-only reports as sqlnode-cpu-ns/op, and as
 // sqlnode/local its ratio to the embedded figure (which also reads its
 // own store).
+//
+// interleaved measures the same three in turns of interleaveChunk
+// statements each (local, mocktikv, then a replay of that mocktikv turn's
+// requests), b.N statements of each in all, so that the machine's load,
+// which on a shared machine moves by more than the figures differ over the
+// seconds the three separate runs take, weighs on the three alike. A
+// collection would charge one turn for the garbage of another, so the
+// collector is off during the turns and collects between them, outside
+// the measure: its figures are CPU without garbage collection (local-,
+// mocktikv-, mock- and sqlnode-nogc-ns/op, sqlnode/local-nogc), with the
+// bytes each allocates per statement beside them (local-, mocktikv-,
+// mock-B/op), where the separate runs' figures include the collector's
+// share under GOGC=100.
 func BenchmarkPointSelectStores(b *testing.B) {
 	if err := tikv.SetLogLevel("error"); err != nil {
 		b.Fatal(err)
@@ -259,8 +274,12 @@ func BenchmarkPointSelectStores(b *testing.B) {
 	// The cpu-ns/op of every local and mocktikv run so far (with -count,
 	// each sub-benchmark runs that many times in a row).
 	cpu := map[string]*meanOf{"local": {}, "mocktikv": {}}
-	for _, name := range []string{"local", "mocktikv", "mock-only"} {
+	for _, name := range []string{"local", "mocktikv", "mock-only", "interleaved"} {
 		b.Run(name, func(b *testing.B) {
+			if name == "interleaved" {
+				interleavePointSelects(b, benchSession(b), mockSession, rec)
+				return
+			}
 			if name == "mock-only" {
 				var mock meanOf
 				rec.replay(b, &mock)
@@ -289,6 +308,73 @@ func BenchmarkPointSelectStores(b *testing.B) {
 	}
 }
 
+// interleaveChunk is how many statements interleaved runs on one store
+// before it turns to the next: a few milliseconds of CPU, against the
+// microsecond of getrusage's clock.
+const interleaveChunk = 500
+
+// interleavePointSelects is BenchmarkPointSelectStores' interleaved: the
+// prepared point select on local and on mock in turns, each mock turn's
+// requests replayed straight to the mock after it.
+func interleavePointSelects(b *testing.B, local, mock server.Session, rec *recordingClient) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	stLocal := benchPrepare(b, local, "SELECT c FROM sbtest1 WHERE id=?")
+	stMock := benchPrepare(b, mock, "SELECT c FROM sbtest1 WHERE id=?")
+	// cpu and alloc are each turn's CPU and bytes allocated: local,
+	// mocktikv, replay.
+	var cpu [3]time.Duration
+	var alloc [3]uint64
+	var sent int
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	turn := func(i int, run func()) {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		before, start := m.TotalAlloc, cpuTime()
+		run()
+		cpu[i] += cpuTime() - start
+		runtime.ReadMemStats(&m)
+		alloc[i] += m.TotalAlloc - before
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(interleaveChunk, b.N-done)
+		turn(0, func() {
+			for range n {
+				benchRun(b, stLocal, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
+		rec.start()
+		turn(1, func() {
+			for range n {
+				benchRun(b, stMock, server.IntValue(1+rng.Int64N(benchRows)))
+			}
+		})
+		rec.stop(n)
+		if rec.sent > len(rec.reqs) {
+			b.Fatalf("%d requests in a turn, %d recorded: lower interleaveChunk", rec.sent, len(rec.reqs))
+		}
+		turn(2, func() {
+			for i := range rec.reqs {
+				rec.send(b, &rec.reqs[i])
+			}
+		})
+		sent += rec.sent
+		done += n
+	}
+	b.StopTimer()
+	perOp := func(d time.Duration) float64 { return float64(d) / float64(b.N) }
+	b.ReportMetric(perOp(cpu[0]), "local-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[1]), "mocktikv-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[2]), "mock-nogc-ns/op")
+	b.ReportMetric(perOp(cpu[1]-cpu[2]), "sqlnode-nogc-ns/op")
+	b.ReportMetric(float64(cpu[1]-cpu[2])/float64(cpu[0]), "sqlnode/local-nogc")
+	b.ReportMetric(float64(alloc[0])/float64(b.N), "local-B/op")
+	b.ReportMetric(float64(alloc[1])/float64(b.N), "mocktikv-B/op")
+	b.ReportMetric(float64(alloc[2])/float64(b.N), "mock-B/op")
+	b.ReportMetric(float64(sent)/float64(b.N), "requests/op")
+}
+
 // recordingClient passes requests to the mock cluster's client and, while
 // on, keeps copies of the first recordMax point gets (the statement's
 // requests; client-go's background ones, such as its safe-ts polls, are
@@ -303,6 +389,7 @@ type recordingClient struct {
 	mu        sync.Mutex
 	reqs      []recordedReq
 	sent, ops int
+	scratch   tikvrpc.Request // the copy a replay sends
 }
 
 type recordedReq struct {
@@ -349,28 +436,30 @@ func (c *recordingClient) replay(b *testing.B, cpu *meanOf) {
 		b.Skip("no mocktikv run recorded (run it in the same -bench pattern)")
 	}
 	perOp := float64(c.sent) / float64(c.ops)
-	ctx := context.Background()
 	sent := 0
-	var req tikvrpc.Request
 	defer reportCPUTo(b, cpu)()
 	for i := 0; b.Loop(); i++ {
 		for float64(sent) < perOp*float64(i+1) {
-			r := &c.reqs[sent%len(c.reqs)]
-			req = r.req
-			resp, err := c.Client.SendRequest(ctx, r.addr, &req, time.Minute)
-			if err == nil {
-				var re *errorpb.Error
-				if re, err = resp.GetRegionError(); err == nil && re != nil {
-					err = fmt.Errorf("region error: %s", re)
-				}
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			c.send(b, &c.reqs[sent%len(c.reqs)])
 			sent++
 		}
 	}
 	b.ReportMetric(perOp, "requests/op")
+}
+
+// send sends a fresh copy of the recorded r to the mock.
+func (c *recordingClient) send(b *testing.B, r *recordedReq) {
+	c.scratch = r.req
+	resp, err := c.Client.SendRequest(context.Background(), r.addr, &c.scratch, time.Minute)
+	if err == nil {
+		var re *errorpb.Error
+		if re, err = resp.GetRegionError(); err == nil && re != nil {
+			err = fmt.Errorf("region error: %s", re)
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 // reportCPU reports the process CPU time per operation from now until the

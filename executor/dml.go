@@ -83,13 +83,21 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 		ctx.Eval.Strict = false
 	}
 	defer func() { ctx.Eval.RowNum = 0 }()
+	// Rows are cut from blocks of up to insertBlockRows (one allocation
+	// each, not one per row of a bulk INSERT); given is reused.
+	var block []types.Datum
+	given := make([]bool, len(t.Columns))
 	for i := 0; i < n; i++ {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err
 		}
 		ctx.Eval.RowNum = i + 1
-		row := make([]types.Datum, len(t.Columns))
-		given := make([]bool, len(t.Columns))
+		if len(block) < len(t.Columns) {
+			block = make([]types.Datum, min(n-i, insertBlockRows)*len(t.Columns))
+		}
+		row := block[:len(t.Columns):len(t.Columns)]
+		block = block[len(t.Columns):]
+		clear(given)
 		for j, off := range p.Columns {
 			var v types.Datum
 			if p.Select != nil {
@@ -120,6 +128,9 @@ func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	}
 	return res, nil
 }
+
+// insertBlockRows is the most rows ExecInsert allocates at once.
+const insertBlockRows = 256
 
 // addRow completes a row whose given columns are set (defaults, BEFORE
 // INSERT triggers, NOT NULL, auto-increment, the handle) and inserts it

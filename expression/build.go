@@ -77,6 +77,43 @@ type Builder struct {
 	Subquery func(b *Builder, n ast.ExprNode) (Expr, error)
 }
 
+// constantOf is the constant of a literal.
+func constantOf(x *parserdriver.ValueExpr) Constant {
+	d := x.Datum
+	if x.IsBinaryLiteral || x.Type.GetCharset() == "binary" {
+		// x'..', b'..' and _binary'..' are binary strings.
+		d = d.WithCollation(types.CollationBinary)
+	}
+	tp := TypeOf(d)
+	if x.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
+		tp = typeBool
+	}
+	return Constant{Value: d, Tp: tp}
+}
+
+// Constants builds the constants of literals, as Builder.Build does, in
+// blocks: one allocation per constantsBlock literals, not one each (a
+// bulk INSERT's VALUES holds thousands). The zero value is ready to use;
+// not safe for concurrent use.
+type Constants struct{ free []Constant }
+
+const constantsBlock = 1024
+
+// Build compiles n with b, a literal from cs's blocks.
+func (cs *Constants) Build(b *Builder, n ast.ExprNode) (Expr, error) {
+	x, ok := n.(*parserdriver.ValueExpr)
+	if !ok {
+		return b.Build(n)
+	}
+	if len(cs.free) == 0 {
+		cs.free = make([]Constant, constantsBlock)
+	}
+	c := &cs.free[0]
+	cs.free = cs.free[1:]
+	*c = constantOf(x)
+	return c, nil
+}
+
 // ResolveColumn compiles a column reference as b would.
 func (b *Builder) ResolveColumn(cn *ast.ColumnName) (Expr, error) { return b.column(cn) }
 
@@ -91,16 +128,8 @@ func (b *Builder) Build(n ast.ExprNode) (Expr, error) {
 		}
 		return &Param{Order: x.Order}, nil
 	case *parserdriver.ValueExpr:
-		d := x.Datum
-		if x.IsBinaryLiteral || x.Type.GetCharset() == "binary" {
-			// x'..', b'..' and _binary'..' are binary strings.
-			d = d.WithCollation(types.CollationBinary)
-		}
-		tp := TypeOf(d)
-		if x.Type.GetFlag()&mysql.IsBooleanFlag != 0 {
-			tp = typeBool
-		}
-		return &Constant{Value: d, Tp: tp}, nil
+		c := constantOf(x)
+		return &c, nil
 	case *ast.SetCollationExpr:
 		return b.collate(x)
 	case *ast.ColumnNameExpr:

@@ -932,7 +932,7 @@ func timeBuiltins() map[string]builtin {
 		if len(v) == 1 {
 			fsp = int(min(max(argInt(v[0]), 0), 6))
 		}
-		t := types.FromGoTime(ctx.now()).Round(fsp)
+		t := types.FromGoTime(ctx.now()).Trunc(fsp)
 		return types.NewDuration(timeOfDay(t), fsp), nil
 	}}
 	curdate := builtin{tp: fixed(typeDate), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
@@ -947,7 +947,7 @@ func timeBuiltins() map[string]builtin {
 		if n.IsZero() {
 			n = time.Now()
 		}
-		return types.NewTime(types.FromGoTime(n.UTC()).Round(fsp), types.TimeDatetime, fsp), nil
+		return types.NewTime(types.FromGoTime(n.UTC()).Trunc(fsp), types.TimeDatetime, fsp), nil
 	}}
 	m := map[string]builtin{
 		"curdate": curdate, "current_date": curdate,

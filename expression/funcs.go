@@ -49,7 +49,7 @@ func init() {
 			i, _, _ := types.ToInt(v[0])
 			fsp = int(min(max(i, 0), 6))
 		}
-		return types.NewTime(types.FromGoTime(ctx.now()).Round(fsp), types.TimeDatetime, fsp), nil
+		return types.NewTime(types.FromGoTime(ctx.now()).Trunc(fsp), types.TimeDatetime, fsp), nil
 	}}
 	user := builtin{tp: fixed(typeString), fn: func(ctx *Ctx, _ []types.Datum) (types.Datum, error) {
 		return types.NewString(ctx.Session.User()), nil

@@ -126,7 +126,9 @@ type Txn interface {
 	Mode() Mode
 
 	// Set buffers a write of value to key. It fails with ErrEntryTooLarge or
-	// ErrEmptyKey for bad input; nothing is buffered then.
+	// ErrEmptyKey for bad input; nothing is buffered then. Set, Insert and
+	// Delete copy key and value: the caller may reuse both once they
+	// return.
 	Set(key, value []byte) error
 	// Insert buffers a write of value to key that must not overwrite an
 	// existing key: Commit fails with a *KeyExistsError if key exists then.

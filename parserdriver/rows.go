@@ -6,8 +6,11 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/util"
+
+	"github.com/basalt-db/basalt/types"
 )
 
 // A scanner of the rows of literals of a multi-row INSERT, the shape of
@@ -263,6 +266,9 @@ func QuotedEnd(s string, i int) (int, bool) {
 type rowBuilder struct {
 	row  []ast.ExprNode
 	vals []ValueExpr // allocated, not handed out yet
+	// strs is a block that string literals' values are copied into: one
+	// allocation per block, not one per literal.
+	strs []byte
 	// escapes: a backslash escapes (sql_mode without
 	// NO_BACKSLASH_ESCAPES). Without, a string with a backslash is left
 	// to the parser (the scanner took the backslash for an escape).
@@ -281,6 +287,27 @@ func (b *rowBuilder) value(v any) *ValueExpr {
 	return ve
 }
 
+// stringValue is value(v) for a string v, its bytes copied into b.strs.
+func (b *rowBuilder) stringValue(v string) *ValueExpr {
+	if b.strs == nil || len(v) > cap(b.strs)-len(b.strs) {
+		b.strs = make([]byte, 0, max(strsBlock, len(v)))
+	}
+	n := len(b.strs)
+	b.strs = append(b.strs, v...)
+	if len(b.vals) == 0 {
+		b.vals = make([]ValueExpr, 256)
+	}
+	ve := &b.vals[0]
+	b.vals = b.vals[1:]
+	ve.projectionOffset = -1
+	// As SetValue does for a string, without the copy of its own.
+	ve.Datum = types.NewBytes(b.strs[n:len(b.strs):len(b.strs)])
+	ve.Type.SetType(mysql.TypeVarString)
+	return ve
+}
+
+const strsBlock = 64 << 10
+
 // add builds the literal s[i:e] into b.row, or reports false.
 func (b *rowBuilder) add(s string, i, e int) bool {
 	lit := s[i:e]
@@ -291,7 +318,7 @@ func (b *rowBuilder) add(s string, i, e int) bool {
 		if !ok {
 			return false
 		}
-		x = b.value(v)
+		x = b.stringValue(v)
 	case c == 'n' || c == 'N':
 		x = b.value(nil)
 	case c == '-' || c == '+':

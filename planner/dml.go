@@ -111,17 +111,29 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 			p.Columns = append(p.Columns, col.Offset)
 		}
 		eb := c.builder(nil, "field list")
+		// The rows' expressions are cut from one slice, and their
+		// literals' constants come in blocks (a bulk INSERT has thousands).
+		var consts expression.Constants
+		exprs := make([]expression.Expr, len(s.Lists)*len(p.Columns))
+		if len(s.Lists) > 0 {
+			p.Rows = make([][]expression.Expr, 0, len(s.Lists))
+		}
 		for i, list := range s.Lists {
 			if len(list) != len(p.Columns) && !(len(list) == 0 && len(s.Columns) == 0) {
 				return nil, errno.New(errno.ErWrongValueCount, "Column count doesn't match value count at row %d", i+1)
 			}
-			row := make([]expression.Expr, len(list))
+			var row []expression.Expr
+			if len(list) <= len(exprs) {
+				row, exprs = exprs[:len(list):len(list)], exprs[len(list):]
+			} else {
+				row = make([]expression.Expr, len(list))
+			}
 			for j, n := range list {
 				if _, isDefault := n.(*ast.DefaultExpr); isDefault {
 					row[j] = nil
 					continue
 				}
-				if row[j], err = eb.Build(n); err != nil {
+				if row[j], err = consts.Build(eb, n); err != nil {
 					return nil, err
 				}
 			}

@@ -100,7 +100,7 @@ func TestLatestReadOnClientGo(t *testing.T) {
 		{query: "SELECT (SELECT MAX(v) FROM t), v FROM t WHERE id = 1"},
 		{query: "SELECT CASE WHEN v > 0 THEN (SELECT MAX(v) FROM t) ELSE 0 END FROM t WHERE id = 1"},
 		{query: "SELECT v FROM t WHERE id = 1 FOR UPDATE"},
-		{query: "SELECT v FROM t AS OF TIMESTAMP NOW() - INTERVAL 0.2 SECOND WHERE id = 1"},
+		{query: "SELECT v FROM t AS OF TIMESTAMP NOW(6) - INTERVAL 0.2 SECOND WHERE id = 1"},
 		{before: []string{"BEGIN"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT"}},
 		{before: []string{"SET autocommit = 0"}, query: "SELECT v FROM t WHERE id = 1", after: []string{"COMMIT", "SET autocommit = 1"}},
 	} {

@@ -337,7 +337,9 @@ func (c *converter) str() (types.Datum, error) {
 	}
 	if limit := ft.Flen; limit > 0 {
 		n := len(b)
-		if !binary && !isBlobType(ft.Tp) {
+		if !binary && !isBlobType(ft.Tp) && n > limit {
+			// Characters, not bytes; a text of no more bytes than the
+			// limit has no more characters either.
 			n = utf8.RuneCount(b)
 		}
 		if n > limit {

@@ -66,6 +66,9 @@ type Writer struct {
 	// computed over the row extended with t.Hidden's values.
 	derived []derivedCol
 	extend  bool
+	// value is the scratch buffer of the row values Add and Update
+	// encode (kv.Txn copies what it is given).
+	value []byte
 }
 
 // derivedCol is a hidden column whose value is a visible column's,
@@ -205,15 +208,27 @@ func (w *Writer) extended(row []types.Datum) []types.Datum {
 }
 
 // rowValue encodes a row, with the values of the hidden columns (nil when
-// there are none).
+// there are none), in a new slice.
 func (w *Writer) rowValue(row, hidden []types.Datum) []byte {
+	return w.appendRowValue(nil, row, hidden)
+}
+
+// scratchValue is rowValue in w's scratch buffer, valid until the next
+// call.
+func (w *Writer) scratchValue(row, hidden []types.Datum) []byte {
+	w.value = w.appendRowValue(w.value[:0], row, hidden)
+	return w.value
+}
+
+// appendRowValue appends rowValue's encoding to dst.
+func (w *Writer) appendRowValue(dst []byte, row, hidden []types.Datum) []byte {
 	var v []byte
 	if w.skip < 0 {
-		v = tablecodec.EncodeRow(nil, w.ids, row)
+		v = tablecodec.EncodeRow(dst, w.ids, row)
 	} else {
 		saved := row[w.skip]
 		row[w.skip] = types.Null
-		v = tablecodec.EncodeRow(nil, w.ids, row)
+		v = tablecodec.EncodeRow(dst, w.ids, row)
 		row[w.skip] = saved
 	}
 	for _, i := range w.nullMark {
@@ -327,9 +342,9 @@ func (w *Writer) AddHidden(ctx *WriteCtx, row, hidden []types.Datum, h tablecode
 		}
 	}
 	if insert {
-		err = ctx.Txn.Insert(rk, w.rowValue(row, hidden))
+		err = ctx.Txn.Insert(rk, w.scratchValue(row, hidden))
 	} else {
-		err = ctx.Txn.Set(rk, w.rowValue(row, hidden))
+		err = ctx.Txn.Set(rk, w.scratchValue(row, hidden))
 	}
 	if err != nil {
 		return mapBufferErr(w.t, err, row, h)
@@ -433,7 +448,7 @@ func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Hand
 	if err := w.fillDerived(new, old, hidden); err != nil {
 		return err
 	}
-	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.rowValue(new, hidden))
+	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.scratchValue(new, hidden))
 }
 
 // UniqueKeys returns the row key and the unique index keys of a row: what

@@ -11,14 +11,34 @@ type Piece struct {
 }
 
 // Mentions is a cheap test for whether a query may hold a trigger
-// statement; only such queries need Split.
+// statement; only such queries need Split. It reports whether "trigger"
+// or "checksum" occurs in sql in any mix of case (ASCII: a byte window
+// of a word's length can hold no other fold of its letters, which are
+// longer in UTF-8).
 func Mentions(sql string) bool {
-	for i := 0; i+7 <= len(sql); i++ {
-		if (sql[i] == 't' || sql[i] == 'T') && strings.EqualFold(sql[i:i+7], "trigger") {
-			return true
-		}
-		if (sql[i] == 'c' || sql[i] == 'C') && i+8 <= len(sql) && strings.EqualFold(sql[i:i+8], "checksum") {
-			return true
+	// Each word is looked for at the places of two of its letters, which
+	// strings.Index finds in a bulk INSERT's megabyte of text much faster
+	// than a loop over its bytes.
+	return mentions(sql, "trigger", 3) || mentions(sql, "checksum", 3)
+}
+
+// mentions reports whether word occurs in sql in any mix of case, by
+// looking for the four cases of its letters at k and k+1 and then at
+// the whole word around them.
+func mentions(sql, word string, k int) bool {
+	lo := word[k : k+2]
+	up := strings.ToUpper(lo)
+	for _, pair := range [4]string{lo, up, lo[:1] + up[1:], up[:1] + lo[1:]} {
+		for from := 0; ; {
+			i := strings.Index(sql[from:], pair)
+			if i < 0 {
+				break
+			}
+			p := from + i - k
+			if p >= 0 && p+len(word) <= len(sql) && strings.EqualFold(sql[p:p+len(word)], word) {
+				return true
+			}
+			from += i + 1
 		}
 	}
 	return false

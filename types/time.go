@@ -74,6 +74,17 @@ func (t Time) Round(fsp int) Time {
 	return FromGoTime(g)
 }
 
+// Trunc drops the microseconds past fsp digits, as MySQL's clock
+// functions (NOW, CURTIME, UTC_TIMESTAMP) do with the statement's time:
+// NOW() at 10:52:31.76 is 10:52:31, never a moment still to come.
+func (t Time) Trunc(fsp int) Time {
+	if fsp >= 6 {
+		return t
+	}
+	unit := pow10[6-fsp]
+	return t&^0xFFFFF | Time(t.Microsecond()/unit*unit)
+}
+
 var pow10 = [...]int{1, 10, 100, 1000, 10000, 100000, 1000000}
 
 // Append formats t as tt with fsp fractional digits.

@@ -3,6 +3,7 @@ package tikv
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/basalt-db/basalt/kv"
 	tikverr "github.com/tikv/client-go/v2/error"
@@ -17,8 +18,41 @@ type snapshot struct {
 
 func (sn *snapshot) TS() uint64 { return sn.ts }
 
+// latestSnapshot is kv.Snapshot over a client-go snapshot at
+// math.MaxUint64 (Storage.LatestSnapshot). It is the client-go snapshot's
+// own pointer, converted: an autocommit point get, which makes one per
+// statement, allocates no wrapper around it.
+type latestSnapshot txnsnapshot.KVSnapshot
+
+func (l *latestSnapshot) wrapped() *snapshot {
+	return &snapshot{snap: (*txnsnapshot.KVSnapshot)(l), ts: math.MaxUint64}
+}
+
+func (l *latestSnapshot) TS() uint64 { return math.MaxUint64 }
+
+func (l *latestSnapshot) Get(ctx context.Context, key []byte) ([]byte, error) {
+	return get(ctx, (*txnsnapshot.KVSnapshot)(l), key)
+}
+
+func (l *latestSnapshot) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	return l.wrapped().BatchGet(ctx, keys)
+}
+
+func (l *latestSnapshot) Iter(start, end []byte) (kv.Iterator, error) {
+	return l.wrapped().Iter(start, end)
+}
+
+func (l *latestSnapshot) IterReverse(start, end []byte) (kv.Iterator, error) {
+	return l.wrapped().IterReverse(start, end)
+}
+
 func (sn *snapshot) Get(ctx context.Context, key []byte) ([]byte, error) {
-	e, err := sn.snap.Get(ctx, key)
+	return get(ctx, sn.snap, key)
+}
+
+// get is snap's value of key, with client-go's errors mapped to kv's.
+func get(ctx context.Context, snap *txnsnapshot.KVSnapshot, key []byte) ([]byte, error) {
+	e, err := snap.Get(ctx, key)
 	if errors.Is(err, tikverr.ErrNotExist) {
 		return nil, kv.ErrNotFound
 	}

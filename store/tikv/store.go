@@ -183,7 +183,9 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 // math.MaxUint64). Reads of several keys must not use it: the newest
 // versions of two keys need not be a snapshot.
 func (s *Storage) LatestSnapshot() kv.Snapshot {
-	return s.Snapshot(math.MaxUint64)
+	snap := s.store.GetSnapshot(math.MaxUint64)
+	snap.SetVars(s.variables())
+	return (*latestSnapshot)(snap)
 }
 
 // CurrentTS is a fresh timestamp from PD (see timestamp).
