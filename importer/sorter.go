@@ -149,10 +149,18 @@ func (b *buffer) add(key, value []byte) {
 // sort sorts the pairs that did not come in order. Their keys mostly
 // share a long prefix (an index's: 't', the table ID, "_i", the index
 // ID), so each entry first gets the 8 bytes that follow the prefix common
-// to all of them, and only entries equal there compare whole keys.
+// to all of them, and the entries are radix sorted on those (sortByPfx);
+// only entries equal there compare whole keys. When the pairs in order are
+// few against the rest (an index's entries in rows' order), they are
+// sorted with the rest, so that the buffer is one sorted list and its
+// merge compares nothing.
 func (b *buffer) sort() {
 	if len(b.rest) == 0 {
 		return
+	}
+	if len(b.asc)*4 <= len(b.rest) {
+		b.rest = append(b.rest, b.asc...)
+		b.asc = b.asc[:0]
 	}
 	first := b.key(b.rest[0])
 	common := len(first)
@@ -170,7 +178,61 @@ func (b *buffer) sort() {
 		copy(buf[:], b.key(b.rest[i])[common:])
 		b.rest[i].pfx = binary.BigEndian.Uint64(buf[:])
 	}
-	slices.SortFunc(b.rest, func(x, y entry) int {
+	b.sortByPfx(b.rest, 56)
+}
+
+// smallSort is the length under which sortByPfx compares entries instead
+// of distributing them.
+const smallSort = 48
+
+// sortByPfx sorts ents, whose pfx are equal above bit shift+8, by pfx and
+// then key: an in-place most-significant-digit radix sort on the byte of
+// pfx at shift (American flag sort: count each digit's entries, then
+// swap every entry into its digit's bucket), then each bucket on the next
+// byte. Buckets of few entries, and those whose pfx are all equal, are
+// sorted by comparisons.
+func (b *buffer) sortByPfx(ents []entry, shift int) {
+	for len(ents) >= smallSort && shift >= 0 {
+		var count [256]int
+		for i := range ents {
+			count[byte(ents[i].pfx>>shift)]++
+		}
+		if count[byte(ents[0].pfx>>shift)] == len(ents) {
+			shift -= 8 // one digit: nothing to move
+			continue
+		}
+		var next, end [256]int
+		n := 0
+		for d := range count {
+			next[d] = n
+			n += count[d]
+			end[d] = n
+		}
+		for d := range next {
+			for next[d] < end[d] {
+				e := ents[next[d]]
+				for {
+					to := byte(e.pfx >> shift)
+					if int(to) == d {
+						break
+					}
+					ents[next[to]], e = e, ents[next[to]]
+					next[to]++
+				}
+				ents[next[d]] = e
+				next[d]++
+			}
+		}
+		lo := 0
+		for d := range count {
+			if count[d] > 1 {
+				b.sortByPfx(ents[lo:lo+count[d]], shift-8)
+			}
+			lo += count[d]
+		}
+		return
+	}
+	slices.SortFunc(ents, func(x, y entry) int {
 		switch {
 		case x.pfx < y.pfx:
 			return -1
@@ -366,7 +428,51 @@ func (s *Sorter) Merge() (*Merger, error) {
 		}
 	}
 	s.cur.sort()
+	if len(s.cur.asc) == 0 && len(s.cur.rest) >= minRearrange {
+		// The spare buffer is idle now, and the budget allows it.
+		to := s.spare
+		if to == nil {
+			to = s.newBuffer()
+		}
+		s.spare = nil
+		s.cur.rearrange(to)
+		s.cur.free()
+		s.cur = to
+	}
 	return s.openMerge(s.runs, true)
+}
+
+// minRearrange is the number of sorted pairs from which Merge copies them
+// in key order before it reads them.
+const minRearrange = 4096
+
+// rearrange copies b's pairs, sorted, into the empty buffer to, in their
+// order, so that reading them in order reads memory in sequence: the
+// sort moved entries only, and the pairs they point to are scattered
+// over b's blocks. Its loads are independent of each other (no compare
+// waits on them), which lets the processor overlap their cache misses, as
+// a merge that compares each pair it reads cannot.
+func (b *buffer) rearrange(to *buffer) {
+	to.rest = slices.Grow(to.rest[:0], len(b.rest))
+	n := to.used
+	for _, e := range b.rest {
+		need := int(e.klen + e.vlen)
+		if n == 0 || len(to.blocks[n-1])+need > cap(to.blocks[n-1]) {
+			switch {
+			case n < len(to.blocks) && cap(to.blocks[n]) >= need:
+			case n < len(to.blocks):
+				freeBlock(to.blocks[n])
+				to.blocks[n] = allocBlock(max(min(blockSize, to.limit), need))
+			default:
+				to.blocks = append(to.blocks, allocBlock(max(min(blockSize, to.limit), need)))
+			}
+			n++
+		}
+		blk := to.blocks[n-1]
+		to.rest = append(to.rest, entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: e.klen, vlen: e.vlen})
+		to.blocks[n-1] = append(blk, b.blocks[e.blk][e.off:e.off+e.klen+e.vlen]...)
+	}
+	to.used, to.size = n, b.size
 }
 
 // openMerge opens a merge of the runs at paths, and of the buffer if

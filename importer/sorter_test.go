@@ -102,6 +102,63 @@ func TestSorterInMemory(t *testing.T) {
 	}
 }
 
+// TestSorterRadix sorts keys made to meet every case of the radix sort
+// (sortByPfx): a long common prefix, keys shorter than it plus 8 bytes
+// (their pfx zero-padded, so "ab" and "ab\x00" tie there), many equal
+// pfx, duplicates, buckets above and below smallSort, a few keys in
+// order first; in memory and spilled. The merge must give them as
+// slices.Sort does.
+func TestSorterRadix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, budget := range []int{16 << 20, 64 << 10} {
+		s, err := NewSorter(t.TempDir(), budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		add := func(k string) {
+			want = append(want, k)
+			if err := s.Add([]byte(k), []byte("v"+k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("prefix-")
+		add("prefix-\x00\x00")
+		for range 20000 {
+			k := []byte("prefix-")
+			for range rng.IntN(14) {
+				// Few byte values: deep buckets, equal pfx, duplicates.
+				k = append(k, byte(rng.IntN(3)), byte(rng.IntN(256)))
+			}
+			add(string(k))
+		}
+		m, err := s.Merge()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(want)
+		for i := 0; ; i++ {
+			k, v, ok, err := m.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				if i != len(want) {
+					t.Fatalf("budget %d: %d pairs, want %d", budget, i, len(want))
+				}
+				break
+			}
+			if string(k) != want[i] || string(v) != "v"+want[i] {
+				t.Fatalf("budget %d: pair %d is %q=%q, want %q", budget, i, k, v, want[i])
+			}
+		}
+		m.Close()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSorterDiskQuota: runs past DISK_QUOTA fail the sort.
 func TestSorterDiskQuota(t *testing.T) {
 	s, err := NewSorter(t.TempDir(), 4096)
