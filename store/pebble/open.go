@@ -12,10 +12,21 @@ import (
 
 // Options configure Open. The zero value of each field means its default.
 type Options struct {
-	// BlockCacheSize is the block cache in bytes (default 256 MiB).
+	// BlockCacheSize is the block cache in bytes (default 256 MiB). It
+	// bounds the memtables too: Pebble reserves each memtable's arena in
+	// the cache, so that data blocks get what the memtables leave. With
+	// cgo (the default build) the cache and the memtables are allocated
+	// outside the Go heap, and so outside Go's soft memory limit.
 	BlockCacheSize int64
-	// MemTableSize is the memtable size in bytes (default 64 MiB).
+	// MemTableSize is the memtable size in bytes (default 64 MiB): Pebble
+	// starts with a 256 KiB memtable and doubles each next one up to it.
 	MemTableSize uint64
+	// MemTableStopWritesThreshold stops writes while this many memtables
+	// (the mutable one and those waiting for their flush) hold
+	// MemTableStopWritesThreshold x MemTableSize bytes (default 2, the
+	// least Pebble takes). TiKV's rocksdb.defaultcf.max-write-buffer-number.
+	// Pebble also keeps one flushed memtable's arena for the next.
+	MemTableStopWritesThreshold int
 	// Logger receives Pebble's messages, each prefixed "pebble: " (and
 	// errors "pebble: error: "); default: discard.
 	Logger *log.Logger
@@ -36,6 +47,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.MemTableSize == 0 {
 		r.MemTableSize = 64 << 20
+	}
+	if r.MemTableStopWritesThreshold == 0 {
+		r.MemTableStopWritesThreshold = 2
 	}
 	if r.Logger == nil {
 		r.Logger = log.New(discard{}, "", 0)
@@ -64,11 +78,13 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	cache := pebble.NewCache(o.BlockCacheSize)
 	defer cache.Unref()
 	po := &pebble.Options{
-		Cache:              cache,
-		MemTableSize:       o.MemTableSize,
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             logger{o.Logger},
-		FS:                 o.FS,
+		Cache:        cache,
+		MemTableSize: o.MemTableSize,
+		// Pebble refuses fewer than 2.
+		MemTableStopWritesThreshold: max(o.MemTableStopWritesThreshold, 2),
+		FormatMajorVersion:          pebble.FormatNewest,
+		Logger:                      logger{o.Logger},
+		FS:                          o.FS,
 	}
 	if n := o.MaxCompactions; n > 0 {
 		po.CompactionConcurrencyRange = func() (int, int) { return 1, n }
