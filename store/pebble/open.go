@@ -3,7 +3,9 @@ package pebble
 import (
 	"fmt"
 	"log"
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -64,6 +66,19 @@ type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
+// mallocArenas is how many malloc arenas a process that opens an Engine
+// keeps, unless MALLOC_ARENA_MAX says otherwise. With cgo, Pebble's block
+// cache and memtables are C allocations (calloc), and glibc gives each
+// thread that finds the arenas busy one of its own, up to 8 per CPU: a
+// block freed in one arena serves no allocation in another, and none is
+// returned to the system. Under sysbench the block cache's 70-96 MiB of
+// blocks kept about 210 MiB resident across 9 arenas. The cache
+// allocates only on a miss, so two arenas meet no contention worth the
+// memory.
+const mallocArenas = 2
+
+var limitArenasOnce sync.Once
+
 // Open opens the database in dir, creating it if dir does not exist. A
 // database that exists must open as it is, or not at all: Open refuses one
 // whose files are missing or corrupt, turning a panic inside Pebble (which
@@ -75,6 +90,11 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 			e, err = nil, fmt.Errorf("database is corrupt: %v", r)
 		}
 	}()
+	limitArenasOnce.Do(func() {
+		if os.Getenv("MALLOC_ARENA_MAX") == "" {
+			limitMallocArenas(mallocArenas)
+		}
+	})
 	cache := pebble.NewCache(o.BlockCacheSize)
 	defer cache.Unref()
 	po := &pebble.Options{
