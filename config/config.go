@@ -299,7 +299,7 @@ func Default() *Config {
 			Capacity: 100,
 		},
 		Storage: Storage{
-			BlockCache:             BlockCache{Capacity: 128 * MiB},
+			BlockCache:             BlockCache{Capacity: 256 * MiB},
 			SyncLog:                true,
 			GCLifeTime:             Duration(10 * time.Minute),
 			LatestVersionCacheSize: 64 * MiB,

@@ -16,7 +16,7 @@ func TestStoreOptions(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	cfg := config.Default()
 	o := storeOptions(cfg, logger)
-	if o.NoSync || o.BlockCacheSize != 128<<20 || o.MemTableSize != 16<<20 || o.MemTableStopWritesThreshold != 2 || o.LatestCacheSize != 64<<20 ||
+	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 16<<20 || o.MemTableStopWritesThreshold != 2 || o.LatestCacheSize != 64<<20 ||
 		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil {
 		t.Errorf("defaults: %+v", o)
 	}
