@@ -66,6 +66,7 @@ type Config struct {
 	Performance       Performance       `toml:"performance"`
 	PreparedPlanCache PreparedPlanCache `toml:"prepared-plan-cache"`
 	Storage           Storage           `toml:"storage"`
+	RocksDB           RocksDB           `toml:"rocksdb"`
 	Txn               Txn               `toml:"txn"`
 	PessimisticTxn    PessimisticTxn    `toml:"pessimistic-txn"`
 	TiKVClient        TiKVClient        `toml:"tikv-client"`
@@ -155,19 +156,46 @@ type PreparedPlanCache struct {
 
 // Storage configures the embedded store.
 type Storage struct {
-	// BlockCacheSize is the storage engine's block cache.
-	BlockCacheSize ByteSize `toml:"block-cache-size"`
+	// BlockCache is the storage engine's block cache.
+	BlockCache BlockCache `toml:"block-cache"`
 	// SyncLog makes each commit wait for its WAL write to reach the disk.
 	// Turned off, commits are faster and the last ones acknowledged before
 	// a crash may be lost (TiKV's raftstore.sync-log).
 	SyncLog bool `toml:"sync-log"`
 	// GCLifeTime is how long old row versions are kept (tidb_gc_life_time).
 	GCLifeTime Duration `toml:"gc-life-time"`
-	// MemTableSize is the storage engine's memtable size.
-	MemTableSize ByteSize `toml:"memtable-size"`
 	// LatestVersionCacheSize bounds the memory that holds the newest
-	// version of the rows of hot key ranges; 0 turns the cache off.
+	// version of the rows of hot key ranges; 0 turns the cache off. It is
+	// Go heap, inside performance.go-memory-limit.
 	LatestVersionCacheSize ByteSize `toml:"latest-version-cache-size"`
+}
+
+// BlockCache is TiKV's [storage.block-cache].
+type BlockCache struct {
+	// Capacity is the memory of Pebble's block cache, which also holds
+	// the memtables: Pebble reserves each memtable's arena in it, and data
+	// blocks get the rest. Outside the Go heap. (Basalt's older name:
+	// storage.block-cache-size.)
+	Capacity ByteSize `toml:"capacity"`
+}
+
+// RocksDB is TiKV's [rocksdb] section, of which the embedded store takes
+// the memtable settings of the default column family (Pebble's one
+// memtable serves every column family).
+type RocksDB struct {
+	DefaultCF DefaultCF `toml:"defaultcf"`
+}
+
+// DefaultCF is [rocksdb.defaultcf].
+type DefaultCF struct {
+	// WriteBufferSize is the size of a memtable (Basalt's older name:
+	// storage.memtable-size).
+	WriteBufferSize ByteSize `toml:"write-buffer-size"`
+	// MaxWriteBufferNumber is how many memtables may fill before writes
+	// stop until a flush (Pebble's MemTableStopWritesThreshold, at least
+	// 2). With the one arena Pebble keeps for reuse, the memtables hold at
+	// most (MaxWriteBufferNumber + 1) x WriteBufferSize.
+	MaxWriteBufferNumber int `toml:"max-write-buffer-number"`
 }
 
 // Transaction modes, the values of txn.default-mode.
@@ -264,20 +292,19 @@ func Default() *Config {
 		MaxAllowedPacket: 64 * MiB,
 		Lease:            Duration(45 * time.Second),
 		Status:           Status{StatusPort: 10080},
-		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
+		Performance:      Performance{GOGC: 400, GoMemoryLimit: 256 * MiB},
 		Log:              Log{Level: "info", SlowQueryMaxSize: 300, SlowQueryMaxBackups: 10},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  true,
 			Capacity: 100,
 		},
 		Storage: Storage{
-			BlockCacheSize: 256 * MiB,
-			SyncLog:        true,
-			GCLifeTime:     Duration(10 * time.Minute),
-			MemTableSize:   64 * MiB,
-
+			BlockCache:             BlockCache{Capacity: 256 * MiB},
+			SyncLog:                true,
+			GCLifeTime:             Duration(10 * time.Minute),
 			LatestVersionCacheSize: 64 * MiB,
 		},
+		RocksDB: RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 16 * MiB, MaxWriteBufferNumber: 2}},
 		Txn: Txn{
 			LockWaitTimeout: 50,
 			DefaultMode:     TxnPessimistic,
@@ -290,7 +317,7 @@ func Default() *Config {
 }
 
 // ValueError is a value Validate refuses. Key is its key in the file
-// ("storage.block-cache-size").
+// ("storage.block-cache.capacity").
 type ValueError struct {
 	Key    string
 	Reason string
@@ -304,11 +331,12 @@ func invalid(key, format string, args ...any) *ValueError {
 
 // Limits of the values Validate accepts.
 const (
-	minMaxAllowedPacket = 1 * KiB // MySQL's bounds of max_allowed_packet
-	maxMaxAllowedPacket = 1 * GiB
-	minStorageSize      = 1 * MiB
-	maxMemTableSize     = 4*GiB - 1 // the storage engine's limit
-	maxLockWaitTimeout  = 1 << 30   // innodb_lock_wait_timeout's limit
+	minMaxAllowedPacket  = 1 * KiB // MySQL's bounds of max_allowed_packet
+	maxMaxAllowedPacket  = 1 * GiB
+	minStorageSize       = 1 * MiB
+	maxMemTableSize      = 4*GiB - 1 // the storage engine's limit
+	maxWriteBufferNumber = 64
+	maxLockWaitTimeout   = 1 << 30 // innodb_lock_wait_timeout's limit
 )
 
 // Validate checks every value, and returns all the errors found (joined),
@@ -392,14 +420,17 @@ func (c *Config) Validate() error {
 	if c.PreparedPlanCache.Capacity < 0 || (c.PreparedPlanCache.Enabled && c.PreparedPlanCache.Capacity == 0) {
 		add(invalid("prepared-plan-cache.capacity", "%d: must be positive (set prepared-plan-cache.enabled = false to disable the cache)", c.PreparedPlanCache.Capacity))
 	}
-	if c.Storage.BlockCacheSize < minStorageSize {
-		add(invalid("storage.block-cache-size", "%s is less than %s", c.Storage.BlockCacheSize, ByteSize(minStorageSize)))
+	if c.Storage.BlockCache.Capacity < minStorageSize {
+		add(invalid("storage.block-cache.capacity", "%s is less than %s", c.Storage.BlockCache.Capacity, ByteSize(minStorageSize)))
 	}
 	if c.Storage.GCLifeTime <= 0 {
 		add(invalid("storage.gc-life-time", "%s: must be positive", c.Storage.GCLifeTime))
 	}
-	if c.Storage.MemTableSize < minStorageSize || c.Storage.MemTableSize > maxMemTableSize {
-		add(invalid("storage.memtable-size", "%s is out of range %s..%s", c.Storage.MemTableSize, ByteSize(minStorageSize), ByteSize(maxMemTableSize)))
+	if wb := c.RocksDB.DefaultCF.WriteBufferSize; wb < minStorageSize || wb > maxMemTableSize {
+		add(invalid("rocksdb.defaultcf.write-buffer-size", "%s is out of range %s..%s", wb, ByteSize(minStorageSize), ByteSize(maxMemTableSize)))
+	}
+	if n := c.RocksDB.DefaultCF.MaxWriteBufferNumber; n < 2 || n > maxWriteBufferNumber {
+		add(invalid("rocksdb.defaultcf.max-write-buffer-number", "%d is out of range 2..%d", n, maxWriteBufferNumber))
 	}
 	if c.Txn.LockWaitTimeout < 1 || c.Txn.LockWaitTimeout > maxLockWaitTimeout {
 		add(invalid("txn.lock-wait-timeout", "%d is out of range 1..%d (seconds)", c.Txn.LockWaitTimeout, maxLockWaitTimeout))

@@ -58,13 +58,12 @@ func TestLoadFull(t *testing.T) {
 			Capacity: 0,
 		},
 		Storage: Storage{
-			BlockCacheSize: 1536 * MiB,
-			SyncLog:        false,
-			GCLifeTime:     Duration(90 * time.Minute),
-			MemTableSize:   128 * MiB,
-
+			BlockCache:             BlockCache{Capacity: 1536 * MiB},
+			SyncLog:                false,
+			GCLifeTime:             Duration(90 * time.Minute),
 			LatestVersionCacheSize: 0,
 		},
+		RocksDB: RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 128 * MiB, MaxWriteBufferNumber: 4}},
 		Txn:            Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
 		PessimisticTxn: PessimisticTxn{MaxRetryCount: 10},
 		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000, RegionCacheTTL: 60,
@@ -74,11 +73,12 @@ func TestLoadFull(t *testing.T) {
 		// mocktikv uses neither the embedded store nor the schema lease.
 		Warnings: []string{
 			`config key lease has no effect with store "mocktikv"; ignored`,
-			`config key storage.block-cache-size has no effect with store "mocktikv"; ignored`,
+			`config key storage.block-cache.capacity has no effect with store "mocktikv"; ignored`,
 			`config key storage.sync-log has no effect with store "mocktikv"; ignored`,
 			`config key storage.gc-life-time has no effect with store "mocktikv"; ignored`,
-			`config key storage.memtable-size has no effect with store "mocktikv"; ignored`,
 			`config key storage.latest-version-cache-size has no effect with store "mocktikv"; ignored`,
+			`config key rocksdb.defaultcf.write-buffer-size has no effect with store "mocktikv"; ignored`,
+			`config key rocksdb.defaultcf.max-write-buffer-number has no effect with store "mocktikv"; ignored`,
 		},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -158,24 +158,48 @@ func TestLoadErrors(t *testing.T) {
 		want: []string{`:3: security.require-secure-transport: needs TLS`},
 	}, {
 		name: "bad size unit",
+		file: "[storage.block-cache]\ncapacity = \"1XB\"\n",
+		want: []string{`:2: storage.block-cache.capacity: invalid size "1XB": unknown unit "XB"`},
+	}, {
+		name: "bad size unit, older name",
 		file: "[storage]\nblock-cache-size = \"1XB\"\n",
 		want: []string{`:2: storage.block-cache-size: invalid size "1XB": unknown unit "XB"`},
 	}, {
 		name: "negative size",
+		file: "[rocksdb.defaultcf]\nwrite-buffer-size = -1\n",
+		want: []string{`:2: rocksdb.defaultcf.write-buffer-size: invalid size -1: negative`},
+	}, {
+		name: "negative size, older name",
 		file: "[storage]\nmemtable-size = -1\n",
 		want: []string{`:2: storage.memtable-size: invalid size -1: negative`},
+	}, {
+		name: "a key under both its names",
+		file: "[storage]\nblock-cache-size = \"1GiB\"\n[storage.block-cache]\ncapacity = \"1GiB\"\n",
+		want: []string{`:2: storage.block-cache-size and storage.block-cache.capacity are the same setting (storage.block-cache-size is its older name): keep one`},
 	}, {
 		name: "size of the wrong type",
 		file: "max-allowed-packet = 1.5\n",
 		want: []string{`:1: max-allowed-packet: invalid size: want a string`},
 	}, {
 		name: "size too small",
+		file: "[storage.block-cache]\ncapacity = \"1KiB\"\n",
+		want: []string{`:2: storage.block-cache.capacity: 1KiB is less than 1MiB`},
+	}, {
+		name: "size too small, older name",
 		file: "[storage]\nblock-cache-size = \"1KiB\"\n",
 		want: []string{`:2: storage.block-cache-size: 1KiB is less than 1MiB`},
 	}, {
 		name: "memtable too large",
+		file: "[rocksdb.defaultcf]\nwrite-buffer-size = \"4GiB\"\n",
+		want: []string{`:2: rocksdb.defaultcf.write-buffer-size: 4GiB is out of range 1MiB..4294967295B`},
+	}, {
+		name: "memtable too large, older name",
 		file: "[storage]\nmemtable-size = \"4GiB\"\n",
 		want: []string{`:2: storage.memtable-size: 4GiB is out of range 1MiB..4294967295B`},
+	}, {
+		name: "one memtable",
+		file: "[rocksdb.defaultcf]\nmax-write-buffer-number = 1\n",
+		want: []string{`:2: rocksdb.defaultcf.max-write-buffer-number: 1 is out of range 2..64`},
 	}, {
 		name: "packet too large",
 		file: "max-allowed-packet = \"2GB\"\n",
@@ -341,5 +365,27 @@ safe-window = "2s"
 	}
 	if !reflect.DeepEqual(cfg.Warnings, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(cfg.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A file may set the storage engine's sizes by Basalt's older names; they
+// take effect as TiKV's names do, and warnings name the key as written.
+func TestLoadRenamedKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "old.toml")
+	os.WriteFile(file, []byte("[storage]\nblock-cache-size = \"512MiB\"\nmemtable-size = 33554432\n"), 0o644)
+	cfg, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Storage.BlockCache.Capacity != 512*MiB || cfg.RocksDB.DefaultCF.WriteBufferSize != 32*MiB || len(cfg.Warnings) != 0 {
+		t.Errorf("block cache %s, write buffer %s, warnings %q", cfg.Storage.BlockCache.Capacity, cfg.RocksDB.DefaultCF.WriteBufferSize, cfg.Warnings)
+	}
+	os.WriteFile(file, []byte("store = \"tikv\"\npath = \"127.0.0.1:2379\"\n[storage]\nblock-cache-size = \"512MiB\"\n"), 0o644)
+	if cfg, err = Load(file); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`config key storage.block-cache-size has no effect with store "tikv"; ignored`}
+	if !reflect.DeepEqual(cfg.Warnings, want) {
+		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
 	}
 }

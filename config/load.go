@@ -67,7 +67,11 @@ func decode(name string, data []byte) (*Config, *source, error) {
 	if err != nil {
 		return nil, nil, DecodeError(name, err)
 	}
-	tidb, unknown, err := checkTiDBKeys(name, data, md, md.Undecoded())
+	left, err := applyRenamed(name, data, md, md.Undecoded(), cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	tidb, unknown, err := checkTiDBKeys(name, data, md, left)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,12 +139,14 @@ func (src *source) locate(err error, flagKeys map[string]bool) error {
 		if !errors.As(e, &ve) {
 			continue
 		}
-		k := strings.Split(ve.Key, ".")
 		switch {
 		case flagKeys[ve.Key]:
 			out[i] = fmt.Errorf("%w (set by a command-line flag)", e)
-		case src != nil && src.md.IsDefined(k...):
-			out[i] = withLine(src.name, keyLine(src.data, k), e.Error())
+		case src != nil:
+			// The file may set the key by its older name.
+			if as := definedAs(src.md, ve.Key); as != "" {
+				out[i] = withLine(src.name, keyLine(src.data, strings.Split(as, ".")), as+": "+ve.Reason)
+			}
 		}
 	}
 	return errors.Join(out...)

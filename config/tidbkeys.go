@@ -203,8 +203,8 @@ func idleKeys(md toml.MetaData, cfg *Config) []string {
 				walk(key+".", got.Field(i), dflt.Field(i))
 				continue
 			}
-			if md.IsDefined(strings.Split(key, ".")...) && !got.Field(i).Equal(dflt.Field(i)) && idleKey(key, cfg.Store) {
-				idle = append(idle, key)
+			if as := definedAs(md, key); as != "" && !got.Field(i).Equal(dflt.Field(i)) && idleKey(key, cfg.Store) {
+				idle = append(idle, as)
 			}
 		}
 	}
@@ -219,7 +219,7 @@ func idleKey(key, store string) bool {
 		return store == StoreLocal
 	case key == "lease":
 		return store != StoreTiKV
-	case strings.HasPrefix(key, "storage."):
+	case strings.HasPrefix(key, "storage."), strings.HasPrefix(key, "rocksdb."):
 		return store != StoreLocal
 	}
 	return false

@@ -69,7 +69,8 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	}
 	if cfg.Store == config.StoreLocal {
 		logger.Info("store opened", "path", cfg.Path, "took", time.Since(opened).Round(time.Millisecond),
-			"sync-log", cfg.Storage.SyncLog, "block-cache-size", cfg.Storage.BlockCacheSize.String())
+			"sync-log", cfg.Storage.SyncLog, "block-cache", cfg.Storage.BlockCache.Capacity.String(),
+			"write-buffer-size", cfg.RocksDB.DefaultCF.WriteBufferSize.String())
 	} else {
 		logger.Info("store opened", "store", cfg.Store, "path", cfg.Path, "took", time.Since(opened).Round(time.Millisecond))
 	}

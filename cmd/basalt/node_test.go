@@ -80,8 +80,8 @@ func testConfig(t *testing.T) *config.Config {
 	cfg.Status.StatusPort = freePort(t)
 	cfg.Path = filepath.Join(t.TempDir(), "data")
 	cfg.Storage.SyncLog = false
-	cfg.Storage.BlockCacheSize = 8 * config.MiB
-	cfg.Storage.MemTableSize = 4 * config.MiB
+	cfg.Storage.BlockCache.Capacity = 8 * config.MiB
+	cfg.RocksDB.DefaultCF.WriteBufferSize = 4 * config.MiB
 	return cfg
 }
 

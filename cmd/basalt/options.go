@@ -18,11 +18,12 @@ import (
 // The data directory itself (cfg.Path) is local.Open's first argument.
 func storeOptions(cfg *config.Config, logger *slog.Logger) local.Options {
 	return local.Options{
-		NoSync:          !cfg.Storage.SyncLog,
-		BlockCacheSize:  int64(cfg.Storage.BlockCacheSize),
-		MemTableSize:    uint64(cfg.Storage.MemTableSize),
-		LatestCacheSize: latestCacheSize(cfg.Storage.LatestVersionCacheSize),
-		GCLifeTime:      time.Duration(cfg.Storage.GCLifeTime),
+		NoSync:                      !cfg.Storage.SyncLog,
+		BlockCacheSize:              int64(cfg.Storage.BlockCache.Capacity),
+		MemTableSize:                uint64(cfg.RocksDB.DefaultCF.WriteBufferSize),
+		MemTableStopWritesThreshold: cfg.RocksDB.DefaultCF.MaxWriteBufferNumber,
+		LatestCacheSize:             latestCacheSize(cfg.Storage.LatestVersionCacheSize),
+		GCLifeTime:                  time.Duration(cfg.Storage.GCLifeTime),
 		// A commit waits for another transaction's lock as long as a
 		// statement would (innodb_lock_wait_timeout).
 		CommitLockWait: cfg.Txn.LockWait(),

@@ -16,7 +16,7 @@ func TestStoreOptions(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	cfg := config.Default()
 	o := storeOptions(cfg, logger)
-	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 64<<20 || o.LatestCacheSize != 64<<20 ||
+	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 16<<20 || o.MemTableStopWritesThreshold != 2 || o.LatestCacheSize != 64<<20 ||
 		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -26,7 +26,7 @@ func TestStoreOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = storeOptions(cfg, logger)
-	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 || o.LatestCacheSize != -1 ||
+	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 || o.MemTableStopWritesThreshold != 4 || o.LatestCacheSize != -1 ||
 		o.GCLifeTime != 90*time.Minute || o.CommitLockWait != 5*time.Second {
 		t.Errorf("full.toml: %+v", o)
 	}
@@ -82,8 +82,8 @@ func TestTuneGC(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 400 {
 		t.Errorf("GC percent %d, want the default 400", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got != 384<<20 {
-		t.Errorf("memory limit %d, want the default 384 MiB", got)
+	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
+		t.Errorf("memory limit %d, want the default 256 MiB", got)
 	}
 
 	// The environment wins.

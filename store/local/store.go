@@ -43,10 +43,14 @@ type Options struct {
 	// before a crash (of the process, the kernel or the power) may be lost;
 	// what survives is still a consistent prefix of the commits.
 	NoSync bool
-	// BlockCacheSize is Pebble's block cache in bytes (default 256 MiB).
+	// BlockCacheSize is Pebble's block cache in bytes, memtables included
+	// (default 256 MiB; see store/pebble's Options).
 	BlockCacheSize int64
 	// MemTableSize is Pebble's memtable size in bytes (default 64 MiB).
 	MemTableSize uint64
+	// MemTableStopWritesThreshold is how many full memtables stop writes
+	// until a flush (default 2).
+	MemTableStopWritesThreshold int
 	// FS is the filesystem that holds the database directory kv/ (default:
 	// the operating system's); tests inject disk faults through it. The
 	// marker, LOCK and tso files are always on the operating system's.
@@ -161,6 +165,8 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		MemTableSize:   o.MemTableSize,
 		Logger:         o.Logger,
 		FS:             o.FS,
+
+		MemTableStopWritesThreshold: o.MemTableStopWritesThreshold,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open its database: %w", dir, err)
