@@ -14,6 +14,7 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/privilege"
+	"github.com/basalt-db/basalt/stmtsummary"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -82,6 +83,9 @@ type Session struct {
 	// log and the statement summary (observe.go).
 	obs     stmtObs
 	counted countedRows // the running statement's rows, counted (observe.go)
+	// digests are the digests of text statements by their shape
+	// (observe.go, record).
+	digests stmtsummary.DigestCache
 	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
 	// operators do (explain_analyze.go); nil otherwise.
 	rtStats *executor.RuntimeStats
