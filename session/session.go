@@ -103,6 +103,7 @@ type hotVars struct {
 	sqlMode    expression.SQLMode
 	lockWait   time.Duration
 	commit     kv.CommitOptions
+	fkChecks   bool // foreign_key_checks
 
 	// The plan cache (prepare.go): tidb_enable_prepared_plan_cache and
 	// tidb_plan_cache_invalidation_on_fresh_stats.
@@ -123,7 +124,7 @@ func (s *Session) hotVar() *hotVars {
 	h := &s.hot
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
-			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(),
+			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(), fkChecks: s.readFKChecks(),
 			planCache: s.boolSysVar("tidb_enable_prepared_plan_cache"), freshStatsReplan: s.boolSysVar("tidb_plan_cache_invalidation_on_fresh_stats")}
 		s.readObserveVars(h)
 	}
@@ -161,7 +162,9 @@ func (s *Session) readAutocommit() bool {
 
 // fkChecks reports whether foreign_key_checks is on: schema changes check
 // foreign key definitions against their parents and DML enforces them.
-func (s *Session) fkChecks() bool {
+func (s *Session) fkChecks() bool { return s.hotVar().fkChecks }
+
+func (s *Session) readFKChecks() bool {
 	v, err := s.sysVar("foreign_key_checks", false)
 	return err != nil || types.ToBool(v)
 }
