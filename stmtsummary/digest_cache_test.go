@@ -6,24 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/datadriven"
+	"github.com/basalt-db/basalt/parserdriver"
 	"github.com/pingcap/tidb/pkg/parser"
 )
-
-// TestShape runs testdata/digest_shape: each "shape" command's input is
-// one statement; the output is its shape, with markString written as
-// {s} and markInt as {i}, or "not shaped".
-func TestShape(t *testing.T) {
-	datadriven.RunTest(t, "testdata/digest_shape", func(t *testing.T, d *datadriven.TestData) string {
-		sql := strings.TrimSuffix(d.Input, "\n")
-		shape, ok := shapeOf(nil, sql)
-		if !ok {
-			return "not shaped\n"
-		}
-		r := strings.NewReplacer(string(rune(markString)), "{s}", string(rune(markInt)), "{i}")
-		return r.Replace(string(shape)) + "\n"
-	})
-}
 
 // TestDigestCacheRandom checks the promise DigestCache rests on: two
 // statements of one shape have one normalized text and digest, the
@@ -74,7 +59,7 @@ func TestDigestCacheRandom(t *testing.T) {
 			}
 		}
 		sql := fmt.Sprintf(tmpl, args...)
-		shape, ok := shapeOf(nil, sql)
+		shape, _, ok := parserdriver.Shape(nil, nil, sql)
 		_, seen := c.m[string(shape)]
 		got, gotD := c.NormalizeDigest(sql)
 		want, wantD := parser.NormalizeDigest(sql)
