@@ -17,6 +17,7 @@ import (
 	"github.com/basalt-db/basalt/stmtsummary"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
@@ -86,6 +87,10 @@ type Session struct {
 	// digests are the digests of text statements by their shape
 	// (observe.go, record).
 	digests stmtsummary.DigestCache
+	// textParses are the trees of text INSERTs by shape (text_parse.go);
+	// oneStmt holds the statement taken from one.
+	textParses textParses
+	oneStmt    [1]ast.StmtNode
 	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
 	// operators do (explain_analyze.go); nil otherwise.
 	rtStats *executor.RuntimeStats
