@@ -210,7 +210,7 @@ func (s *Session) record(r *stmtRecord) {
 			StmtType: ast.GetStmtLabel(r.st), SampleText: text, User: s.info.User,
 			Latency: latency, ParseLatency: r.parse, CompileLatency: s.obs.compile,
 			AffectedRows: r.affected, ResultRows: r.resultRows, ProcessedKeys: s.obs.keys, Mem: mem, Warnings: len(s.warnings),
-			Err: r.err != nil, PlanFromCache: s.obs.fromCache, Prepared: r.ps != nil, End: end})
+			Err: r.err != nil, PlanFromCache: s.obs.fromCache, Prepared: r.ps != nil, End: end, Session: s.info.ID})
 	}
 }
 
