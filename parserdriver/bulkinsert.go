@@ -139,3 +139,8 @@ func printableBytes(s string) bool {
 	}
 	return true
 }
+
+// PrintableASCII reports whether every byte of s is in 0x20..0x7e or a
+// tab, newline or return: text that every connection character set
+// reads as itself.
+func PrintableASCII(s string) bool { return printableASCII(s) }

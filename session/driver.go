@@ -133,6 +133,9 @@ type Driver struct {
 	// loadIngests counts the LOAD DATA statements committed through the
 	// importer (loaddata_ingest.go).
 	loadIngests atomic.Int64
+	// textParseHits counts the text statements taken from a session's
+	// templates instead of the parser (text_parse.go), for the tests.
+	textParseHits atomic.Int64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the

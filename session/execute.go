@@ -43,12 +43,19 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 			return s.executePieces(ctx, pieces, multi, w)
 		}
 	}
-	// A bulk INSERT of literal rows (sysbench prepare, mariadb-dump) is
-	// parsed as the parser would, at a fraction of its cost.
-	stmts, ok := parserdriver.ParseBulkInsert(s.parser, s.parserSQLMode, sql)
+	// A text INSERT of a shape seen before takes the tree of the first
+	// (text_parse.go); a bulk INSERT of literal rows (sysbench prepare,
+	// mariadb-dump) is parsed as the parser would, at a fraction of its
+	// cost.
+	var stmts []ast.StmtNode
 	var err error
-	if !ok {
-		stmts, _, err = s.parser.ParseSQL(sql)
+	if st, ok := s.parseTemplate(sql); ok {
+		s.oneStmt[0] = st
+		stmts = s.oneStmt[:]
+	} else if stmts, ok = parserdriver.ParseBulkInsert(s.parser, s.parserSQLMode, sql); !ok {
+		if stmts, _, err = s.parser.ParseSQL(sql); err == nil {
+			s.rememberParse(sql, stmts)
+		}
 	}
 	if err != nil {
 		if stmts, sql, err = s.parseRollbackWork(sql, err); err != nil {

@@ -40,3 +40,7 @@ var SkipQuoted = skipQuoted
 // LoadIngests is the number of LOAD DATA statements committed through
 // the importer.
 func (d *Driver) LoadIngests() int64 { return d.loadIngests.Load() }
+
+// TextParseHits is the number of text statements taken from a session's
+// templates instead of the parser.
+func (d *Driver) TextParseHits() int64 { return d.textParseHits.Load() }

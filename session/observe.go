@@ -28,8 +28,10 @@ import (
 //
 // The hot path is kept cheap: with both off nothing is recorded; the
 // digest, which lexes the statement again, is computed once per prepared
-// statement, and per text statement only when the summary is on or the
-// statement is slow; the plan digest only for slow statements.
+// statement, and for a text statement only when the summary is on or the
+// statement is slow, and then once per shape (the text without its
+// literals, stmtsummary.DigestCache); the plan digest only for slow
+// statements.
 
 // stmtObs is what the running statement's handler tells the recorder.
 type stmtObs struct {
@@ -57,6 +59,14 @@ type digestOf struct {
 
 func computeDigest(text string) digestOf {
 	n, d := stmtsummary.NormalizeDigest(text)
+	return digestOf{n, d}
+}
+
+// textDigest is a text statement's digestOf, through the session's
+// cache of digests by shape: statements that differ only in their
+// literals (sysbench's INSERTs) are normalized once.
+func (s *Session) textDigest(text string) digestOf {
+	n, d := s.digests.NormalizeDigest(text)
 	return digestOf{n, d}
 }
 
@@ -163,7 +173,7 @@ func (s *Session) record(r *stmtRecord) {
 		}
 		dg = *r.ps.digest
 	} else {
-		dg = computeDigest(r.st.Text())
+		dg = s.textDigest(r.st.Text())
 	}
 	text := secureText(r.st)
 	txnTS := s.obs.txnStartTS
@@ -200,7 +210,7 @@ func (s *Session) record(r *stmtRecord) {
 			StmtType: ast.GetStmtLabel(r.st), SampleText: text, User: s.info.User,
 			Latency: latency, ParseLatency: r.parse, CompileLatency: s.obs.compile,
 			AffectedRows: r.affected, ResultRows: r.resultRows, ProcessedKeys: s.obs.keys, Mem: mem, Warnings: len(s.warnings),
-			Err: r.err != nil, PlanFromCache: s.obs.fromCache, Prepared: r.ps != nil, End: end})
+			Err: r.err != nil, PlanFromCache: s.obs.fromCache, Prepared: r.ps != nil, End: end, Session: s.info.ID})
 	}
 }
 

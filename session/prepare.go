@@ -29,6 +29,9 @@ type cachedPlan struct {
 	// fromBinding whether a binding's hints were used.
 	binds       uint64
 	fromBinding bool
+	// reads caches readsTables of the statement (query.go): 0 not known
+	// yet, 1 no, 2 yes. It depends on the statement's text alone.
+	reads int8
 }
 
 // usable reports whether the plan p holds was built under schema is, the

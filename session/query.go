@@ -49,7 +49,20 @@ func (s *Session) readView(ctx context.Context, forUpdate, start bool) (kv.Retri
 func (s *Session) execSelect(ctx context.Context, node ast.ResultSetNode, params []types.Datum, cached *cachedPlan) (Result, error) {
 	// A query that reads no table (SELECT 1, SELECT @@x) does not start
 	// the open transaction: its snapshot is taken by the first that does.
-	start := readsTables(node)
+	// A prepared statement walks its tree for it once.
+	var start bool
+	switch {
+	case cached == nil:
+		start = readsTables(node)
+	case cached.reads != 0:
+		start = cached.reads == 2
+	default:
+		start = readsTables(node)
+		cached.reads = 1
+		if start {
+			cached.reads = 2
+		}
+	}
 	// Pinned from the moment the schema is read until the rows are done
 	// (see pinSchema), or until an early return.
 	is, release, err := s.pinStmtStarting(start)

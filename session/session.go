@@ -14,8 +14,10 @@ import (
 	"github.com/basalt-db/basalt/metrics"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/privilege"
+	"github.com/basalt-db/basalt/stmtsummary"
 	"github.com/basalt-db/basalt/types"
 	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 )
 
@@ -82,6 +84,13 @@ type Session struct {
 	// log and the statement summary (observe.go).
 	obs     stmtObs
 	counted countedRows // the running statement's rows, counted (observe.go)
+	// digests are the digests of text statements by their shape
+	// (observe.go, record).
+	digests stmtsummary.DigestCache
+	// textParses are the trees of text INSERTs by shape (text_parse.go);
+	// oneStmt holds the statement taken from one.
+	textParses textParses
+	oneStmt    [1]ast.StmtNode
 	// rtStats, while EXPLAIN ANALYZE runs a write, counts what its
 	// operators do (explain_analyze.go); nil otherwise.
 	rtStats *executor.RuntimeStats
@@ -99,6 +108,7 @@ type hotVars struct {
 	sqlMode    expression.SQLMode
 	lockWait   time.Duration
 	commit     kv.CommitOptions
+	fkChecks   bool // foreign_key_checks
 
 	// The plan cache (prepare.go): tidb_enable_prepared_plan_cache and
 	// tidb_plan_cache_invalidation_on_fresh_stats.
@@ -119,7 +129,7 @@ func (s *Session) hotVar() *hotVars {
 	h := &s.hot
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
 		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
-			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(),
+			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(), fkChecks: s.readFKChecks(),
 			planCache: s.boolSysVar("tidb_enable_prepared_plan_cache"), freshStatsReplan: s.boolSysVar("tidb_plan_cache_invalidation_on_fresh_stats")}
 		s.readObserveVars(h)
 	}
@@ -157,7 +167,9 @@ func (s *Session) readAutocommit() bool {
 
 // fkChecks reports whether foreign_key_checks is on: schema changes check
 // foreign key definitions against their parents and DML enforces them.
-func (s *Session) fkChecks() bool {
+func (s *Session) fkChecks() bool { return s.hotVar().fkChecks }
+
+func (s *Session) readFKChecks() bool {
 	v, err := s.sysVar("foreign_key_checks", false)
 	return err != nil || types.ToBool(v)
 }

@@ -13,7 +13,11 @@
 // DIGEST is NULL, as TiDB's evicted statements are.
 //
 // The package is pure: time comes in with each call. A Summary is safe for
-// concurrent use; Add holds its lock for a map lookup and a few additions.
+// concurrent use. Add takes the summary's lock shared, for a map lookup,
+// and one of a row's stripes' locks for a few additions: statements of
+// one kind from sessions of different stripes add up without waiting
+// for each other (see row). A new kind, a new window and the readers
+// take the summary's lock alone.
 package stmtsummary
 
 import (
@@ -46,6 +50,10 @@ type Record struct {
 	PlanFromCache  bool
 	Prepared       bool
 	End            time.Time
+	// Session is the statement's connection id. Statements of different
+	// sessions are added up in different stripes of their row (mostly),
+	// so that they do not wait for each other's lock.
+	Session uint32
 }
 
 // Config bounds a summary.
@@ -144,16 +152,112 @@ func (s *Stats) add(r *Record) {
 	s.latencies.add(r.Latency)
 }
 
+// merge adds up o's statements into s, as if each had been added to s:
+// o's row is of the same kind, and s's sample is the later seen's.
+func (s *Stats) merge(o *Stats) {
+	if o.ExecCount == 0 {
+		return
+	}
+	if s.ExecCount == 0 {
+		*s = *o
+		return
+	}
+	s.MinLatency = min(s.MinLatency, o.MinLatency)
+	s.MinResultRows = min(s.MinResultRows, o.MinResultRows)
+	if o.FirstSeen.Before(s.FirstSeen) {
+		s.FirstSeen = o.FirstSeen
+	}
+	if o.LastSeen.After(s.LastSeen) {
+		s.LastSeen = o.LastSeen
+		s.SampleText, s.SampleUser, s.PlanDigest = o.SampleText, o.SampleUser, o.PlanDigest
+	}
+	s.ExecCount += o.ExecCount
+	s.SumErrors += o.SumErrors
+	s.SumWarnings += o.SumWarnings
+	s.SumLatency += o.SumLatency
+	s.MaxLatency = max(s.MaxLatency, o.MaxLatency)
+	s.SumParse += o.SumParse
+	s.MaxParse = max(s.MaxParse, o.MaxParse)
+	s.SumCompile += o.SumCompile
+	s.MaxCompile = max(s.MaxCompile, o.MaxCompile)
+	s.SumAffectedRows += o.SumAffectedRows
+	s.SumResultRows += o.SumResultRows
+	s.MaxResultRows = max(s.MaxResultRows, o.MaxResultRows)
+	s.SumMem += o.SumMem
+	s.MaxMem = max(s.MaxMem, o.MaxMem)
+	s.SumProcessedKeys += o.SumProcessedKeys
+	s.MaxProcessedKeys = max(s.MaxProcessedKeys, o.MaxProcessedKeys)
+	s.PlanCacheHits += o.PlanCacheHits
+	s.Prepared = s.Prepared || o.Prepared
+	for i, c := range o.latencies {
+		s.latencies[i] = uint32(min(uint64(s.latencies[i])+uint64(c), math.MaxUint32))
+	}
+}
+
+// stripes is how many parts a row of the current window is added up in.
+const stripes = 4
+
+// row is one kind's statements in a window. In the current window they
+// are added up in stripes, each under its own lock, chosen by the
+// session (Record.Session): the kind every session runs (sysbench's point
+// select) is not one lock. A stripe's Stats is made at its first
+// statement. A window that closes merges its rows into their first
+// stripe (compact), so that the history keeps one Stats per row.
+type row struct {
+	stripe [stripes]struct {
+		mu sync.Mutex
+		st *Stats
+	}
+}
+
+// stats returns the row's statements added up in one Stats (a copy).
+// The caller holds the summary's lock alone: no stripe is being added to.
+func (r *row) stats() Stats {
+	var out Stats
+	for i := range r.stripe {
+		if st := r.stripe[i].st; st != nil {
+			out.merge(st)
+		}
+	}
+	return out
+}
+
+// add adds rec in the stripe of its session. The caller holds the
+// summary's lock, shared or alone.
+func (r *row) add(rec *Record) {
+	sp := &r.stripe[rec.Session%stripes]
+	sp.mu.Lock()
+	if sp.st == nil {
+		sp.st = &Stats{Schema: rec.Schema, Digest: rec.Digest, DigestText: rec.DigestText, StmtType: rec.StmtType}
+	}
+	sp.st.add(rec)
+	sp.mu.Unlock()
+}
+
+// compact merges the row's stripes into the first. The caller holds the
+// summary's lock alone.
+func (r *row) compact() {
+	st := r.stats()
+	for i := range r.stripe {
+		r.stripe[i].st = nil
+	}
+	if st.ExecCount > 0 {
+		r.stripe[0].st = &st
+	}
+}
+
 // window is the summary of one interval.
 type window struct {
 	begin, end time.Time
-	stmts      map[key]*Stats
+	stmts      map[key]*row
 	other      *Stats // the kinds that found the window full
 }
 
 // Summary is the statement summary of one SQL node.
 type Summary struct {
-	mu      sync.Mutex
+	// mu is held shared by Add while it finds a row of the current
+	// window and adds to it, and alone by everything else.
+	mu      sync.RWMutex
 	cfg     Config
 	cur     *window
 	history []*window // closed windows, oldest first
@@ -196,23 +300,36 @@ func (s *Summary) windowAt(now time.Time) *window {
 		return s.cur
 	}
 	if s.cur != nil {
+		for _, r := range s.cur.stmts {
+			r.compact()
+		}
 		s.history = append(s.history, s.cur)
 		s.trimHistory()
 	}
 	iv := s.cfg.RefreshInterval
 	begin := time.Unix(0, now.UnixNano()/int64(iv)*int64(iv))
-	s.cur = &window{begin: begin, end: begin.Add(iv), stmts: map[key]*Stats{}}
+	s.cur = &window{begin: begin, end: begin.Add(iv), stmts: map[key]*row{}}
 	return s.cur
 }
 
 // Add counts a statement that ended at r.End.
 func (s *Summary) Add(r *Record) {
+	k := key{r.Schema, r.Digest}
+	// The common case: a kind seen before in the current window.
+	s.mu.RLock()
+	if w := s.cur; w != nil && r.End.Before(w.end) {
+		if rw := w.stmts[k]; rw != nil {
+			rw.add(r)
+			s.mu.RUnlock()
+			return
+		}
+	}
+	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.windowAt(r.End)
-	k := key{r.Schema, r.Digest}
-	st := w.stmts[k]
-	if st == nil {
+	rw := w.stmts[k]
+	if rw == nil {
 		if len(w.stmts) >= s.cfg.MaxStmtCount {
 			if w.other == nil {
 				w.other = &Stats{}
@@ -220,10 +337,10 @@ func (s *Summary) Add(r *Record) {
 			w.other.add(r)
 			return
 		}
-		st = &Stats{Schema: r.Schema, Digest: r.Digest, DigestText: r.DigestText, StmtType: r.StmtType}
-		w.stmts[k] = st
+		rw = &row{}
+		w.stmts[k] = rw
 	}
-	st.add(r)
+	rw.add(r)
 }
 
 // Current returns the rows of the window holding now, ordered by schema
@@ -257,8 +374,8 @@ func (s *Summary) History(now time.Time) []Stats {
 // rows appends copies of w's rows to out.
 func (w *window) rows(out []Stats) []Stats {
 	n := len(out)
-	for _, st := range w.stmts {
-		out = append(out, *st)
+	for _, r := range w.stmts {
+		out = append(out, r.stats())
 		out[len(out)-1].Begin, out[len(out)-1].End = w.begin, w.end
 	}
 	sort.Slice(out[n:], func(i, j int) bool {

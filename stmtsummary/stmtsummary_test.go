@@ -3,6 +3,8 @@ package stmtsummary
 import (
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -134,4 +136,95 @@ func BenchmarkAdd(b *testing.B) {
 	for b.Loop() {
 		s.Add(r)
 	}
+}
+
+// TestStripesAddUp: statements of one kind from many sessions, added up
+// in their rows' stripes, read back as the one row a single Stats makes
+// of them, in the current window and, merged, in the history; the sample
+// is the last statement's.
+func TestStripesAddUp(t *testing.T) {
+	s := New(Config{RefreshInterval: time.Minute, HistorySize: 2})
+	want := Stats{Schema: "test", Digest: "a", DigestText: "select ?", StmtType: "Select"}
+	for i := range 40 {
+		r := rec("a", time.Duration(i)*time.Second, time.Duration(1+i*37%11)*time.Millisecond)
+		r.Session = uint32(i * 7 % 5)
+		r.ResultRows, r.AffectedRows, r.Mem, r.Warnings = uint64(i%3), uint64(i), int64(100*i%7), i%2
+		r.SampleText, r.User, r.Err, r.PlanFromCache = fmt.Sprint("select ", i), fmt.Sprint("u", i), i%9 == 0, i%4 == 0
+		s.Add(r)
+		want.add(r)
+	}
+	check := func(what string, got Stats) {
+		t.Helper()
+		got.Begin, got.End = time.Time{}, time.Time{}
+		if got != want {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", what, got, want)
+		}
+		if got.SampleText != "select 39" || got.P95Latency() != want.P95Latency() {
+			t.Errorf("%s: sample %q, p95 %v", what, got.SampleText, got.P95Latency())
+		}
+	}
+	cur := s.Current(t0.Add(50 * time.Second))
+	if len(cur) != 1 {
+		t.Fatalf("%d rows", len(cur))
+	}
+	check("current", cur[0])
+	h := s.History(t0.Add(90 * time.Second)) // the window is closed and compacted
+	if len(h) != 1 {
+		t.Fatalf("%d rows in the history", len(h))
+	}
+	check("history", h[0])
+}
+
+// TestConcurrentAdd adds from many goroutines while others read (run
+// with -race): every statement is counted once.
+func TestConcurrentAdd(t *testing.T) {
+	s := New(Config{RefreshInterval: time.Minute, HistorySize: 3, MaxStmtCount: 8})
+	const workers, each = 8, 2000
+	done := make(chan bool)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				s.Current(t0.Add(time.Minute))
+				s.History(t0.Add(time.Minute))
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				// Two windows, ten kinds (two beyond MaxStmtCount).
+				r := rec(fmt.Sprint(i%10), time.Duration(i*2/each)*time.Minute+time.Second, time.Millisecond)
+				r.Session = uint32(w)
+				s.Add(r)
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	var n uint64
+	for _, st := range s.History(t0.Add(2 * time.Minute)) {
+		n += st.ExecCount
+	}
+	if n != workers*each {
+		t.Errorf("%d statements counted, want %d", n, workers*each)
+	}
+}
+
+// BenchmarkAddParallel: Adds of one kind from concurrent sessions, as a
+// workload whose every session runs the same statement does.
+func BenchmarkAddParallel(b *testing.B) {
+	s := New(Config{})
+	var next atomic.Uint32
+	b.RunParallel(func(pb *testing.PB) {
+		r := rec("7a0e5e8f2b1c4d3e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e", 0, 180*time.Microsecond)
+		r.End = time.Now()
+		r.Session = next.Add(1)
+		for pb.Next() {
+			s.Add(r)
+		}
+	})
 }

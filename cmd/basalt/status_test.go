@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,44 @@ func TestStatusHandler(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/status", nil))
 	if rec.Code != 405 {
 		t.Errorf("POST /status: %d", rec.Code)
+	}
+}
+
+// TestProfileRates turns the mutex and block profiles on and off through
+// the status port, as one does around a profile of a running server.
+func TestProfileRates(t *testing.T) {
+	h := statusHandler(buildInfo{}, "v", time.Now(), func() int { return 0 }, nil)
+	do := func(method, path string) (int, profileRates) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+		var pr profileRates
+		if rec.Code == 200 {
+			if err := json.Unmarshal(rec.Body.Bytes(), &pr); err != nil {
+				t.Fatalf("%s %s: %v: %s", method, path, err, rec.Body)
+			}
+		}
+		return rec.Code, pr
+	}
+	t.Cleanup(func() { do("POST", "/debug/pprof/rates?mutex=0&block=0") })
+	if code, pr := do("GET", "/debug/pprof/rates"); code != 200 || pr.Mutex != 0 || pr.Block != 0 {
+		t.Fatalf("at start: %d %+v", code, pr)
+	}
+	if code, pr := do("POST", "/debug/pprof/rates?mutex=5&block=10000"); code != 200 || pr != (profileRates{5, 10000}) {
+		t.Fatalf("POST mutex=5 block=10000: %d %+v", code, pr)
+	}
+	if got := runtime.SetMutexProfileFraction(-1); got != 5 {
+		t.Errorf("the runtime's mutex fraction is %d, want 5", got)
+	}
+	if code, pr := do("POST", "/debug/pprof/rates?block=0"); code != 200 || pr != (profileRates{5, 0}) {
+		t.Errorf("POST block=0 keeps mutex: %d %+v", code, pr)
+	}
+	for _, bad := range []string{"mutex=-1", "block=x", "mutex=99999999999"} {
+		if code, _ := do("POST", "/debug/pprof/rates?"+bad); code != 400 {
+			t.Errorf("POST %s: %d, want 400", bad, code)
+		}
+	}
+	if code, pr := do("GET", "/debug/pprof/rates?mutex=0"); code != 200 || pr.Mutex != 5 {
+		t.Errorf("GET must not set: %d %+v", code, pr)
 	}
 }

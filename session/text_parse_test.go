@@ -1,0 +1,70 @@
+package session_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/basalt-db/basalt/session"
+	"github.com/basalt-db/basalt/store/local"
+)
+
+// TestTextInsertTemplate: text INSERTs that differ only in their literals
+// are parsed once and each writes its own values; a statement of the same
+// shape in another database, or under a sql mode that parses it
+// differently, is parsed again.
+func TestTextInsertTemplate(t *testing.T) {
+	st, err := local.Open(filepath.Join(t.TempDir(), "data"), local.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	t.Cleanup(stop)
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	connExec(t, conn, "CREATE DATABASE d1", "CREATE DATABASE d2",
+		"CREATE TABLE d1.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)", "CREATE TABLE d2.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)",
+		"USE d1")
+	before := drv.TextParseHits()
+	for i := 1; i <= 20; i++ {
+		connExec(t, conn, fmt.Sprintf("INSERT INTO t (id, c, k) VALUES (%d, 'v-%d', %d)", i, i, 1000+i))
+	}
+	connExec(t, conn, "INSERT INTO t (id, c, k) VALUES (21, 'it''s', 1021)")
+	if got := drv.TextParseHits() - before; got != 20 {
+		t.Errorf("%d of 21 INSERTs of one shape taken from the template, want 20", got)
+	}
+	query := func(q, want string) {
+		t.Helper()
+		var got string
+		if err := conn.QueryRowContext(context.Background(), q).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if got != want {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+	query("SELECT CONCAT(COUNT(*), ' ', SUM(id), ' ', SUM(k), ' ', SUM(c = CONCAT('v-', id))) FROM d1.t", "21 231 21231 20")
+	query("SELECT c FROM d1.t WHERE id = 21", "it's")
+
+	// The same text in another database writes there.
+	connExec(t, conn, "USE d2", "INSERT INTO t (id, c, k) VALUES (1, 'w', 5)", "INSERT INTO t (id, c, k) VALUES (2, 'x', 6)")
+	query("SELECT CONCAT(COUNT(*), ' ', SUM(k)) FROM d2.t", "2 11")
+	query("SELECT COUNT(*) FROM d1.t", "21")
+
+	// || is OR, then CONCAT under PIPES_AS_CONCAT.
+	connExec(t, conn, "INSERT INTO t (id, c, k) VALUES (3, '1' || '0', 7)", "INSERT INTO t (id, c, k) VALUES (4, '0' || '5', 8)",
+		"SET sql_mode = CONCAT(@@sql_mode, ',PIPES_AS_CONCAT')",
+		"INSERT INTO t (id, c, k) VALUES (5, '1' || '0', 9)", "INSERT INTO t (id, c, k) VALUES (6, '0' || '5', 10)")
+	query("SELECT GROUP_CONCAT(c ORDER BY id) FROM d2.t WHERE id >= 3", "1,1,10,05")
+}
