@@ -292,7 +292,7 @@ func Default() *Config {
 		MaxAllowedPacket: 64 * MiB,
 		Lease:            Duration(45 * time.Second),
 		Status:           Status{StatusPort: 10080},
-		Performance:      Performance{GOGC: 400, GoMemoryLimit: 256 * MiB},
+		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
 		Log:              Log{Level: "info", SlowQueryMaxSize: 300, SlowQueryMaxBackups: 10},
 		PreparedPlanCache: PreparedPlanCache{
 			Enabled:  true,

@@ -82,8 +82,8 @@ func TestTuneGC(t *testing.T) {
 	if got := debug.SetGCPercent(100); got != 400 {
 		t.Errorf("GC percent %d, want the default 400", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
-		t.Errorf("memory limit %d, want the default 256 MiB", got)
+	if got := debug.SetMemoryLimit(-1); got != 384<<20 {
+		t.Errorf("memory limit %d, want the default 384 MiB", got)
 	}
 
 	// The environment wins.
