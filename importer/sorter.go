@@ -122,19 +122,8 @@ func (b *buffer) len() int { return len(b.asc) + len(b.rest) }
 // add copies the pair in.
 func (b *buffer) add(key, value []byte) {
 	need := len(key) + len(value)
-	n := b.used
-	if n == 0 || len(b.blocks[n-1])+need > cap(b.blocks[n-1]) {
-		switch {
-		case n < len(b.blocks) && cap(b.blocks[n]) >= need:
-		case n < len(b.blocks):
-			freeBlock(b.blocks[n])
-			b.blocks[n] = allocBlock(max(min(blockSize, b.limit), need))
-		default:
-			b.blocks = append(b.blocks, allocBlock(max(min(blockSize, b.limit), need)))
-		}
-		n++
-		b.used = n
-	}
+	n := b.room(b.used, need)
+	b.used = n
 	blk := b.blocks[n-1]
 	e := entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: uint32(len(key)), vlen: uint32(len(value))}
 	b.blocks[n-1] = append(append(blk, key...), value...)
@@ -144,6 +133,24 @@ func (b *buffer) add(key, value []byte) {
 	} else {
 		b.rest = append(b.rest, e)
 	}
+}
+
+// room returns the number of blocks in use once the last of the used
+// ones has need bytes free: used itself when it has, else used+1, the
+// next block (kept when big enough, else made anew) taking the bytes.
+func (b *buffer) room(used, need int) int {
+	if used > 0 && len(b.blocks[used-1])+need <= cap(b.blocks[used-1]) {
+		return used
+	}
+	switch {
+	case used < len(b.blocks) && cap(b.blocks[used]) >= need:
+	case used < len(b.blocks):
+		freeBlock(b.blocks[used])
+		b.blocks[used] = allocBlock(max(min(blockSize, b.limit), need))
+	default:
+		b.blocks = append(b.blocks, allocBlock(max(min(blockSize, b.limit), need)))
+	}
+	return used + 1
 }
 
 // sort sorts the pairs that did not come in order. Their keys mostly
@@ -456,18 +463,7 @@ func (b *buffer) rearrange(to *buffer) {
 	to.rest = slices.Grow(to.rest[:0], len(b.rest))
 	n := to.used
 	for _, e := range b.rest {
-		need := int(e.klen + e.vlen)
-		if n == 0 || len(to.blocks[n-1])+need > cap(to.blocks[n-1]) {
-			switch {
-			case n < len(to.blocks) && cap(to.blocks[n]) >= need:
-			case n < len(to.blocks):
-				freeBlock(to.blocks[n])
-				to.blocks[n] = allocBlock(max(min(blockSize, to.limit), need))
-			default:
-				to.blocks = append(to.blocks, allocBlock(max(min(blockSize, to.limit), need)))
-			}
-			n++
-		}
+		n = to.room(n, int(e.klen+e.vlen))
 		blk := to.blocks[n-1]
 		to.rest = append(to.rest, entry{blk: uint32(n - 1), off: uint32(len(blk)), klen: e.klen, vlen: e.vlen})
 		to.blocks[n-1] = append(blk, b.blocks[e.blk][e.off:e.off+e.klen+e.vlen]...)
