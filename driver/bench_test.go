@@ -62,22 +62,7 @@ func benchSessionOn(b *testing.B, st kv.Storage) server.Session {
 
 func benchSessionWith(b *testing.B, st kv.Storage, cfg session.Config) server.Session {
 	b.Helper()
-	sqlDrv, err := session.Open(st, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	s, err := driver.New(sqlDrv).OpenSession(ctx, server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		s.Close()
-		st.Close()
-	})
-	benchExec(b, s, "CREATE DATABASE sbtest")
-	benchExec(b, s, "USE sbtest")
-	benchExec(b, s, sbtestDDL)
+	s := emptySbtestSession(b, st, cfg)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for lo := 0; lo < benchRows; lo += 1000 {
 		var q strings.Builder
@@ -92,6 +77,29 @@ func benchSessionWith(b *testing.B, st kv.Storage, cfg session.Config) server.Se
 	}
 	benchExec(b, s, "CREATE INDEX k_1 ON sbtest1 (k)")
 	benchExec(b, s, "ANALYZE TABLE sbtest1")
+	return s
+}
+
+// emptySbtestSession opens a session on st with cfg, in database sbtest
+// with an empty sbtest1 (no secondary index); st is closed with it at the
+// end of the benchmark.
+func emptySbtestSession(b *testing.B, st kv.Storage, cfg session.Config) server.Session {
+	b.Helper()
+	sqlDrv, err := session.Open(st, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := driver.New(sqlDrv).OpenSession(context.Background(), server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		s.Close()
+		st.Close()
+	})
+	benchExec(b, s, "CREATE DATABASE sbtest")
+	benchExec(b, s, "USE sbtest")
+	benchExec(b, s, sbtestDDL)
 	return s
 }
 

@@ -1,7 +1,6 @@
 package driver_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/basalt-db/basalt/driver"
-	"github.com/basalt-db/basalt/server"
 	"github.com/basalt-db/basalt/session"
 	"github.com/basalt-db/basalt/store/local"
 )
@@ -34,21 +31,7 @@ func BenchmarkBulkInsert(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sqlDrv, err := session.Open(st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := driver.New(sqlDrv).OpenSession(context.Background(), server.ConnInfo{ID: 1, User: "root", Host: "127.0.0.1"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		s.Close()
-		st.Close()
-	})
-	benchExec(b, s, "CREATE DATABASE sbtest")
-	benchExec(b, s, "USE sbtest")
-	benchExec(b, s, sbtestDDL)
+	s := emptySbtestSession(b, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	rng := rand.New(rand.NewPCG(5, 6))
 	stmt := func() string {
 		var q strings.Builder
