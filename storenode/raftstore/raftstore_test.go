@@ -54,8 +54,7 @@ import (
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go, snapshot_test.go, stale_test.go and
-// memlocks_test.go.
+// and those of lease_test.go, snapshot_test.go and stale_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -65,9 +64,6 @@ type raftCluster struct {
 	// addrs: each store's address, read by the stores' senders.
 	addrsMu sync.Mutex
 	addrs   map[uint64]string
-	// raftLocks: stores started from now on propose pessimistic locks
-	// through Raft (in-memory locks off).
-	raftLocks bool
 }
 
 type testStore struct {
@@ -126,7 +122,7 @@ func (c *raftCluster) start(id uint64) {
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
 		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
-		InMemoryLocks: !c.raftLocks, Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
+		Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil
 			}
@@ -474,9 +470,6 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runSnapshot(t, td); ok {
-		return out
-	}
-	if out, ok := c.runMemLocks(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
