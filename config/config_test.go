@@ -63,7 +63,7 @@ func TestLoadFull(t *testing.T) {
 			GCLifeTime:             Duration(90 * time.Minute),
 			LatestVersionCacheSize: 0,
 		},
-		RocksDB: RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 128 * MiB, MaxWriteBufferNumber: 4}},
+		RocksDB:        RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 128 * MiB, MaxWriteBufferNumber: 4}},
 		Txn:            Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
 		PessimisticTxn: PessimisticTxn{MaxRetryCount: 10},
 		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000, RegionCacheTTL: 60,
