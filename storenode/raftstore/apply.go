@@ -47,6 +47,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	defer func() { p.applying = false }()
 	var results []result
 	var removed, changed bool
+	var written []*raft_cmdpb.RaftCmdRequest // applied writes: their keys leave the in-memory locks once committed
 	for i := range rd.CommittedEntries {
 		e := &rd.CommittedEntries[i]
 		if e.Index <= p.applied {
@@ -74,6 +75,11 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 				changed = true
 			default:
 				r.err = p.applyWrite(wb, &cmd)
+				if r.err == nil {
+					written = append(written, &cmd)
+				} else {
+					p.locks.settle(&cmd, settleFailed)
+				}
 			}
 			results = append(results, r)
 		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
@@ -108,6 +114,9 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	}
 	if err := wb.Commit(pebble.NoSync); err != nil {
 		return err
+	}
+	for _, cmd := range written {
+		p.locks.settle(cmd, settleApplied) // the applied data has what replaces them
 	}
 	p.s.reclaim.Queue(p.deleted...)
 	p.deleted = nil
@@ -280,6 +289,7 @@ func cloneRegion(r *metapb.Region) *metapb.Region {
 // other region here can overlap it), its log and state, leaving a
 // tombstone. Call with mu held.
 func (p *Peer) destroy() error {
+	p.locks.clear()
 	id := p.region.Id
 	wb := p.s.db.NewBatch()
 	defer wb.Close()

@@ -85,11 +85,12 @@ func (s *Store) handleReady() error {
 			sync = sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
 		}
 		opts := pebble.NoSync
-		if sync && s.cfg.SyncLog {
-			opts = pebble.Sync
-		}
 		if wb.Empty() {
 			return nil
+		}
+		if sync && s.cfg.SyncLog {
+			opts = pebble.Sync
+			s.logSyncs.Add(1)
 		}
 		return wb.Commit(opts)
 	})
@@ -224,6 +225,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {
+			p.locks.clear() // lost with the leadership (memlocks.go)
 			p.leaseReady.Store(false)
 			p.endLease()
 			p.failPending(p.notLeaderLocked())

@@ -99,6 +99,9 @@ func (p *Peer) TransferLeader(to *metapb.Peer) {
 		// the transfer fails (raft then accepts proposals again).
 		p.leaseReady.Store(false)
 		p.endLease()
+		// The in-memory locks go into the log first: raft hands over
+		// only to a peer that has the whole log.
+		p.flushLocksLocked()
 		p.rn.TransferLeader(to.Id)
 	}
 	p.s.wake()

@@ -66,6 +66,11 @@ type Peer struct {
 	deleted []func(context.Context) error
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
+	// locks: the pessimistic locks this leader holds in memory, and
+	// splitting: splits proposed and not yet done, during which it takes
+	// none (see memlocks.go).
+	locks     memLocks
+	splitting int
 
 	meta     atomic.Pointer[metapb.Region]
 	isLeader atomic.Bool
@@ -98,6 +103,7 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 	p := &Peer{s: s, region: region, self: self, initialized: initialized,
 		appliedCh: make(chan struct{}), props: map[uint64]proposal{}, reads: map[uint64]pendingRead{},
 		nextID: uint64(time.Now().UnixNano())}
+	p.locks.total = &s.memLockBytes
 	ms := raft.NewMemoryStorage()
 	if truncIndex > 0 {
 		if err := ms.ApplySnapshot(raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
@@ -272,12 +278,27 @@ const readIndexTimeout = 2 * time.Second
 // is called once raft has accepted the proposal into the leader's log,
 // before it is replicated.
 func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error {
-	ch := make(chan error, 1)
 	p.mu.Lock()
 	if !p.leadsLocked() {
 		p.mu.Unlock()
 		return p.notLeader()
 	}
+	ch, err := p.proposeLocked(cmd)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if onProposed != nil {
+		onProposed()
+	}
+	p.s.wake()
+	return <-ch
+}
+
+// proposeLocked proposes cmd and returns the channel its outcome will
+// come on; the in-memory locks cmd writes are pending from now on (see
+// memlocks.go). Call with mu held.
+func (p *Peer) proposeLocked(cmd *raft_cmdpb.RaftCmdRequest) (chan error, error) {
 	id := p.nextID
 	p.nextID++
 	at := monoNow()
@@ -286,16 +307,13 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error 
 	cmd.Header.Peer = p.self
 	data := mustMarshal(cmd)
 	if err := p.rn.Propose(data); err != nil {
-		p.mu.Unlock()
-		return p.notLeader()
+		return nil, p.notLeaderLocked()
 	}
+	p.locks.settle(cmd, settlePropose)
+	p.s.proposals.Add(1)
+	ch := make(chan error, 1)
 	p.props[id] = proposal{done: ch, at: at}
-	p.mu.Unlock()
-	if onProposed != nil {
-		onProposed()
-	}
-	p.s.wake()
-	return <-ch
+	return ch, nil
 }
 
 // leadsLocked says whether raft itself, not just the last Ready, has this

@@ -54,7 +54,8 @@ import (
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go, snapshot_test.go and stale_test.go.
+// and those of lease_test.go, snapshot_test.go, stale_test.go and
+// memlocks_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -64,6 +65,9 @@ type raftCluster struct {
 	// addrs: each store's address, read by the stores' senders.
 	addrsMu sync.Mutex
 	addrs   map[uint64]string
+	// raftLocks: stores started from now on propose pessimistic locks
+	// through Raft (in-memory locks off).
+	raftLocks bool
 }
 
 type testStore struct {
@@ -122,7 +126,7 @@ func (c *raftCluster) start(id uint64) {
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
 		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
-		Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
+		InMemoryLocks: !c.raftLocks, Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil
 			}
@@ -470,6 +474,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runSnapshot(t, td); ok {
+		return out
+	}
+	if out, ok := c.runMemLocks(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
