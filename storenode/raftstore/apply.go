@@ -140,12 +140,8 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 			delete(p.props, r.id)
 		}
 	}
-	if p.isLeader.Load() && p.applied >= p.termStart {
-		if !p.leaseReady.Load() {
-			p.renewLease(p.termStartAt)
-		}
-		p.leaseReady.Store(true)
-	}
+	p.checkTransferLocked() // a removed transferee ends the transfer
+	p.updateReadyLocked()
 	p.advanceApplied()
 	if removed {
 		return p.destroy()

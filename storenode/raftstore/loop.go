@@ -33,6 +33,7 @@ func (s *Store) loop() {
 				p.mu.Lock()
 				if !p.destroyed {
 					p.rn.Tick()
+					p.checkTransferLocked() // raft gives a transfer up on a tick
 					if p.leaderID == 0 && now.Before(p.campaignUntil) && ticks%2 == 0 {
 						_ = p.rn.Campaign()
 					}
@@ -218,6 +219,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
 			p.termStartAt = monoNow()
+			p.transferring = false
 			p.leaderTerm.Store(p.rn.BasicStatus().Term)
 			p.leaseReady.Store(false) // until termStart applies
 			p.leaseUntil.Store(0)
@@ -226,6 +228,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		}
 		if wasLeader && !isLeader {
 			p.locks.clear() // lost with the leadership (memlocks.go)
+			p.transferring = false
 			p.leaseReady.Store(false)
 			p.endLease()
 			p.failPending(p.notLeaderLocked())

@@ -154,8 +154,39 @@ func (c *raftCluster) readyLeader(t *testing.T, id uint64) *Peer {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("region %d has no leader serving commands", id)
+	t.Fatalf("region %d has no leader serving commands:\n%s", id, c.peerStates(id))
 	return nil
+}
+
+// peerStates describes each store's peer of region id: what a leader
+// that does not serve commands is waiting for.
+func (c *raftCluster) peerStates(id uint64) string {
+	var out []string
+	for _, sid := range slices.Sorted(maps.Keys(c.stores)) {
+		p := c.stores[sid].rs.Peer(id)
+		if p == nil {
+			out = append(out, fmt.Sprintf("store %d: no peer", sid))
+			continue
+		}
+		p.mu.Lock()
+		st := p.rn.Status()
+		pending := 0
+		p.locks.mu.RLock()
+		for _, e := range p.locks.ents {
+			if e.pending {
+				pending++
+			}
+		}
+		n := len(p.locks.ents)
+		p.locks.mu.RUnlock()
+		out = append(out, fmt.Sprintf("store %d: peer %d %s term %d lead %d commit %d raft-applied %d applied %d last %d "+
+			"isLeader %t leaderTerm %d termStart %d leaseReady %t leaseUntil-now %v transferee %d mem-locks %d (pending %d) props %d reads %d splitting %d",
+			sid, p.self.Id, st.RaftState, st.Term, st.Lead, st.Commit, st.Applied, p.applied, p.lastIndex,
+			p.isLeader.Load(), p.leaderTerm.Load(), p.termStart, p.leaseReady.Load(), time.Duration(p.leaseUntil.Load()-monoNow()),
+			st.LeadTransferee, n, pending, len(p.props), len(p.reads), p.splitting))
+		p.mu.Unlock()
+	}
+	return strings.Join(out, "\n")
 }
 
 // lockString shows a lock record as user key, kind and start ts.

@@ -42,6 +42,11 @@ type Peer struct {
 	// the Ready loop saw this peer become leader, before the entry went out.
 	termStart   uint64
 	termStartAt int64
+	// transferring: raft is handing this leader's leadership over (its
+	// LeadTransferee is set). Until raft ends the transfer, the peer is not
+	// leaseReady and its lease is not renewed: the transferee campaigns
+	// with votes that ignore the lease (see lease.go).
+	transferring bool
 	// leaseFence: round trips begun at or before it do not renew the
 	// lease (see lease.go).
 	leaseFence int64
@@ -76,9 +81,11 @@ type Peer struct {
 	isLeader atomic.Bool
 	// leaderTerm: the term in which this peer last became leader.
 	leaderTerm atomic.Uint64
-	// leaseReady: this peer leads and has applied its term's first entry,
-	// so it has applied everything committed before its term and may
-	// serve commands, and reads while its lease lasts (see lease.go).
+	// leaseReady: this peer leads, has applied its term's first entry
+	// (so it has applied everything committed before its term) and is not
+	// transferring its leadership: it may serve commands, and reads while
+	// its lease lasts (see lease.go). updateReadyLocked sets it; anything
+	// that changes one of those conditions calls it, or clears it.
 	leaseReady atomic.Bool
 	// leaseUntil: the monotonic time (monoNow) at which the lease ends.
 	leaseUntil atomic.Int64
@@ -314,6 +321,42 @@ func (p *Peer) proposeLocked(cmd *raft_cmdpb.RaftCmdRequest) (chan error, error)
 	ch := make(chan error, 1)
 	p.props[id] = proposal{done: ch, at: at}
 	return ch, nil
+}
+
+// updateReadyLocked sets leaseReady from the conditions it stands for
+// (see the field). It must be called whenever one of them may have come
+// true: the peer applied entries, or a leader transfer ended without
+// moving the leadership (raft ignored it, or gave it up after an
+// election timeout). Nothing else sets leaseReady, so a leader that
+// applies nothing more would otherwise never serve again. Call with mu
+// held.
+func (p *Peer) updateReadyLocked() {
+	if p.destroyed || !p.isLeader.Load() || p.transferring || p.applied < p.termStart {
+		p.leaseReady.Store(false)
+		return
+	}
+	if p.leaseReady.Load() || p.rn.BasicStatus().RaftState != raft.StateLeader {
+		return // ready already; or stepped down, which the next Ready tells
+	}
+	// The term's first entry committed after termStartAt: a quorum's
+	// round trip. The fence keeps a lease given up for a transfer from
+	// coming back this way.
+	p.renewLease(p.termStartAt)
+	p.leaseReady.Store(true)
+}
+
+// checkTransferLocked notices that raft ended a leader transfer this
+// peer started (the transferee has not taken over: raft gave up after
+// an election timeout, or the transferee left the configuration), and
+// lets the peer serve again. Round trips begun during the transfer do
+// not renew the lease. Call with mu held.
+func (p *Peer) checkTransferLocked() {
+	if !p.transferring || p.rn.BasicStatus().LeadTransferee != 0 {
+		return
+	}
+	p.transferring = false
+	p.endLease()
+	p.updateReadyLocked()
 }
 
 // leadsLocked says whether raft itself, not just the last Ready, has this

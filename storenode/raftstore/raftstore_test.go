@@ -48,7 +48,8 @@ import (
 //	change-peer region=R store=S type=learner|voter|remove
 //	put region=R k=v ...       a write, proposed on the region's leader
 //	split region=R key=K       split at user key K
-//	transfer-leader region=R store=S
+//	transfer-leader region=R store=S [no-wait]
+//	                           and wait until S leads it, unless no-wait
 //	wait                       until every region's replicas applied alike
 //	leader region=R            the store that leads the region
 //	show                       every store's regions and their data
@@ -311,6 +312,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		id, sid := arg("region"), arg("store")
 		p := c.leader(id)
 		p.TransferLeader(findStorePeer(p.Meta(), sid))
+		if td.HasArg("no-wait") {
+			return ""
+		}
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
 			if q := c.stores[sid].rs.Peer(id); q != nil && q.IsLeader() {
