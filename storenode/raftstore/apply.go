@@ -160,8 +160,7 @@ func propID(h *raft_cmdpb.RaftRequestHeader) uint64 {
 // region's key range changed since the leader decided it.
 func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) error {
 	if cmd.Header.GetRegionEpoch().GetVersion() != p.region.GetRegionEpoch().GetVersion() {
-		return &RegionError{Err: &errorpb.Error{Message: "epoch changed while the command was in flight",
-			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
+		return p.epochChanged()
 	}
 	for _, req := range cmd.Requests {
 		var err error
@@ -194,6 +193,14 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 		}
 	}
 	return nil
+}
+
+// epochChanged is the error of a write decided on an earlier version of
+// the region (before a split) than the one applied now. Call with mu
+// held.
+func (p *Peer) epochChanged() *RegionError {
+	return &RegionError{Err: &errorpb.Error{Message: "epoch changed while the command was in flight",
+		EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
 }
 
 // applyAdmin applies an admin command. It returns the command's outcome

@@ -3,6 +3,7 @@ package raftstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -38,6 +39,12 @@ import (
 //	get region=R key=K ts=TS   a read of K at TS
 //	mem-lock-stats store=S     lock writes served in memory, flushes, the
 //	                           bytes in memory now
+//	lock region=R start=TS keys=a pipelined
+//	                           a pipelined lock (mvcc.Hooks.Proposed): says
+//	                           whether it was answered once proposed, as
+//	                           the service would answer it; lock-result
+//	                           prints its outcome once applied
+//	pause-loop store=S         stall store S's Ready loop (resume id=S)
 func (c *raftCluster) runMemLocks(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -64,13 +71,23 @@ func (c *raftCluster) runMemLocks(t *testing.T, td *datadriven.TestData) (string
 	case "lock-mode":
 		c.raftLocks = td.CmdArgs[0].Key == "raft"
 		return "", true
+	case "lock-result":
+		return <-c.lockOut, true
+	case "pause-loop":
+		ch := make(chan struct{})
+		c.stores[arg("store")].rs.paused.Store(&ch)
+		return "", true
 	case "lock":
 		ks := keys()
 		req := &mvcc.PessimisticLockRequest{Keys: ks, Primary: ks[0], StartTS: arg("start"), ForUpdateTS: arg("start"), LockTTL: 3000}
 		if td.HasArg("primary-size") {
 			req.Primary = bytes.Repeat([]byte{'p'}, int(arg("primary-size")))
 		}
-		return errOut(c.readyLeader(t, arg("region")).MVCC().PessimisticLock(ctx, req, 0))
+		p := c.readyLeader(t, arg("region"))
+		if !td.HasArg("pipelined") {
+			return errOut(p.MVCC().PessimisticLock(ctx, req, 0))
+		}
+		return c.pipelinedLock(p, req), true
 	case "prewrite":
 		req := &mvcc.PrewriteRequest{StartTS: arg("start"), ForUpdateTS: arg("start"), LockTTL: 3000}
 		for _, a := range td.CmdArgs {
@@ -142,6 +159,52 @@ func (c *raftCluster) runMemLocks(t *testing.T, td *datadriven.TestData) (string
 		return fmt.Sprintf("writes %d flushes %d bytes %d", st.Writes, st.Flushes, st.Bytes), true
 	}
 	return "", false
+}
+
+// pipelinedLock starts req on p as the service does a pipelined lock,
+// and says whether it was answered at its proposal, before it applied.
+func (c *raftCluster) pipelinedLock(p *Peer, req *mvcc.PessimisticLockRequest) string {
+	p.mu.Lock()
+	before := len(p.props)
+	p.mu.Unlock()
+	proposed := make(chan struct{})
+	hooks := &mvcc.Hooks{Proposed: func() { close(proposed) }}
+	c.lockOut = make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := p.MVCC().PessimisticLock(mvcc.WithHooks(context.Background(), hooks), req, 0); err != nil {
+			var re *RegionError
+			if errors.As(err, &re) {
+				c.lockOut <- "region error: " + re.Err.Message
+				return
+			}
+			c.lockOut <- "error: " + err.Error()
+			return
+		}
+		c.lockOut <- "locked"
+	}()
+	for {
+		select {
+		case <-proposed:
+			return "answered at its proposal"
+		case <-done:
+			return "answered once applied"
+		default:
+		}
+		p.mu.Lock()
+		n := len(p.props)
+		p.mu.Unlock()
+		if n > before { // proposed; the hook, if any, comes at once
+			select {
+			case <-proposed:
+				return "answered at its proposal"
+			case <-time.After(20 * time.Millisecond):
+				return "not answered at its proposal"
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // readyLeader returns the region's leader once it serves commands (it has

@@ -281,14 +281,30 @@ const readIndexTimeout = 2 * time.Second
 // propose proposes cmd and waits for it to be applied. It does not give up
 // while this peer leads: a command holds latches on its keys until its
 // write is applied, and releasing them early, while the write could still
-// apply, would let another command read around it. onProposed, if not nil,
-// is called once raft has accepted the proposal into the leader's log,
-// before it is replicated.
+// apply, would let another command read around it.
+//
+// onProposed, if not nil, is called once raft has accepted the proposal
+// into the leader's log, before it is replicated: the caller may answer
+// then (a pipelined pessimistic lock), trusting the write to apply unless
+// the leadership is lost. So it is not called, and the caller waits for
+// the outcome, while a split is in flight: a write ordered after the
+// split applies after it, and fails there on the changed epoch. A write
+// decided on an epoch already gone fails here, unproposed.
 func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error {
 	p.mu.Lock()
 	if !p.leadsLocked() {
 		p.mu.Unlock()
 		return p.notLeader()
+	}
+	if cmd.AdminRequest == nil {
+		if cmd.Header.GetRegionEpoch().GetVersion() != p.region.GetRegionEpoch().GetVersion() {
+			err := p.epochChanged()
+			p.mu.Unlock()
+			return err
+		}
+		if p.splitting > 0 {
+			onProposed = nil
+		}
 	}
 	ch, err := p.proposeLocked(cmd)
 	p.mu.Unlock()

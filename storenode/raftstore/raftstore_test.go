@@ -47,7 +47,9 @@ import (
 //	bootstrap store=1          the first region, on one store
 //	change-peer region=R store=S type=learner|voter|remove
 //	put region=R k=v ...       a write, proposed on the region's leader
-//	split region=R key=K       split at user key K
+//	split region=R key=K [async]
+//	                           split at user key K; async: return once
+//	                           proposed, split-result prints the outcome
 //	transfer-leader region=R store=S [no-wait]
 //	                           and wait until S leads it, unless no-wait
 //	wait                       until every region's replicas applied alike
@@ -69,6 +71,9 @@ type raftCluster struct {
 	// raftLocks: stores started from now on propose pessimistic locks
 	// through Raft (in-memory locks off).
 	raftLocks bool
+	// splitOut and lockOut: the outcomes of an async split and a
+	// pipelined lock still running.
+	splitOut, lockOut chan string
 }
 
 type testStore struct {
@@ -288,26 +293,17 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		p := c.leader(arg("region"))
 		var key string
 		td.ScanArgs(t, "key", &key)
-		ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
-			var ids []*pdpb.SplitID
-			for range n {
-				id := &pdpb.SplitID{NewRegionId: c.newID()}
-				for range r.Peers {
-					id.NewPeerIds = append(id.NewPeerIds, c.newID())
-				}
-				ids = append(ids, id)
-			}
-			return ids, nil
+		if !td.HasArg("async") {
+			return c.split(p, key)
 		}
-		regions, err := p.Split(context.Background(), [][]byte{codec.EncodeBytes(nil, []byte(key))}, ask)
-		if err != nil {
-			return "error: " + err.Error()
+		c.splitOut = make(chan string, 1)
+		go func() { c.splitOut <- c.split(p, key) }()
+		for !p.isSplitting() { // proposed: the IDs are taken
+			time.Sleep(time.Millisecond)
 		}
-		var out []string
-		for _, r := range regions {
-			out = append(out, regionString(r))
-		}
-		return strings.Join(out, "\n")
+		return ""
+	case "split-result":
+		return <-c.splitOut
 	case "transfer-leader":
 		id, sid := arg("region"), arg("store")
 		p := c.leader(id)
@@ -485,6 +481,37 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""
+}
+
+// split splits p's region at the user key, with IDs from c.
+func (c *raftCluster) split(p *Peer, key string) string {
+	ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
+		var ids []*pdpb.SplitID
+		for range n {
+			id := &pdpb.SplitID{NewRegionId: c.newID()}
+			for range r.Peers {
+				id.NewPeerIds = append(id.NewPeerIds, c.newID())
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	regions, err := p.Split(context.Background(), [][]byte{codec.EncodeBytes(nil, []byte(key))}, ask)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var out []string
+	for _, r := range regions {
+		out = append(out, regionString(r))
+	}
+	return strings.Join(out, "\n")
+}
+
+// isSplitting says whether a split p proposed is in flight.
+func (p *Peer) isSplitting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.splitting > 0
 }
 
 // waitReplicated waits until, for every region, each live store named in
