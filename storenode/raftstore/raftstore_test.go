@@ -311,10 +311,20 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("no-wait") {
 			return ""
 		}
+		// Raft gives a transfer up after an election timeout, as it
+		// may on a loaded machine (the transferee, just restarted, has
+		// not caught up): ask again, as PD does until its operator
+		// times out.
 		deadline := time.Now().Add(10 * time.Second)
+		again := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if q := c.stores[sid].rs.Peer(id); q != nil && q.IsLeader() {
 				return ""
+			}
+			if time.Now().After(again) {
+				p := c.leader(id)
+				p.TransferLeader(findStorePeer(p.Meta(), sid))
+				again = time.Now().Add(time.Second)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -335,13 +345,15 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		var n, size int
 		td.ScanArgs(t, "n", &n)
 		td.ScanArgs(t, "size", &size)
-		p := c.leader(arg("region"))
 		for i := range n {
 			var b mvcc.Batch
 			value := make([]byte, size)
 			rand.NewChaCha8([32]byte{byte(i)}).Read(value)
 			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(fmt.Sprintf("large-%d", i))), value)
-			if err := p.MVCC().Engine().Write(&b, true); err != nil {
+			err := c.retryOnLeaderChange(arg("region"), func(p *Peer) (bool, error) {
+				return false, p.MVCC().Engine().Write(&b, true) // idempotent, as put's
+			})
+			if err != nil {
 				return "error: " + err.Error()
 			}
 		}
