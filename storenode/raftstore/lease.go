@@ -31,8 +31,9 @@ import (
 //
 // Two things end a lease early. A leader transfer: the transferee
 // campaigns at once, with votes that ignore the promise above; no round
-// trip started before the transfer ends renews the lease (a transfer
-// raft gives up leaves the leader without one until the next). A restart: a
+// trip started before the transfer ends renews the lease (a leader whose
+// transfer raft gave up has none until a round trip begun after that
+// completes). A restart: a
 // follower's promise lives in memory, so a store that restarts refuses
 // votes until an election timeout has passed since it started (see
 // Store.Step), which is what it would have done had it stayed up.
