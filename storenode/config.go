@@ -134,6 +134,12 @@ type PessimisticTxn struct {
 	// transaction's prewrite finds its lock missing and fails. Off, the
 	// answer waits for the write to apply.
 	Pipelined bool `toml:"pipelined"`
+	// InMemory keeps a region leader's pessimistic locks in memory
+	// instead of proposing them through Raft (TiKV's in-memory
+	// pessimistic locks; see storenode/raftstore/memlocks.go): a lock
+	// costs no replication, and is lost if the leader is; the
+	// transaction's prewrite then fails.
+	InMemory bool `toml:"in-memory"`
 	// WaitForLockTimeout bounds a lock request's wait for another
 	// transaction's lock (see Service.WaitForLockTimeout).
 	WaitForLockTimeout Duration `toml:"wait-for-lock-timeout"`
@@ -191,6 +197,7 @@ func DefaultConfig() Config {
 	c.ReadPool.Unified.MaxThreadCount = 4
 	c.RocksDB.MaxBackgroundJobs = 2
 	c.Txn.Pipelined = true
+	c.Txn.InMemory = true
 	c.Txn.WaitForLockTimeout = Duration{time.Second}
 	c.Copr.RegionSplitSize = 96 << 20
 	c.GC.PollSafePointInterval = Duration{10 * time.Second}

@@ -42,7 +42,7 @@ func TestConfigLoadFull(t *testing.T) {
 	want.ReadPool.Unified.MaxThreadCount = 12
 	want.RocksDB.MaxBackgroundJobs = 6
 	want.RocksDB.DefaultCF.BlockCacheSize = 512 << 10
-	want.Txn = storenode.PessimisticTxn{Pipelined: false, WaitForLockTimeout: dur(3 * time.Second)}
+	want.Txn = storenode.PessimisticTxn{Pipelined: false, InMemory: false, WaitForLockTimeout: dur(3 * time.Second)}
 	want.Copr = storenode.CoprConfig{RegionSplitSize: 64 << 20, RegionMaxSize: 96 << 20,
 		RegionSplitKeys: 640000, RegionMaxKeys: 960000}
 	want.GC.PollSafePointInterval = dur(30 * time.Second)

@@ -99,7 +99,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 		Tick: cfg.Raft.BaseTick.Duration, HeartbeatTicks: cfg.Raft.HeartbeatTicks, ElectionTicks: cfg.Raft.ElectionTicks,
 		LogGCCountLimit: cfg.Raft.RaftLogGCCountLimit, LogGCSizeLimit: uint64(cfg.Raft.RaftLogGCSizeLimit), StorePoolSize: cfg.Raft.StorePoolSize,
 		ApplyPoolSize: cfg.Raft.ApplyPoolSize, MaxLeaderLease: cfg.Raft.MaxLeaderLease.Duration,
-		RaftConnNum: cfg.Server.GRPCRaftConnNum, Resolve: n.resolve, Logger: log})
+		RaftConnNum: cfg.Server.GRPCRaftConnNum, InMemoryLocks: cfg.Txn.InMemory, Resolve: n.resolve, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,14 @@ func (n *Node) startStatus() error {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"store_id": n.storeID, "version": StoreVersion,
 			"address": n.cfg.AdvertiseAddr(), "start_timestamp": n.started.Unix(),
-			"region_count": len(ps), "leader_count": leaders})
+			"region_count": len(ps), "leader_count": leaders,
+			// What the store's leaders proposed, its raft log syncs, the
+			// pessimistic lock writes kept in memory and their flushes
+			// through raft, since it started; the bytes of the locks in
+			// memory now.
+			"raft_proposals": n.rs.LogStats().Proposals, "raft_log_syncs": n.rs.LogStats().Syncs,
+			"in_memory_lock_writes": n.rs.MemLockStats().Writes, "in_memory_lock_flushes": n.rs.MemLockStats().Flushes,
+			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.registerFaults(mux)

@@ -47,6 +47,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	defer func() { p.applying = false }()
 	var results []result
 	var removed, changed bool
+	var written []*raft_cmdpb.RaftCmdRequest // applied writes: their keys leave the in-memory locks once committed
 	for i := range rd.CommittedEntries {
 		e := &rd.CommittedEntries[i]
 		if e.Index <= p.applied {
@@ -74,6 +75,11 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 				changed = true
 			default:
 				r.err = p.applyWrite(wb, &cmd)
+				if r.err == nil {
+					written = append(written, &cmd)
+				} else {
+					p.locks.settle(&cmd, settleFailed)
+				}
 			}
 			results = append(results, r)
 		case raftpb.EntryConfChange, raftpb.EntryConfChangeV2:
@@ -109,6 +115,9 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if err := wb.Commit(pebble.NoSync); err != nil {
 		return err
 	}
+	for _, cmd := range written {
+		p.locks.settle(cmd, settleApplied) // the applied data has what replaces them
+	}
 	p.s.reclaim.Queue(p.deleted...)
 	p.deleted = nil
 	if changed {
@@ -131,12 +140,8 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 			delete(p.props, r.id)
 		}
 	}
-	if p.isLeader.Load() && p.applied >= p.termStart {
-		if !p.leaseReady.Load() {
-			p.renewLease(p.termStartAt)
-		}
-		p.leaseReady.Store(true)
-	}
+	p.checkTransferLocked() // a removed transferee ends the transfer
+	p.updateReadyLocked()
 	p.advanceApplied()
 	if removed {
 		return p.destroy()
@@ -155,8 +160,7 @@ func propID(h *raft_cmdpb.RaftRequestHeader) uint64 {
 // region's key range changed since the leader decided it.
 func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) error {
 	if cmd.Header.GetRegionEpoch().GetVersion() != p.region.GetRegionEpoch().GetVersion() {
-		return &RegionError{Err: &errorpb.Error{Message: "epoch changed while the command was in flight",
-			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
+		return p.epochChanged()
 	}
 	for _, req := range cmd.Requests {
 		var err error
@@ -189,6 +193,14 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 		}
 	}
 	return nil
+}
+
+// epochChanged is the error of a write decided on an earlier version of
+// the region (before a split) than the one applied now. Call with mu
+// held.
+func (p *Peer) epochChanged() *RegionError {
+	return &RegionError{Err: &errorpb.Error{Message: "epoch changed while the command was in flight",
+		EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
 }
 
 // applyAdmin applies an admin command. It returns the command's outcome
@@ -280,6 +292,7 @@ func cloneRegion(r *metapb.Region) *metapb.Region {
 // other region here can overlap it), its log and state, leaving a
 // tombstone. Call with mu held.
 func (p *Peer) destroy() error {
+	p.locks.clear()
 	id := p.region.Id
 	wb := p.s.db.NewBatch()
 	defer wb.Close()

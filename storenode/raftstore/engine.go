@@ -1,6 +1,8 @@
 package raftstore
 
 import (
+	"slices"
+
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_cmdpb"
@@ -18,12 +20,27 @@ type regionEngine struct {
 
 var _ mvcc.ProposingEngine = (*regionEngine)(nil)
 
+// Get and NewIter see the leader's in-memory locks over the applied data
+// (memlocks.go).
 func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
+	if cf == mvcc.CFLock {
+		if v, ok := e.p.locks.get(key); ok {
+			return slices.Clone(v), nil
+		}
+	}
 	return e.p.s.eng.Get(cf, key)
 }
 
 func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
-	return e.p.s.eng.NewIter(cf, lower, upper)
+	var mem []memLock
+	if cf == mvcc.CFLock {
+		mem = e.p.locks.span(lower, upper)
+	}
+	it, err := e.p.s.eng.NewIter(cf, lower, upper)
+	if err != nil || len(mem) == 0 {
+		return it, err
+	}
+	return &memLocksIter{mem: mem, it: it}, nil
 }
 
 // Write replicates b. sync is ignored: a write is durable once its Raft
@@ -38,6 +55,12 @@ func (e *regionEngine) Write(b *mvcc.Batch, sync bool) error {
 // without calling it.
 func (e *regionEngine) WriteProposed(b *mvcc.Batch, _ bool, proposed func()) error {
 	if b.Len() == 0 {
+		return nil
+	}
+	if e.p.s.cfg.InMemoryLocks && e.p.writeLocksInMemory(e.epoch.GetVersion(), b) {
+		if proposed != nil {
+			proposed()
+		}
 		return nil
 	}
 	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: e.epoch},

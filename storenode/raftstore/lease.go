@@ -31,7 +31,9 @@ import (
 //
 // Two things end a lease early. A leader transfer: the transferee
 // campaigns at once, with votes that ignore the promise above; no round
-// trip started before the transfer renews the lease. A restart: a
+// trip started before the transfer ends renews the lease (a leader whose
+// transfer raft gave up has none until a round trip begun after that
+// completes). A restart: a
 // follower's promise lives in memory, so a store that restarts refuses
 // votes until an election timeout has passed since it started (see
 // Store.Step), which is what it would have done had it stayed up.
@@ -58,7 +60,7 @@ func (p *Peer) inLease(now int64) bool {
 // renewLease extends the lease to at+maxLease, where at is the start of a
 // round trip that a quorum has completed. Call with mu held.
 func (p *Peer) renewLease(at int64) {
-	if at <= p.leaseFence || !p.isLeader.Load() {
+	if at <= p.leaseFence || !p.isLeader.Load() || p.transferring {
 		return
 	}
 	if until := at + int64(p.s.maxLease); until > p.leaseUntil.Load() {

@@ -33,6 +33,7 @@ func (s *Store) loop() {
 				p.mu.Lock()
 				if !p.destroyed {
 					p.rn.Tick()
+					p.checkTransferLocked() // raft gives a transfer up on a tick
 					if p.leaderID == 0 && now.Before(p.campaignUntil) && ticks%2 == 0 {
 						_ = p.rn.Campaign()
 					}
@@ -85,11 +86,12 @@ func (s *Store) handleReady() error {
 			sync = sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
 		}
 		opts := pebble.NoSync
-		if sync && s.cfg.SyncLog {
-			opts = pebble.Sync
-		}
 		if wb.Empty() {
 			return nil
+		}
+		if sync && s.cfg.SyncLog {
+			opts = pebble.Sync
+			s.logSyncs.Add(1)
 		}
 		return wb.Commit(opts)
 	})
@@ -217,6 +219,7 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			// The empty entry a new leader appends is the last one now.
 			p.termStart = p.lastIndex
 			p.termStartAt = monoNow()
+			p.transferring = false
 			p.leaderTerm.Store(p.rn.BasicStatus().Term)
 			p.leaseReady.Store(false) // until termStart applies
 			p.leaseUntil.Store(0)
@@ -224,6 +227,8 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
 		}
 		if wasLeader && !isLeader {
+			p.locks.clear() // lost with the leadership (memlocks.go)
+			p.transferring = false
 			p.leaseReady.Store(false)
 			p.endLease()
 			p.failPending(p.notLeaderLocked())

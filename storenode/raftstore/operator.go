@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
@@ -21,7 +22,24 @@ import (
 // configuration. It returns once the change is applied here, or fails if
 // raft refused it (another change is still in flight) or it did not apply
 // within confChangeTimeout.
+//
+// A new leader first applies its term's first entry: until then raft
+// counts every entry of its log as a possible configuration change still
+// pending, and drops a new one silently (an empty entry takes its place).
 func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
+	timeout := time.NewTimer(confChangeTimeout)
+	defer timeout.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), confChangeTimeout)
+	defer cancel()
+	p.mu.Lock()
+	termStart := p.termStart
+	p.mu.Unlock()
+	if err := p.waitApplied(ctx, termStart); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errors.New("raftstore: the leader did not apply its term's first entry in time")
+		}
+		return err
+	}
 	ch, err := p.proposeConfChange(changes)
 	if err != nil {
 		return err
@@ -29,7 +47,7 @@ func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
 	select {
 	case err := <-ch:
 		return err
-	case <-time.After(confChangeTimeout):
+	case <-timeout.C:
 		return errors.New("raftstore: the peer change did not apply in time (raft may have dropped it)")
 	}
 }
@@ -50,6 +68,9 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan 
 	defer p.mu.Unlock()
 	if !p.leadsLocked() {
 		return nil, p.notLeaderLocked()
+	}
+	if p.applied < p.termStart { // led again since ChangePeers waited
+		return nil, errStale("raftstore: the leader has not applied its term's first entry")
 	}
 	id := p.nextID
 	p.nextID++
@@ -90,16 +111,29 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan 
 }
 
 // TransferLeader asks raft to hand the region's leadership to peer to.
+// A transfer to this peer itself, or to a peer raft cannot hand over to
+// (a learner, one not in its configuration), changes nothing: raft
+// ignores it, and the peer goes on serving.
 func (p *Peer) TransferLeader(to *metapb.Peer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.isLeader.Load() && !p.destroyed {
-		// The transferee campaigns without waiting out this leader's
-		// lease: stop serving reads from it now, and commands until
-		// the transfer fails (raft then accepts proposals again).
-		p.leaseReady.Store(false)
-		p.endLease()
-		p.rn.TransferLeader(to.Id)
+	if p.isLeader.Load() && !p.destroyed && to.GetId() != p.self.Id {
+		// The in-memory locks go into the log first: raft hands over
+		// only to a peer that has the whole log, and drops proposals
+		// once the transfer has begun.
+		p.flushLocksLocked()
+		p.rn.TransferLeader(to.GetId())
+		if p.rn.BasicStatus().LeadTransferee != 0 {
+			// The transferee campaigns without waiting out this
+			// leader's lease: stop serving reads from it now, and
+			// commands until the transfer ends (checkTransferLocked).
+			// Its messages leave only with the next Ready, which
+			// needs mu.
+			p.transferring = true
+			p.endLease()
+		}
+		p.checkTransferLocked() // raft may have given up one in progress
+		p.updateReadyLocked()
 	}
 	p.s.wake()
 }

@@ -42,6 +42,11 @@ type Peer struct {
 	// the Ready loop saw this peer become leader, before the entry went out.
 	termStart   uint64
 	termStartAt int64
+	// transferring: raft is handing this leader's leadership over (its
+	// LeadTransferee is set). Until raft ends the transfer, the peer is not
+	// leaseReady and its lease is not renewed: the transferee campaigns
+	// with votes that ignore the lease (see lease.go).
+	transferring bool
 	// leaseFence: round trips begun at or before it do not renew the
 	// lease (see lease.go).
 	leaseFence int64
@@ -66,14 +71,21 @@ type Peer struct {
 	deleted []func(context.Context) error
 	// splitResult: the regions a split applied in this batch created.
 	splitResult []*metapb.Region
+	// locks: the pessimistic locks this leader holds in memory, and
+	// splitting: splits proposed and not yet done, during which it takes
+	// none (see memlocks.go).
+	locks     memLocks
+	splitting int
 
 	meta     atomic.Pointer[metapb.Region]
 	isLeader atomic.Bool
 	// leaderTerm: the term in which this peer last became leader.
 	leaderTerm atomic.Uint64
-	// leaseReady: this peer leads and has applied its term's first entry,
-	// so it has applied everything committed before its term and may
-	// serve commands, and reads while its lease lasts (see lease.go).
+	// leaseReady: this peer leads, has applied its term's first entry
+	// (so it has applied everything committed before its term) and is not
+	// transferring its leadership: it may serve commands, and reads while
+	// its lease lasts (see lease.go). updateReadyLocked sets it; anything
+	// that changes one of those conditions calls it, or clears it.
 	leaseReady atomic.Bool
 	// leaseUntil: the monotonic time (monoNow) at which the lease ends.
 	leaseUntil atomic.Int64
@@ -98,6 +110,7 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 	p := &Peer{s: s, region: region, self: self, initialized: initialized,
 		appliedCh: make(chan struct{}), props: map[uint64]proposal{}, reads: map[uint64]pendingRead{},
 		nextID: uint64(time.Now().UnixNano())}
+	p.locks.total = &s.memLockBytes
 	ms := raft.NewMemoryStorage()
 	if truncIndex > 0 {
 		if err := ms.ApplySnapshot(raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
@@ -268,16 +281,47 @@ const readIndexTimeout = 2 * time.Second
 // propose proposes cmd and waits for it to be applied. It does not give up
 // while this peer leads: a command holds latches on its keys until its
 // write is applied, and releasing them early, while the write could still
-// apply, would let another command read around it. onProposed, if not nil,
-// is called once raft has accepted the proposal into the leader's log,
-// before it is replicated.
+// apply, would let another command read around it.
+//
+// onProposed, if not nil, is called once raft has accepted the proposal
+// into the leader's log, before it is replicated: the caller may answer
+// then (a pipelined pessimistic lock), trusting the write to apply unless
+// the leadership is lost. So it is not called, and the caller waits for
+// the outcome, while a split is in flight: a write ordered after the
+// split applies after it, and fails there on the changed epoch. A write
+// decided on an epoch already gone fails here, unproposed.
 func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error {
-	ch := make(chan error, 1)
 	p.mu.Lock()
 	if !p.leadsLocked() {
 		p.mu.Unlock()
 		return p.notLeader()
 	}
+	if cmd.AdminRequest == nil {
+		if cmd.Header.GetRegionEpoch().GetVersion() != p.region.GetRegionEpoch().GetVersion() {
+			err := p.epochChanged()
+			p.mu.Unlock()
+			return err
+		}
+		if p.splitting > 0 {
+			onProposed = nil
+		}
+	}
+	ch, err := p.proposeLocked(cmd)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if onProposed != nil {
+		onProposed()
+	}
+	p.s.wake()
+	return <-ch
+}
+
+// proposeLocked proposes cmd and returns the channel its outcome will
+// come on; the in-memory locks cmd writes are pending from now on (see
+// memlocks.go). Call with mu held.
+func (p *Peer) proposeLocked(cmd *raft_cmdpb.RaftCmdRequest) (chan error, error) {
 	id := p.nextID
 	p.nextID++
 	at := monoNow()
@@ -286,16 +330,49 @@ func (p *Peer) propose(cmd *raft_cmdpb.RaftCmdRequest, onProposed func()) error 
 	cmd.Header.Peer = p.self
 	data := mustMarshal(cmd)
 	if err := p.rn.Propose(data); err != nil {
-		p.mu.Unlock()
-		return p.notLeader()
+		return nil, p.notLeaderLocked()
 	}
+	p.locks.settle(cmd, settlePropose)
+	p.s.proposals.Add(1)
+	ch := make(chan error, 1)
 	p.props[id] = proposal{done: ch, at: at}
-	p.mu.Unlock()
-	if onProposed != nil {
-		onProposed()
+	return ch, nil
+}
+
+// updateReadyLocked sets leaseReady from the conditions it stands for
+// (see the field). It must be called whenever one of them may have come
+// true: the peer applied entries, or a leader transfer ended without
+// moving the leadership (raft ignored it, or gave it up after an
+// election timeout). Nothing else sets leaseReady, so a leader that
+// applies nothing more would otherwise never serve again. Call with mu
+// held.
+func (p *Peer) updateReadyLocked() {
+	if p.destroyed || !p.isLeader.Load() || p.transferring || p.applied < p.termStart {
+		p.leaseReady.Store(false)
+		return
 	}
-	p.s.wake()
-	return <-ch
+	if p.leaseReady.Load() || p.rn.BasicStatus().RaftState != raft.StateLeader {
+		return // ready already; or stepped down, which the next Ready tells
+	}
+	// The term's first entry committed after termStartAt: a quorum's
+	// round trip. The fence keeps a lease given up for a transfer from
+	// coming back this way.
+	p.renewLease(p.termStartAt)
+	p.leaseReady.Store(true)
+}
+
+// checkTransferLocked notices that raft ended a leader transfer this
+// peer started (the transferee has not taken over: raft gave up after
+// an election timeout, or the transferee left the configuration), and
+// lets the peer serve again. Round trips begun during the transfer do
+// not renew the lease. Call with mu held.
+func (p *Peer) checkTransferLocked() {
+	if !p.transferring || p.rn.BasicStatus().LeadTransferee != 0 {
+		return
+	}
+	p.transferring = false
+	p.endLease()
+	p.updateReadyLocked()
 }
 
 // leadsLocked says whether raft itself, not just the last Ready, has this

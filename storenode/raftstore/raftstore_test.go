@@ -47,14 +47,18 @@ import (
 //	bootstrap store=1          the first region, on one store
 //	change-peer region=R store=S type=learner|voter|remove
 //	put region=R k=v ...       a write, proposed on the region's leader
-//	split region=R key=K       split at user key K
-//	transfer-leader region=R store=S
+//	split region=R key=K [async]
+//	                           split at user key K; async: return once
+//	                           proposed, split-result prints the outcome
+//	transfer-leader region=R store=S [no-wait]
+//	                           and wait until S leads it, unless no-wait
 //	wait                       until every region's replicas applied alike
 //	leader region=R            the store that leads the region
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go, snapshot_test.go and stale_test.go.
+// and those of lease_test.go, snapshot_test.go, stale_test.go and
+// memlocks_test.go.
 
 type raftCluster struct {
 	t      *testing.T
@@ -64,6 +68,12 @@ type raftCluster struct {
 	// addrs: each store's address, read by the stores' senders.
 	addrsMu sync.Mutex
 	addrs   map[uint64]string
+	// raftLocks: stores started from now on propose pessimistic locks
+	// through Raft (in-memory locks off).
+	raftLocks bool
+	// splitOut and lockOut: the outcomes of an async split and a
+	// pipelined lock still running.
+	splitOut, lockOut chan string
 }
 
 type testStore struct {
@@ -122,7 +132,7 @@ func (c *raftCluster) start(id uint64) {
 	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
 		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
-		Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
+		InMemoryLocks: !c.raftLocks, Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil
 			}
@@ -283,34 +293,38 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		p := c.leader(arg("region"))
 		var key string
 		td.ScanArgs(t, "key", &key)
-		ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
-			var ids []*pdpb.SplitID
-			for range n {
-				id := &pdpb.SplitID{NewRegionId: c.newID()}
-				for range r.Peers {
-					id.NewPeerIds = append(id.NewPeerIds, c.newID())
-				}
-				ids = append(ids, id)
-			}
-			return ids, nil
+		if !td.HasArg("async") {
+			return c.split(p, key)
 		}
-		regions, err := p.Split(context.Background(), [][]byte{codec.EncodeBytes(nil, []byte(key))}, ask)
-		if err != nil {
-			return "error: " + err.Error()
+		c.splitOut = make(chan string, 1)
+		go func() { c.splitOut <- c.split(p, key) }()
+		for !p.isSplitting() { // proposed: the IDs are taken
+			time.Sleep(time.Millisecond)
 		}
-		var out []string
-		for _, r := range regions {
-			out = append(out, regionString(r))
-		}
-		return strings.Join(out, "\n")
+		return ""
+	case "split-result":
+		return <-c.splitOut
 	case "transfer-leader":
 		id, sid := arg("region"), arg("store")
 		p := c.leader(id)
 		p.TransferLeader(findStorePeer(p.Meta(), sid))
+		if td.HasArg("no-wait") {
+			return ""
+		}
+		// Raft gives a transfer up after an election timeout, as it
+		// may on a loaded machine (the transferee, just restarted, has
+		// not caught up): ask again, as PD does until its operator
+		// times out.
 		deadline := time.Now().Add(10 * time.Second)
+		again := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if q := c.stores[sid].rs.Peer(id); q != nil && q.IsLeader() {
 				return ""
+			}
+			if time.Now().After(again) {
+				p := c.leader(id)
+				p.TransferLeader(findStorePeer(p.Meta(), sid))
+				again = time.Now().Add(time.Second)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -331,13 +345,15 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		var n, size int
 		td.ScanArgs(t, "n", &n)
 		td.ScanArgs(t, "size", &size)
-		p := c.leader(arg("region"))
 		for i := range n {
 			var b mvcc.Batch
 			value := make([]byte, size)
 			rand.NewChaCha8([32]byte{byte(i)}).Read(value)
 			b.Put(mvcc.CFDefault, codec.EncodeBytes(nil, []byte(fmt.Sprintf("large-%d", i))), value)
-			if err := p.MVCC().Engine().Write(&b, true); err != nil {
+			err := c.retryOnLeaderChange(arg("region"), func(p *Peer) (bool, error) {
+				return false, p.MVCC().Engine().Write(&b, true) // idempotent, as put's
+			})
+			if err != nil {
 				return "error: " + err.Error()
 			}
 		}
@@ -472,8 +488,42 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	if out, ok := c.runSnapshot(t, td); ok {
 		return out
 	}
+	if out, ok := c.runMemLocks(t, td); ok {
+		return out
+	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""
+}
+
+// split splits p's region at the user key, with IDs from c.
+func (c *raftCluster) split(p *Peer, key string) string {
+	ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
+		var ids []*pdpb.SplitID
+		for range n {
+			id := &pdpb.SplitID{NewRegionId: c.newID()}
+			for range r.Peers {
+				id.NewPeerIds = append(id.NewPeerIds, c.newID())
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	regions, err := p.Split(context.Background(), [][]byte{codec.EncodeBytes(nil, []byte(key))}, ask)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	var out []string
+	for _, r := range regions {
+		out = append(out, regionString(r))
+	}
+	return strings.Join(out, "\n")
+}
+
+// isSplitting says whether a split p proposed is in flight.
+func (p *Peer) isSplitting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.splitting > 0
 }
 
 // waitReplicated waits until, for every region, each live store named in

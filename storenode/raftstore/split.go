@@ -56,6 +56,17 @@ func (p *Peer) Split(ctx context.Context, splitKeys [][]byte, ask SplitIDs) ([]*
 	}
 	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionEpoch: region.RegionEpoch},
 		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_BatchSplit, Splits: req}}
+	// No locks go to memory until the split is done, and those there go
+	// into the log ahead of it: the new regions apply them.
+	p.mu.Lock()
+	p.splitting++
+	p.flushLocksLocked()
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.splitting--
+		p.mu.Unlock()
+	}()
 	if err := p.propose(cmd, nil); err != nil {
 		return nil, err
 	}

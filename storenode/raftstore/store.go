@@ -74,6 +74,10 @@ type Config struct {
 	// SnapChunkSize bounds the data of one chunk of a snapshot sent; zero
 	// means 1 MiB.
 	SnapChunkSize int
+	// InMemoryLocks keeps a leader's pessimistic locks in memory instead
+	// of proposing them through Raft (TiKV's pessimistic-txn.in-memory;
+	// see memlocks.go).
+	InMemoryLocks bool
 	// Resolve returns the gRPC address of a store.
 	Resolve func(ctx context.Context, storeID uint64) (string, error)
 	Logger  *slog.Logger
@@ -107,6 +111,12 @@ type Store struct {
 	maxLease time.Duration
 	// flow: what the store's regions wrote since the last store heartbeat.
 	flow flow
+	// memLockWrites and memLockFlushes: see MemLockStats; proposals and
+	// logSyncs: see LogStats.
+	memLockWrites, memLockFlushes atomic.Uint64
+	proposals, logSyncs           atomic.Uint64
+	// memLockBytes: the bytes of all its peers' in-memory locks.
+	memLockBytes atomic.Int64
 	// startedAt: when Start was called (monoNow).
 	startedAt     atomic.Int64
 	startedAtWall time.Time
