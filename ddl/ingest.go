@@ -221,6 +221,7 @@ func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix
 	}
 	defer it.Close()
 	enc := table.NewIndexEncoder(t, ix)
+	var key []byte // reused: the sorter copies each pair in
 	for n := 0; it.Valid(); n++ {
 		if n&4095 == 4095 {
 			if err := ctx.Err(); err != nil {
@@ -231,8 +232,8 @@ func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix
 		if err != nil {
 			return err
 		}
-		key, value, err := enc.Entry(h, it.Value())
-		if err != nil {
+		var value []byte
+		if key, value, err = enc.AppendEntry(key[:0], h, it.Value()); err != nil {
 			return err
 		}
 		if err := sorter.Add(key, value); err != nil {
