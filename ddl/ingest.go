@@ -157,8 +157,9 @@ func (d *DDL) backfillIngest(ctx context.Context, ing kv.BackfillIngester, t *ca
 	})
 }
 
-// ingestParts is how many parts of a table backfillIngest reads at once.
-func ingestParts() int { return min(runtime.GOMAXPROCS(0), 4) }
+// ingestParts is how many parts of a table backfillIngest reads at once:
+// one per core, at most 4 (tests set it).
+var ingestParts = func() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 // minPartRows is the span of handles below which a table is read in one
 // part.
