@@ -136,7 +136,7 @@ type chunkPipe struct {
 	cur     *pairBatch
 	// pairs is the most pairs a batch has been handed over with: new
 	// batches are made with room for a few more, so that they do not
-	// grow pair by pair (an index's 1M entries fill about 40).
+	// grow pair by pair (an index of 1M rows fills about 40 of them).
 	pairs  int
 	at     int // the writer of the current chunk
 	chunk  int // bytes put into the current chunk
