@@ -47,6 +47,8 @@ import (
 //	                before its ingest; exec says when they ran
 //	exec no-fast-reorg
 //	                exec with tidb_ddl_enable_fast_reorg off
+//	exec parts=N    exec whose backfills by ingestion read the table in N
+//	                parts at once (else one per core, up to 4)
 //	query           a SELECT; its rows, tab-separated
 //	exec crash-after=N
 //	                exec, which dies (as the process would) once the Nth
@@ -121,6 +123,11 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		var out strings.Builder
 		if td.HasArg("no-fast-reorg") {
 			ctx = ddl.WithoutFastReorg(ctx)
+		}
+		if td.HasArg("parts") {
+			var n int
+			td.ScanArgs(t, "parts", &n)
+			defer ddl.SetIngestParts(n)()
 		}
 		if text := h.beforeIngest; text != "" {
 			h.beforeIngest = ""

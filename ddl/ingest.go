@@ -157,8 +157,9 @@ func (d *DDL) backfillIngest(ctx context.Context, ing kv.BackfillIngester, t *ca
 	})
 }
 
-// ingestParts is how many parts of a table backfillIngest reads at once.
-func ingestParts() int { return min(runtime.GOMAXPROCS(0), 4) }
+// ingestParts is how many parts of a table backfillIngest reads at once:
+// one per core, at most 4 (tests set it).
+var ingestParts = func() int { return min(runtime.GOMAXPROCS(0), 4) }
 
 // minPartRows is the span of handles below which a table is read in one
 // part.
@@ -221,6 +222,7 @@ func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix
 	}
 	defer it.Close()
 	enc := table.NewIndexEncoder(t, ix)
+	var key []byte // reused: the sorter copies each pair in
 	for n := 0; it.Valid(); n++ {
 		if n&4095 == 4095 {
 			if err := ctx.Err(); err != nil {
@@ -231,8 +233,8 @@ func sortEntries(ctx context.Context, snap kv.Snapshot, t *catalog.TableInfo, ix
 		if err != nil {
 			return err
 		}
-		key, value, err := enc.Entry(h, it.Value())
-		if err != nil {
+		var value []byte
+		if key, value, err = enc.AppendEntry(key[:0], h, it.Value()); err != nil {
 			return err
 		}
 		if err := sorter.Add(key, value); err != nil {

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -150,6 +151,85 @@ func TestSorterRadix(t *testing.T) {
 			}
 			if string(k) != want[i] || string(v) != "v"+want[i] {
 				t.Fatalf("budget %d: pair %d is %q=%q, want %q", budget, i, k, v, want[i])
+			}
+		}
+		m.Close()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSorterFixedLength sorts keys of one length, whose pfx are their
+// bytes at the positions where keys differ (pfxBytes): an index's
+// entries on integers (6 varying bytes, some duplicates), keys varying
+// at 12 positions between constant ones (the pfx holds the first 8; few
+// byte values, so that many tie there), keys varying only past the 64
+// bytes pfxBytes scans and at one position before, and equal keys (after
+// a larger one, so that they are sorted). The
+// merge must give them as slices.Sort does.
+func TestSorterFixedLength(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	shapes := []struct {
+		name string
+		key  func(i int) []byte
+	}{
+		{"index", func(i int) []byte {
+			k := []byte("t\x80\x00\x00\x00\x00\x00\x00\x69_i\x80\x00\x00\x00\x00\x00\x00\x02\x03")
+			k = binary.BigEndian.AppendUint64(k, 1<<63|uint64(rng.IntN(5000)))
+			return binary.BigEndian.AppendUint64(k, 1<<63|uint64(i))
+		}},
+		{"12 positions", func(int) []byte {
+			k := []byte("prefix-")
+			for range 12 {
+				k = append(k, 'c', byte(rng.IntN(3)), 'c')
+			}
+			return k
+		}},
+		{"past the scan", func(int) []byte {
+			k := append([]byte("prefix-"), byte(rng.IntN(2)))
+			k = append(k, make([]byte, 63)...) // to the end of the scan
+			return append(k, byte(rng.IntN(256)), 'c', byte(rng.IntN(256)))
+		}},
+		{"equal", func(i int) []byte {
+			if i == 0 {
+				return []byte("prefix-z-larger-key-of-a-length")
+			}
+			return []byte("prefix-a-same-key-of-the-length")
+		}},
+	}
+	for _, sh := range shapes {
+		name, key := sh.name, sh.key
+		s, err := NewSorter(t.TempDir(), 16<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range 10000 {
+			k := key(i)
+			want = append(want, string(k))
+			if err := s.Add(k, []byte("v"+string(k))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := s.Merge()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(want)
+		for i := 0; ; i++ {
+			k, v, ok, err := m.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				if i != len(want) {
+					t.Fatalf("%s: %d pairs, want %d", name, i, len(want))
+				}
+				break
+			}
+			if string(k) != want[i] || string(v) != "v"+want[i] {
+				t.Fatalf("%s: pair %d is %q, want %q", name, i, k, want[i])
 			}
 		}
 		m.Close()

@@ -34,7 +34,20 @@ type indexEntry struct {
 // columns).
 func (w *Writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
 	vals := make([]types.Datum, len(ix.Columns))
-	hasNull := false
+	hasNull := indexValues(ix, row, vals)
+	unique := ix.Unique && !hasNull
+	key, err := tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
+	if err != nil {
+		return indexEntry{}, err
+	}
+	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
+	e.value = indexValue(unique, h)
+	return e, nil
+}
+
+// indexValues sets vals, of len(ix.Columns), to ix's values of row (a
+// column prefix cuts a string), and reports whether one is NULL.
+func indexValues(ix *catalog.IndexInfo, row, vals []types.Datum) (hasNull bool) {
 	for i, ic := range ix.Columns {
 		v := row[ic.Offset]
 		if ic.Length > 0 && v.Kind() == types.KindString {
@@ -47,17 +60,16 @@ func (w *Writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Ha
 		hasNull = hasNull || v.IsNull()
 		vals[i] = v
 	}
-	unique := ix.Unique && !hasNull
-	key, err := tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
-	if err != nil {
-		return indexEntry{}, err
-	}
-	e := indexEntry{ix: ix, key: key, unique: unique, vals: vals, deleteOnly: ix.State == catalog.StateDeleteOnly}
-	e.value = tablecodec.IndexNoValue
+	return hasNull
+}
+
+// indexValue is the value of an entry: the handle for one keyed by its
+// values alone (unique), else tablecodec.IndexNoValue.
+func indexValue(unique bool, h tablecodec.Handle) []byte {
 	if unique {
-		e.value = h.Encoded()
+		return h.Encoded()
 	}
-	return e, nil
+	return tablecodec.IndexNoValue
 }
 
 func (w *Writer) entries(row []types.Datum, h tablecodec.Handle) ([]indexEntry, error) {
@@ -104,14 +116,16 @@ func IndexEntry(t *catalog.TableInfo, ix *catalog.IndexInfo, h tablecodec.Handle
 }
 
 // IndexEncoder computes one index's entries of stored rows, for an index
-// build, reusing its decoder and row across rows. It is not safe for
-// concurrent use.
+// build, reusing its decoder, row and values across rows (and, through
+// AppendEntry, the caller's key buffer). It is not safe for concurrent
+// use.
 type IndexEncoder struct {
-	ix  *catalog.IndexInfo
-	w   *Writer
-	dec *Decoder
-	row []types.Datum
-	ext bool // the index reads hidden columns: decode all, then extend
+	ix   *catalog.IndexInfo
+	w    *Writer
+	dec  *Decoder
+	row  []types.Datum
+	vals []types.Datum // the index's values of the last row
+	ext  bool          // the index reads hidden columns: decode all, then extend
 }
 
 // NewIndexEncoder returns an encoder of ix's entries of t's rows. It
@@ -119,7 +133,7 @@ type IndexEncoder struct {
 // column (one being built by MODIFY COLUMN), which is derived from the
 // whole row.
 func NewIndexEncoder(t *catalog.TableInfo, ix *catalog.IndexInfo) *IndexEncoder {
-	e := &IndexEncoder{ix: ix, w: &Writer{t: t}, row: make([]types.Datum, len(t.Columns)+1)}
+	e := &IndexEncoder{ix: ix, w: &Writer{t: t}, row: make([]types.Datum, len(t.Columns)+1), vals: make([]types.Datum, len(ix.Columns))}
 	cols := make([]int, 0, len(ix.Columns))
 	for _, ic := range ix.Columns {
 		if ic.Offset >= len(t.Columns) {
@@ -140,7 +154,14 @@ func NewIndexEncoder(t *catalog.TableInfo, ix *catalog.IndexInfo) *IndexEncoder 
 // Entry returns the index entry of the row stored as rowValue under
 // handle h. The slices returned are the caller's.
 func (e *IndexEncoder) Entry(h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
-	clear(e.row)
+	return e.AppendEntry(make([]byte, 0, 32+10*len(e.vals)+len(h.Common)), h, rowValue)
+}
+
+// AppendEntry is Entry with the key appended to dst: an index build that
+// copies each entry away (into a sorter) passes the last key's buffer,
+// [:0], and allocates nothing per row for an index on numbers. The value
+// may be shared (tablecodec.IndexNoValue): the caller must not change it.
+func (e *IndexEncoder) AppendEntry(dst []byte, h tablecodec.Handle, rowValue []byte) (key, value []byte, err error) {
 	if err := e.dec.Decode(h, rowValue, e.row); err != nil {
 		return nil, nil, err
 	}
@@ -148,6 +169,10 @@ func (e *IndexEncoder) Entry(h tablecodec.Handle, rowValue []byte) (key, value [
 	if e.ext {
 		full = e.w.extended(full)
 	}
-	ent, err := e.w.entry(e.ix, full, h)
-	return ent.key, ent.value, err
+	hasNull := indexValues(e.ix, full, e.vals)
+	unique := e.ix.Unique && !hasNull
+	if key, err = tablecodec.AppendIndexKey(dst, e.w.t.ID, e.ix.ID, e.vals, h, !unique); err != nil {
+		return nil, nil, err
+	}
+	return key, indexValue(unique, h), nil
 }

@@ -115,8 +115,13 @@ func IndexValueHasHandle(v []byte) bool {
 // values and, if withHandle, the handle.
 func IndexKey(tableID, indexID int64, values []types.Datum, h Handle, withHandle bool) ([]byte, error) {
 	// One allocation for the common keys (numbers and short strings).
-	k := make([]byte, 0, prefixLen+8+10*len(values)+max(9, len(h.Common)))
-	k = codec.EncodeInt(append(k, tablePrefix), tableID)
+	return AppendIndexKey(make([]byte, 0, prefixLen+8+10*len(values)+max(9, len(h.Common))), tableID, indexID, values, h, withHandle)
+}
+
+// AppendIndexKey is IndexKey appended to dst (an index build's reused
+// buffer).
+func AppendIndexKey(dst []byte, tableID, indexID int64, values []types.Datum, h Handle, withHandle bool) ([]byte, error) {
+	k := codec.EncodeInt(append(dst, tablePrefix), tableID)
 	k = codec.EncodeInt(append(k, indexSep...), indexID)
 	var err error
 	for _, v := range values {

@@ -134,10 +134,14 @@ type chunkPipe struct {
 	free    chan *pairBatch
 	made    int // batches allocated, at most cap(free)
 	cur     *pairBatch
-	at      int // the writer of the current chunk
-	chunk   int // bytes put into the current chunk
-	wg      sync.WaitGroup
-	failed  atomic.Pointer[error]
+	// pairs is the most pairs a batch has been handed over with: new
+	// batches are made with room for a few more, so that they do not
+	// grow pair by pair (an index of 1M rows fills about 40 of them).
+	pairs  int
+	at     int // the writer of the current chunk
+	chunk  int // bytes put into the current chunk
+	wg     sync.WaitGroup
+	failed atomic.Pointer[error]
 }
 
 // pairBatch holds pairs: each the bytes of key then value in data, and
@@ -177,7 +181,9 @@ func (p *chunkPipe) batch() *pairBatch {
 	}
 	if p.made < cap(p.free) {
 		p.made++
-		return &pairBatch{}
+		// The batch is handed over once past pipeBatchBytes: room for
+		// that and a pair of up to 4 KB.
+		return &pairBatch{data: make([]byte, 0, pipeBatchBytes+4096), ends: make([]int, 0, 2*(p.pairs+p.pairs/8))}
 	}
 	return <-p.free
 }
@@ -219,6 +225,7 @@ func (p *chunkPipe) put(key, value []byte) error {
 	b.data = append(append(b.data, key...), value...)
 	b.ends = append(b.ends, len(b.data)-len(value), len(b.data))
 	if len(b.data) >= pipeBatchBytes {
+		p.pairs = max(p.pairs, len(b.ends)/2)
 		p.chunk += len(b.data)
 		b.end = p.chunk >= ingestChunkBytes
 		p.queues[p.at] <- b
