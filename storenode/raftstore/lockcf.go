@@ -70,8 +70,9 @@ func (l *lockCF) check(scan func() (bool, error)) {
 const lockCFCheckInterval = 100 * time.Millisecond
 
 // checkLockCF runs lockCF.check every lockCFCheckInterval until the store
-// stops.
+// stops, then closes s.lockCFDone.
 func (s *Store) checkLockCF() {
+	defer close(s.lockCFDone)
 	t := time.NewTicker(lockCFCheckInterval)
 	defer t.Stop()
 	for {

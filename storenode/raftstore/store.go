@@ -135,8 +135,9 @@ type Store struct {
 	stopped chan struct{}
 
 	// lockCF: whether Pebble holds no lock, for reads to skip looking
-	// (lockcf.go).
-	lockCF *lockCF
+	// (lockcf.go); lockCFDone is closed when its checks have stopped.
+	lockCF     *lockCF
+	lockCFDone chan struct{}
 }
 
 // ErrStopped is returned for work given to a stopped store.
@@ -153,7 +154,8 @@ func NewStore(cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, log: cfg.Logger, eng: cfg.Engine, db: cfg.Engine.DB(),
 		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}),
 		peers: map[uint64]*Peer{}, tombstones: map[uint64]uint64{},
-		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{}), lockCF: newLockCF()}
+		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{}),
+		lockCF: newLockCF(), lockCFDone: make(chan struct{})}
 	if cfg.ElectionTicks <= cfg.HeartbeatTicks || cfg.ElectionTicks < 3 || cfg.Tick <= 0 {
 		return nil, fmt.Errorf("raftstore: election timeout of %d ticks of %v is too short (heartbeat: %d ticks)",
 			cfg.ElectionTicks, cfg.Tick, cfg.HeartbeatTicks)
@@ -287,6 +289,7 @@ func (s *Store) Stop() {
 	}
 	close(s.stopCh)
 	<-s.stopped
+	<-s.lockCFDone // no scan of the engine after Stop
 	if s.reclaim != nil {
 		s.reclaim.Stop()
 	}
