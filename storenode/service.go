@@ -179,7 +179,8 @@ func (s *Service) txnRegion(ctx context.Context, rctx *kvrpcpb.Context, keys ...
 // inRegion reports whether the raw key lies in the region, whose
 // boundaries are encoded (codec.EncodeBytes; an empty end is +inf).
 func inRegion(meta *metapb.Region, key []byte) bool {
-	enc := codec.EncodeBytes(nil, key)
+	var buf [96]byte // a row or index key encodes in this without allocating
+	enc := codec.EncodeBytes(buf[:0], key)
 	return bytes.Compare(enc, meta.GetStartKey()) >= 0 &&
 		(len(meta.GetEndKey()) == 0 || bytes.Compare(enc, meta.GetEndKey()) < 0)
 }
@@ -277,20 +278,27 @@ func (s *Service) startRead(ctx context.Context, r Region, wait func() error) er
 // region's read index and any commit in flight on its keys.
 func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.GetResponse, error) {
 	resp := &kvrpcpb.GetResponse{}
+	s.kvGet(ctx, req, resp)
+	return resp, nil
+}
+
+// kvGet is KvGet answering in resp, which the caller allocated (the
+// stream's dispatch, with the response's wrappers in one allocation).
+func (s *Service) kvGet(ctx context.Context, req *kvrpcpb.GetRequest, resp *kvrpcpb.GetResponse) {
 	r, rerr := s.region(req.GetContext(), req.GetKey())
 	if rerr != nil {
 		resp.RegionError = rerr
-		return resp, nil
+		return
 	}
 	if err := r.ReadIndex(ctx); err != nil {
 		resp.RegionError, resp.Error = failure(err)
-		return resp, nil
+		return
 	}
 	s.cm.observe(req.GetVersion()) // before the read waits for commits in flight
 	st := r.MVCC()
 	if err := s.startRead(ctx, r, func() error { return st.WaitRead(ctx, req.GetKey(), req.GetVersion()) }); err != nil {
 		resp.RegionError, resp.Error = failure(err)
-		return resp, nil
+		return
 	}
 	defer s.reads.Release()
 	v, err := st.GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
@@ -303,7 +311,6 @@ func (s *Service) KvGet(ctx context.Context, req *kvrpcpb.GetRequest) (*kvrpcpb.
 		resp.Value = v
 		r.RecordRead(uint64(len(req.GetKey())+len(v)), 1)
 	}
-	return resp, nil
 }
 
 // KvBatchGet reads keys at a version. Absent keys are left out; a key

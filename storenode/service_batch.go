@@ -136,7 +136,11 @@ func sendBatches(ctx context.Context, stream tikvpb.Tikv_BatchCommandsServer, ou
 		case <-ctx.Done():
 			return nil
 		}
-		msg := &tikvpb.BatchCommandsResponse{}
+		// Sized for what is ready: one allocation per slice, not a
+		// growth per response. (gRPC forbids reusing a sent message.)
+		n := min(len(out)+1, maxResponsesPerMessage)
+		msg := &tikvpb.BatchCommandsResponse{Responses: make([]*tikvpb.BatchCommandsResponse_Response, 0, n),
+			RequestIds: make([]uint64, 0, n)}
 		for ok {
 			msg.Responses = append(msg.Responses, res.resp)
 			msg.RequestIds = append(msg.RequestIds, res.id)
@@ -160,8 +164,17 @@ func (s *Service) dispatch(ctx context.Context, req *tikvpb.BatchCommandsRequest
 	type resp = tikvpb.BatchCommandsResponse_Response
 	switch r := req.GetCmd().(type) {
 	case *tikvpb.BatchCommandsRequest_Request_Get:
-		v, _ := s.KvGet(ctx, r.Get)
-		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: v}}
+		// A point select's get: its response, the oneof's case and the
+		// response of the stream in one allocation.
+		a := &struct {
+			resp resp
+			cmd  tikvpb.BatchCommandsResponse_Response_Get
+			get  kvrpcpb.GetResponse
+		}{}
+		s.kvGet(ctx, r.Get, &a.get)
+		a.cmd.Get = &a.get
+		a.resp.Cmd = &a.cmd
+		return &a.resp
 	case *tikvpb.BatchCommandsRequest_Request_Scan:
 		v, _ := s.KvScan(ctx, r.Scan)
 		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Scan{Scan: v}}

@@ -640,7 +640,7 @@ func dial(t *testing.T, addr string) *grpc.ClientConn {
 
 // startPD starts a one-member PD in this process and returns its client
 // address once it leads.
-func startPD(t *testing.T) string {
+func startPD(t testing.TB) string {
 	ports := make([]int, 2)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -40,6 +40,12 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	}
 	wb := p.s.db.NewBatch()
 	defer wb.Close()
+	defer func() {
+		if p.lockWrite { // a lock put is in wb: committed now, or failed
+			p.lockWrite = false
+			p.s.lockCF.end()
+		}
+	}()
 	p.deleted = nil
 	// Until the batch is committed, p.applied runs ahead of Pebble: raft
 	// (on a configuration change) may ask for a snapshot meanwhile.
@@ -166,6 +172,10 @@ func (p *Peer) applyWrite(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) erro
 		var err error
 		switch req.CmdType {
 		case raft_cmdpb.CmdType_Put:
+			if req.Put.Cf == "lock" && !p.lockWrite {
+				p.lockWrite = true // ended once the batch is committed (handleCommitted)
+				p.s.lockCF.begin()
+			}
 			err = wb.Set(append([]byte{cfByte(req.Put.Cf)}, req.Put.Key...), req.Put.Value, nil)
 			n := uint64(len(req.Put.Key) + len(req.Put.Value))
 			p.written.Add(n)

@@ -27,6 +27,9 @@ func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
 		if v, ok := e.p.locks.get(key); ok {
 			return slices.Clone(v), nil
 		}
+		if e.p.s.lockCF.empty() {
+			return nil, mvcc.ErrEngineNotFound
+		}
 	}
 	return e.p.s.eng.Get(cf, key)
 }

@@ -66,6 +66,8 @@ type Peer struct {
 	removedPeers []*metapb.Peer
 	// applying: an apply batch is being built, not yet committed.
 	applying bool
+	// lockWrite: the batch being applied puts a lock (lockcf.go).
+	lockWrite bool
 	// deleted: compactions of the ranges the batch deletes, to queue once
 	// it is committed (mvcc.Reclaimer).
 	deleted []func(context.Context) error

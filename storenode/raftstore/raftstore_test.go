@@ -488,6 +488,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	if out, ok := c.runSnapshot(t, td); ok {
 		return out
 	}
+	if out, ok := c.runLockCF(t, td); ok {
+		return out
+	}
 	if out, ok := c.runMemLocks(t, td); ok {
 		return out
 	}

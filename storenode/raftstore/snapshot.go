@@ -256,6 +256,8 @@ func (p *Peer) persistSnapshot(_ *pebble.Batch, snap raftpb.Snapshot) error {
 		return err
 	}
 	paths = append(paths, statePath)
+	p.s.lockCF.begin() // the snapshot may bring locks
+	defer p.s.lockCF.end()
 	if err := p.s.db.Ingest(context.Background(), paths); err != nil {
 		return fmt.Errorf("raftstore: region %d: ingesting snapshot %s: %w", region.Id, key, err)
 	}

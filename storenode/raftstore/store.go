@@ -133,6 +133,11 @@ type Store struct {
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
 	stopped chan struct{}
+
+	// lockCF: whether Pebble holds no lock, for reads to skip looking
+	// (lockcf.go); lockCFDone is closed when its checks have stopped.
+	lockCF     *lockCF
+	lockCFDone chan struct{}
 }
 
 // ErrStopped is returned for work given to a stopped store.
@@ -149,7 +154,8 @@ func NewStore(cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, log: cfg.Logger, eng: cfg.Engine, db: cfg.Engine.DB(),
 		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}),
 		peers: map[uint64]*Peer{}, tombstones: map[uint64]uint64{},
-		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{})}
+		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{}),
+		lockCF: newLockCF(), lockCFDone: make(chan struct{})}
 	if cfg.ElectionTicks <= cfg.HeartbeatTicks || cfg.ElectionTicks < 3 || cfg.Tick <= 0 {
 		return nil, fmt.Errorf("raftstore: election timeout of %d ticks of %v is too short (heartbeat: %d ticks)",
 			cfg.ElectionTicks, cfg.Tick, cfg.HeartbeatTicks)
@@ -271,6 +277,7 @@ func (s *Store) Start() {
 	}
 	s.reclaim = mvcc.StartReclaimer(func(err error) { s.log.Warn("cannot compact a deleted range", "err", err) })
 	go s.loop()
+	go s.checkLockCF()
 }
 
 // Stop stops the loops and the transport. Proposals still waiting fail.
@@ -282,6 +289,7 @@ func (s *Store) Stop() {
 	}
 	close(s.stopCh)
 	<-s.stopped
+	<-s.lockCFDone // no scan of the engine after Stop
 	if s.reclaim != nil {
 		s.reclaim.Stop()
 	}

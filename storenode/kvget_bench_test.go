@@ -1,0 +1,119 @@
+package storenode
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pingcap/log"
+	"github.com/tikv/client-go/v2/oracle"
+	"github.com/tikv/client-go/v2/txnkv"
+	"go.uber.org/zap"
+)
+
+// BenchmarkKvGet measures a point get as a SQL node's point select sends
+// it: client-go's snapshot Get, on the BatchCommands stream, to a storage
+// node started in this process (Start: Pebble, raftstore, one region led
+// here, under its lease) with a one-member PD, 64 callers. It reports
+// the process's CPU per get (client and store together: cpu-ns/op) from
+// getrusage, and allocs/op.
+//
+//	go test -run '^$' -bench KvGet -benchtime 100000x -count 5 ./storenode/
+func BenchmarkKvGet(b *testing.B) {
+	log.SetLevel(zap.FatalLevel)
+	pdAddr := startPD(b)
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	cfg := DefaultConfig()
+	cfg.PD.Endpoints = []string{pdAddr}
+	cfg.Server.Addr, cfg.Server.StatusAddr = free(), free()
+	cfg.Storage.DataDir = filepath.Join(b.TempDir(), "store")
+	n, err := Start(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = n.Stop(context.Background()) })
+	cli, err := txnkv.NewClient([]string{pdAddr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cli.Close() })
+	ctx := context.Background()
+	const keys = 10000
+	value := []byte("value-of-a-typical-row-.......................................")
+	for start := 0; start < keys; start += 1000 {
+		for {
+			err := func() error {
+				txn, err := cli.Begin()
+				if err != nil {
+					return err
+				}
+				for i := start; i < start+1000; i++ {
+					_ = txn.Set(benchKey(i), value)
+				}
+				return txn.Commit(ctx)
+			}()
+			if err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // the region's first leader may still be coming up
+		}
+	}
+	ts, err := cli.CurrentTimestamp(oracle.GlobalTxnScope)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(1)); err != nil {
+		b.Fatal(err)
+	}
+
+	const callers = 64
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1))
+				if i > b.N {
+					return
+				}
+				// A snapshot of its own: a snapshot caches what it read.
+				if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(i*7919%keys)); err != nil {
+					if errs.Add(1) == 1 {
+						b.Logf("first error: %v", err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(errs.Load()), "errors")
+}
+
+func benchKey(i int) []byte { return fmt.Appendf(nil, "t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i) }
+
+// cpuTime is the CPU time this process has used, user and system, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
