@@ -82,11 +82,7 @@ type harness struct {
 // dumpCache lists the latest-version cache's chunks in key order, each
 // with its records: key=value@commitTS, or key=<delete>@commitTS.
 func (h *harness) dumpCache() string {
-	m := h.s.cache.chunks.Load()
-	var chunks []*chunk
-	for _, ch := range m.byPrefix {
-		chunks = append(chunks, ch)
-	}
+	chunks := h.s.cache.all()
 	slices.SortFunc(chunks, func(a, b *chunk) int { return bytes.Compare(a.prefix, b.prefix) })
 	var b strings.Builder
 	for _, ch := range chunks {
