@@ -632,7 +632,10 @@ func (c *latestCache) load(r Reader, p []byte) {
 }
 
 // read fills ch with the newest Put or Delete record of each of its keys in
-// r, keeping any newer record a committer has put there meanwhile.
+// r, keeping any newer record a committer has put there meanwhile. It
+// merges what it read with those records into one new slice: putting the
+// keys one at a time copied the slice for each, 256 times per chunk, and
+// was 9% of oltp_read_write's CPU with the cache churning.
 func (ch *chunk) read(r Reader) error {
 	lo := encodeKey(ch.prefix)
 	var hi []byte
@@ -643,18 +646,44 @@ func (ch *chunk) read(r Reader) error {
 	if err != nil {
 		return err
 	}
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	for _, f := range recs {
-		key, err := decodeKey(f.encKey)
-		if err != nil {
+	keys := make([][]byte, len(recs))
+	for i, f := range recs {
+		if keys[i], err = decodeKey(f.encKey); err != nil {
 			return err
 		}
-		if len(key) != len(ch.prefix)+1 {
+		if len(keys[i]) != len(ch.prefix)+1 {
 			return errUnfit
 		}
-		ch.put(key, f.encKey, f.ts, f.w, false)
 	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	old := *ch.slots.Load() // committers' records, sorted by key
+	merged := make([]*slot, 0, len(old)+len(recs))
+	var grown int64
+	j := 0
+	for i, f := range recs {
+		key := keys[i]
+		for j < len(old) && bytes.Compare(old[j].key, key) < 0 {
+			merged = append(merged, old[j])
+			j++
+		}
+		if j < len(old) && bytes.Equal(old[j].key, key) {
+			if cur := old[j].rec.Load(); cur.commitTS < f.ts {
+				old[j].rec.Store(&latestRec{commitTS: f.ts, w: f.w})
+				grown += int64(len(f.w.ShortValue) - len(cur.w.ShortValue))
+			}
+			merged = append(merged, old[j])
+			j++
+			continue
+		}
+		sl := &slot{key: key, encKey: f.encKey}
+		sl.rec.Store(&latestRec{commitTS: f.ts, w: f.w}) // newestRecords copied the value
+		merged = append(merged, sl)
+		grown += int64(2*len(key) + len(f.w.ShortValue) + slotOverhead)
+	}
+	merged = append(merged, old[j:]...)
+	ch.slots.Store(&merged)
+	ch.grow(grown)
 	return nil
 }
 
