@@ -591,7 +591,11 @@ func (c *latestCache) noteRead(r Reader, key []byte) {
 var errUnfit = errors.New("mvcc: chunk unfit to cache")
 
 // load reads the chunk of prefix p from r into the cache.
-func (c *latestCache) load(r Reader, p []byte) {
+func (c *latestCache) load(r Reader, p []byte) { c.loadWith(r, p, nil) }
+
+// loadWith is load calling afterRead, if not nil, once it has read the
+// engine and before it fills the chunk: tests commit there.
+func (c *latestCache) loadWith(r Reader, p []byte, afterRead func()) {
 	ch := &chunk{owner: c, prefix: p, end: kv.PrefixEnd(p)}
 	ch.slots.Store(&[]*slot{})
 	sh := c.shardOf(p)
@@ -612,7 +616,7 @@ func (c *latestCache) load(r Reader, p []byte) {
 	sh.mu.Unlock()
 
 	// Committers update ch from now on; read what they committed before.
-	err := ch.read(r)
+	err := ch.read(r, afterRead)
 	if err == nil && ch.dead.Load() {
 		return
 	}
@@ -636,7 +640,7 @@ func (c *latestCache) load(r Reader, p []byte) {
 // merges what it read with those records into one new slice: putting the
 // keys one at a time copied the slice for each, 256 times per chunk, and
 // was 9% of oltp_read_write's CPU with the cache churning.
-func (ch *chunk) read(r Reader) error {
+func (ch *chunk) read(r Reader, afterRead func()) error {
 	lo := encodeKey(ch.prefix)
 	var hi []byte
 	if ch.end != nil {
@@ -645,6 +649,9 @@ func (ch *chunk) read(r Reader) error {
 	recs, err := newestRecords(r, lo, hi)
 	if err != nil {
 		return err
+	}
+	if afterRead != nil {
+		afterRead()
 	}
 	keys := make([][]byte, len(recs))
 	for i, f := range recs {
