@@ -481,7 +481,9 @@ func TestLatestCacheLoadCost(t *testing.T) {
 func BenchmarkLatestCacheScan(b *testing.B) {
 	const chunks, perChunk, scanKeys = 512, 256, 100
 	chunkBytes := int64(perChunk * (2*4 + 190 + slotOverhead))
-	key := func(i int) []byte { return []byte{'r', byte(i / perChunk >> 8), byte(i / perChunk), byte(i % perChunk)} }
+	key := func(i int) []byte {
+		return []byte{'r', byte(i / perChunk >> 8), byte(i / perChunk), byte(i % perChunk)}
+	}
 	for _, bc := range []struct {
 		name  string
 		limit int64
