@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -432,4 +434,116 @@ func TestLatestCacheBigBatch(t *testing.T) {
 	if err != nil || string(v) != "new" {
 		t.Fatalf("get a1: %q, %v; want new", v, err)
 	}
+}
+
+// TestLatestCacheLoadCost checks that loading a chunk into a cache of
+// thousands, and evicting one for room, costs about the same as into a
+// cache of a few: neither copies nor sorts every chunk. They did, under
+// the cache's one mutex, and with loads and evictions taking turns that
+// was a third of the server's CPU (docs/perf-read.md).
+func TestLatestCacheLoadCost(t *testing.T) {
+	const chunks = 4096
+	// Each chunk holds one key: 2 x 4 + 1 + 96 = 105 bytes.
+	w := newLatestWorld(t, chunks*105)
+	key := func(c int) []byte { return []byte{'p', byte(c >> 8), byte(c), 0} }
+	var ms []kv.Mutation
+	for c := range chunks + 1 {
+		ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: key(c), Value: []byte("v")})
+	}
+	if err := w.commit(ms); err != nil {
+		t.Fatal(err)
+	}
+	for c := range chunks - 1 {
+		w.s.cache.load(w.eng, key(c)[:3])
+	}
+	if st, _ := w.s.LatestCacheStats(); st.Chunks != chunks-1 || st.Evictions != 0 {
+		t.Fatalf("after loading: %+v", st)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w.s.cache.load(w.eng, key(chunks - 1)[:3]) // fills the cache
+	w.s.cache.load(w.eng, key(chunks)[:3])     // evicts one
+	runtime.ReadMemStats(&after)
+	if st, _ := w.s.LatestCacheStats(); st.Chunks != chunks || st.Evictions != 1 || st.Bytes != chunks*105 {
+		t.Fatalf("after evicting: %+v", st)
+	}
+	// A map of 4,096 chunks alone is ~200 KB.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 32<<10 {
+		t.Errorf("two loads into a cache of %d chunks allocated %d bytes", chunks, n)
+	}
+}
+
+// BenchmarkLatestCacheScan scans 100 keys at a time, from parallel
+// goroutines, over 512 chunks of 256 keys written three times each (so every
+// scan is crowded), as oltp_read_write's range scans read rows its updates
+// wrote: with a cache that holds every chunk ("fits"), and with one that
+// holds about half of them, so that chunks are loaded and evicted in turn
+// ("churn", oltp_read_only after writes in docs/perf-read.md).
+func BenchmarkLatestCacheScan(b *testing.B) {
+	const chunks, perChunk, scanKeys = 512, 256, 100
+	chunkBytes := int64(perChunk * (2*4 + 190 + slotOverhead))
+	key := func(i int) []byte {
+		return []byte{'r', byte(i / perChunk >> 8), byte(i / perChunk), byte(i % perChunk)}
+	}
+	for _, bc := range []struct {
+		name  string
+		limit int64
+	}{{"fits", 2 * chunks * chunkBytes}, {"churn", chunks * chunkBytes / 2}} {
+		w := newLatestWorld(&testing.T{}, bc.limit)
+		value := bytes.Repeat([]byte{'v'}, 190)
+		for c := range chunks { // in key order: MemEngine inserts into a slice
+			for range 3 {
+				var ms []kv.Mutation
+				for k := range perChunk {
+					ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: key(c*perChunk + k), Value: value})
+				}
+				if err := w.commit(ms); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		ts := w.clock.Add(1)
+		ctx := context.Background()
+		scan := func(i int) {
+			sc, err := w.s.Scan(ctx, key(i), key(i+scanKeys), ts, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			for ; sc.Valid(); sc.Next() {
+				n += len(sc.Value())
+			}
+			if err := sc.Err(); err != nil || n != scanKeys*190 {
+				b.Fatalf("scan: %d bytes, %v", n, err)
+			}
+			sc.Close()
+		}
+		for c := range chunks - 1 { // heat every chunk
+			for range heatToLoad + 1 {
+				scan(c * perChunk)
+			}
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			st0, _ := w.s.LatestCacheStats()
+			cpu0 := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
+				for pb.Next() {
+					scan(rng.IntN(chunks*perChunk - scanKeys))
+				}
+			})
+			// The process's CPU time: a busy machine disturbs it less.
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			st, _ := w.s.LatestCacheStats()
+			b.ReportMetric(float64(st.Loads-st0.Loads)/float64(b.N), "loads/op")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

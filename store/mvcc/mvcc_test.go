@@ -52,8 +52,13 @@ import (
 //	dump                            every record of every column family
 //	cache-enable [limit=N]          go on with a one-phase-only store with a
 //	                                latest-version cache of N bytes
-//	cache-load prefix=K             load the cache's chunk of prefix K
+//	cache-load prefix=K [during-start=T during-commit=T]
+//	                                load the cache's chunk of prefix K; with
+//	                                during-*, commit the input's put K V and
+//	                                delete K lines once the loader has read
+//	                                the engine, before it fills the chunk
 //	cache                           the cache's chunks and records
+//	cache-stats                     the cache's LatestCacheStats
 //	ingest-at ts=T start=K end=K    ingest versions committed at the past ts
 //	                                T into [start, end) (IngestAt); input
 //	                                lines: put K V, in key order
@@ -82,11 +87,7 @@ type harness struct {
 // dumpCache lists the latest-version cache's chunks in key order, each
 // with its records: key=value@commitTS, or key=<delete>@commitTS.
 func (h *harness) dumpCache() string {
-	m := h.s.cache.chunks.Load()
-	var chunks []*chunk
-	for _, ch := range m.byPrefix {
-		chunks = append(chunks, ch)
-	}
+	chunks := h.s.cache.all()
 	slices.SortFunc(chunks, func(a, b *chunk) int { return bytes.Compare(a.prefix, b.prefix) })
 	var b strings.Builder
 	for _, ch := range chunks {
@@ -485,11 +486,27 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return result(err)
 
 	case "cache-load":
-		h.s.cache.load(h.eng, str("prefix"))
+		var during func()
+		if td.HasArg("during-start") {
+			during = func() {
+				ms := h.parseMutations(t, td)
+				commitTS := ts("during-commit")
+				_, err := h.s.OnePhaseCommit(ctx, &PrewriteRequest{Mutations: ms, StartTS: ts("during-start")},
+					func() (uint64, error) { return commitTS, nil }, 0)
+				if err != nil {
+					t.Fatalf("%s: commit during the load: %v", td.Pos, err)
+				}
+			}
+		}
+		h.s.cache.loadWith(h.eng, str("prefix"), during)
 		return h.dumpCache()
 
 	case "cache":
 		return h.dumpCache()
+
+	case "cache-stats":
+		st, _ := h.s.LatestCacheStats()
+		return fmt.Sprintf("chunks=%d bytes=%d loads=%d evictions=%d", st.Chunks, st.Bytes, st.Loads, st.Evictions)
 
 	case "ingest-at":
 		return result(h.ingestAt(t, td, ts("ts"), str("start"), str("end")))
@@ -755,4 +772,21 @@ func (t *manualTimer) Stop() bool {
 	defer t.clock.mu.Unlock()
 	t.stopped = true
 	return true
+}
+
+// parseMutations reads the input's put K V and delete K lines.
+func (h *harness) parseMutations(t *testing.T, td *datadriven.TestData) []kv.Mutation {
+	var ms []kv.Mutation
+	for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && f[0] == "put":
+			ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: kvtest.Parse(t, f[1]), Value: kvtest.Parse(t, f[2])})
+		case len(f) == 2 && f[0] == "delete":
+			ms = append(ms, kv.Mutation{Op: kv.OpDelete, Key: kvtest.Parse(t, f[1])})
+		default:
+			t.Fatalf("%s: bad mutation %q", td.Pos, line)
+		}
+	}
+	return ms
 }
