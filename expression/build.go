@@ -93,11 +93,24 @@ func constantOf(x *parserdriver.ValueExpr) Constant {
 
 // Constants builds the constants of literals, as Builder.Build does, in
 // blocks: one allocation per constantsBlock literals, not one each (a
-// bulk INSERT's VALUES holds thousands). The zero value is ready to use;
-// not safe for concurrent use.
-type Constants struct{ free []Constant }
+// bulk INSERT's VALUES holds thousands). A block is never longer than
+// the literals still expected (Expect), so a one-row INSERT allocates
+// its few constants, not a whole block (a Constant is ~140 bytes: a
+// 1024-long block was 140 KiB per statement). The zero value is ready
+// to use; not safe for concurrent use.
+type Constants struct {
+	free []Constant
+	// left is the number of literals still expected; blocks are cut to
+	// it, and to constantsBlock.
+	left int
+}
 
 const constantsBlock = 1024
+
+// Expect tells cs that at most n more literals will be built, so that
+// its blocks are no longer than needed. Literals beyond n still build,
+// in blocks of constantsBlock, as without Expect.
+func (cs *Constants) Expect(n int) { cs.left = n }
 
 // Build compiles n with b, a literal from cs's blocks.
 func (cs *Constants) Build(b *Builder, n ast.ExprNode) (Expr, error) {
@@ -106,10 +119,15 @@ func (cs *Constants) Build(b *Builder, n ast.ExprNode) (Expr, error) {
 		return b.Build(n)
 	}
 	if len(cs.free) == 0 {
-		cs.free = make([]Constant, constantsBlock)
+		size := constantsBlock
+		if cs.left > 0 && cs.left < size {
+			size = cs.left
+		}
+		cs.free = make([]Constant, size)
 	}
 	c := &cs.free[0]
 	cs.free = cs.free[1:]
+	cs.left = max(cs.left-1, 0)
 	*c = constantOf(x)
 	return c, nil
 }

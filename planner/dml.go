@@ -114,6 +114,7 @@ func BuildInsert(c *Context, s *ast.InsertStmt) (*Insert, error) {
 		// The rows' expressions are cut from one slice, and their
 		// literals' constants come in blocks (a bulk INSERT has thousands).
 		var consts expression.Constants
+		consts.Expect(len(s.Lists) * len(p.Columns))
 		exprs := make([]expression.Expr, len(s.Lists)*len(p.Columns))
 		if len(s.Lists) > 0 {
 			p.Rows = make([][]expression.Expr, 0, len(s.Lists))
