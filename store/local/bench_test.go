@@ -383,8 +383,8 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkBeginCommit is the store's own per-transaction work under
-// concurrency, without fsync: Begin, one Set of a key of its own and
-// Commit ("write"), or Begin, one Get and Rollback ("read"), in
+// concurrency, without fsync: Begin and Rollback ("begin"), Begin, one
+// Set and Commit ("write"), or Begin, one Get and Rollback ("read"), in
 // RunParallel's goroutines (-cpu sets how many Ps run them; the
 // goroutines are 4 per P, as a server's connections outnumber its cores).
 // It measures the store's locks (the open-transaction registry, the
@@ -398,6 +398,22 @@ func BenchmarkBeginCommit(b *testing.B) {
 	ctx := context.Background()
 	const keys = 1 << 16
 	val := make([]byte, 100)
+	b.Run("begin", func(b *testing.B) {
+		b.SetParallelism(4)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				t, err := s.Begin(kv.TxnOptions{})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := t.Rollback(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 	b.Run("write", func(b *testing.B) {
 		var seq atomic.Uint64
 		b.SetParallelism(4)
