@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/tso"
@@ -19,13 +20,19 @@ import (
 // mark saved in its file, and it moves the mark forward (synced to disk)
 // before getting there. After a restart, issuing starts at the saved mark,
 // above everything issued before, even if the wall clock went backwards.
+//
+// next is safe for concurrent use and takes no lock unless the mark must
+// move: the last timestamp issued is one atomic word that each call moves
+// forward by compare-and-swap, and limit is raised only after the file
+// holding it is synced, so a timestamp checked against it is below a mark
+// on disk.
 type oracle struct {
-	mu       sync.Mutex
-	path     string
-	physical int64 // ms of the last timestamp issued
-	logical  int64
-	limit    int64 // persisted high-water mark, in ms
-	now      func() time.Time
+	path string
+	now  func() time.Time
+	last atomic.Uint64 // the last timestamp issued
+	// limit is the persisted high-water mark, in ms; it only grows.
+	limit  atomic.Int64
+	saveMu sync.Mutex // serializes raise
 }
 
 const (
@@ -45,31 +52,47 @@ func openOracle(dir string) (*oracle, error) {
 	case len(b) != 8:
 		return nil, fmt.Errorf("timestamp oracle file %s is corrupt (%d bytes, want 8)", o.path, len(b))
 	default:
-		o.limit = int64(binary.BigEndian.Uint64(b))
-		o.physical = o.limit
+		limit := int64(binary.BigEndian.Uint64(b))
+		o.limit.Store(limit)
+		o.last.Store(tso.ComposeTS(limit, 0))
 	}
 	return o, nil
 }
 
-// next returns a new timestamp.
+// next returns a new timestamp: the wall clock's ms with logical 0 if the
+// clock is past the last timestamp's ms, else the last timestamp + 1 (a
+// logical counter that overflows carries into the ms).
 func (o *oracle) next() (uint64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now := o.now().UnixMilli()
-	if now > o.physical {
-		o.physical, o.logical = now, 0
-	} else {
-		o.logical++
-		if o.logical >= tso.MaxLogical {
-			o.physical, o.logical = o.physical+1, 0
+	for {
+		last := o.last.Load()
+		ts := last + 1
+		if now := o.now().UnixMilli(); now > tso.PhysicalMs(last) {
+			ts = tso.ComposeTS(now, 0)
+		}
+		if ms := tso.PhysicalMs(ts); ms >= o.limit.Load() {
+			if err := o.raise(ms); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if o.last.CompareAndSwap(last, ts) {
+			return ts, nil
 		}
 	}
-	if o.physical >= o.limit {
-		if err := o.save(o.physical + oracleWindow); err != nil {
-			return 0, err
-		}
+}
+
+// lastIssued returns the last timestamp next returned (or the start of
+// the oracle's range): every later call of next returns more.
+func (o *oracle) lastIssued() uint64 { return o.last.Load() }
+
+// raise moves the high-water mark past ms, unless another call already did.
+func (o *oracle) raise(ms int64) error {
+	o.saveMu.Lock()
+	defer o.saveMu.Unlock()
+	if ms < o.limit.Load() {
+		return nil
 	}
-	return tso.ComposeTS(o.physical, o.logical), nil
+	return o.save(ms + oracleWindow)
 }
 
 // save durably records limit as the new high-water mark.
@@ -98,7 +121,7 @@ func (o *oracle) save(limit int64) error {
 	if err := syncDir(filepath.Dir(o.path)); err != nil {
 		return err
 	}
-	o.limit = limit
+	o.limit.Store(limit)
 	return nil
 }
 
