@@ -2,6 +2,7 @@ package local
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,9 +32,15 @@ type oracle struct {
 	now  func() time.Time
 	last atomic.Uint64 // the last timestamp issued
 	// limit is the persisted high-water mark, in ms; it only grows.
-	limit  atomic.Int64
-	saveMu sync.Mutex // serializes raise
+	limit   atomic.Int64
+	saveMu  sync.Mutex  // serializes raise
+	closed  bool        // under saveMu: no more raises (close)
+	raising atomic.Bool // a raiseAhead goroutine is running
 }
+
+// errOracleClosed: a timestamp was asked of a closed store's oracle past
+// its high-water mark.
+var errOracleClosed = errors.New("local: the timestamp oracle is closed")
 
 const (
 	oracleFile   = "tso"
@@ -62,6 +69,10 @@ func openOracle(dir string) (*oracle, error) {
 // next returns a new timestamp: the wall clock's ms with logical 0 if the
 // clock is past the last timestamp's ms, else the last timestamp + 1 (a
 // logical counter that overflows carries into the ms).
+//
+// A timestamp within half a window of the mark starts moving the mark in
+// the background (raiseAhead), so that callers wait for the file only if
+// they outrun it.
 func (o *oracle) next() (uint64, error) {
 	for {
 		last := o.last.Load()
@@ -69,13 +80,17 @@ func (o *oracle) next() (uint64, error) {
 		if now := o.now().UnixMilli(); now > tso.PhysicalMs(last) {
 			ts = tso.ComposeTS(now, 0)
 		}
-		if ms := tso.PhysicalMs(ts); ms >= o.limit.Load() {
+		ms, limit := tso.PhysicalMs(ts), o.limit.Load()
+		if ms >= limit {
 			if err := o.raise(ms); err != nil {
 				return 0, err
 			}
 			continue
 		}
 		if o.last.CompareAndSwap(last, ts) {
+			if ms >= limit-oracleWindow/2 {
+				o.raiseAhead(ms + oracleWindow/2)
+			}
 			return ts, nil
 		}
 	}
@@ -85,14 +100,38 @@ func (o *oracle) next() (uint64, error) {
 // the oracle's range): every later call of next returns more.
 func (o *oracle) lastIssued() uint64 { return o.last.Load() }
 
-// raise moves the high-water mark past ms, unless another call already did.
+// raise moves the high-water mark past ms, unless another call already
+// did, to ms + oracleWindow.
 func (o *oracle) raise(ms int64) error {
 	o.saveMu.Lock()
 	defer o.saveMu.Unlock()
+	if o.closed {
+		return errOracleClosed
+	}
 	if ms < o.limit.Load() {
 		return nil
 	}
 	return o.save(ms + oracleWindow)
+}
+
+// raiseAhead raises the mark past ms in a goroutine, unless one is already
+// at it. An error is left to the next raise that a caller waits for.
+func (o *oracle) raiseAhead(ms int64) {
+	if !o.raising.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer o.raising.Store(false)
+		o.raise(ms)
+	}()
+}
+
+// close waits for a raise in progress and makes later ones fail, so that
+// the file is not written after the store has released its directory.
+func (o *oracle) close() {
+	o.saveMu.Lock()
+	o.closed = true
+	o.saveMu.Unlock()
 }
 
 // save durably records limit as the new high-water mark.

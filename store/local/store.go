@@ -323,6 +323,7 @@ func (s *Store) Close() error {
 	close(s.stopGC)
 	<-s.gcDone
 	s.reclaim.Stop()
+	s.oracle.close()
 	err := s.db.Close()
 	return errors.Join(err, s.lock.Close())
 }
