@@ -464,25 +464,3 @@ func BenchmarkBeginCommit(b *testing.B) {
 		})
 	})
 }
-
-// BenchmarkOracleNext is the oracle's next in 16 goroutines on the wall
-// clock; max-ns is the longest call, which includes the waits for the
-// high-water mark's file to be written and synced (every oracleWindow of
-// wall time). Run it for several seconds (-benchtime 5s) so that it
-// crosses a few windows.
-func BenchmarkOracleNext(b *testing.B) {
-	o, err := openOracle(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var longest atomic.Int64
-	parallel(b, 16, func(*rand.Rand) error {
-		t0 := time.Now()
-		_, err := o.next()
-		d := int64(time.Since(t0))
-		for m := longest.Load(); d > m && !longest.CompareAndSwap(m, d); m = longest.Load() {
-		}
-		return err
-	})
-	b.ReportMetric(float64(longest.Load()), "max-ns")
-}
