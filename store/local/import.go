@@ -28,10 +28,7 @@ var importSeq atomic.Uint64
 // the keys fill puts written into SSTs of the database's filesystem, one
 // series per column family, each file up to about sstTargetSize.
 func (s *Store) Import(ctx context.Context, start, end []byte, fill func(commitTS uint64, put func(key, value []byte) error) error) (uint64, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed.Load() {
 		return 0, kv.ErrStoreClosed
 	}
 	fs := s.db.FS()

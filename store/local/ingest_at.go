@@ -30,14 +30,10 @@ func (s *Store) IngestAt(ctx context.Context, t kv.Txn, start, end []byte, fill 
 	if !ok || tx.s != s {
 		return errIngestTxn
 	}
-	s.mu.Lock()
-	_, open := s.open[tx]
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if s.closed.Load() {
 		return kv.ErrStoreClosed
 	}
-	if !open {
+	if tx.shard == nil {
 		return errIngestTxn
 	}
 	if end == nil || bytes.Compare(start, end) >= 0 {

@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -15,22 +16,47 @@ import (
 // and every lock check would be a seek through the memtable and the
 // sstables. Here a check is a map lookup.
 //
+// The keys are spread over lockShards shards by hash, each a map under its
+// own lock, so that transactions locking and releasing different keys
+// rarely meet. A batch (apply) locks every shard it touches, in ascending
+// order, and changes them all before it unlocks any, so a reader that
+// holds every shard (iter, which read-locks them in the same order) sees
+// all of a batch or none of it; a point read (get) holds one shard.
+//
 // Point operations are what transactions do; range operations (iterators,
 // range deletes) serve only DDL and tests, and cost a pass over the table.
 type lockTable struct {
+	seed   maphash.Seed
+	shards [lockShards]lockShard
+}
+
+const lockShards = 16
+
+// lockShard is one shard, padded to a cache line of its own.
+type lockShard struct {
 	mu    sync.RWMutex
 	locks map[string][]byte
+	_     [64 - 24 - 8]byte
 }
 
 func newLockTable() *lockTable {
-	return &lockTable{locks: make(map[string][]byte)}
+	t := &lockTable{seed: maphash.MakeSeed()}
+	for i := range t.shards {
+		t.shards[i].locks = make(map[string][]byte)
+	}
+	return t
+}
+
+func (t *lockTable) shard(key []byte) int {
+	return int(maphash.Bytes(t.seed, key) % lockShards)
 }
 
 // get returns a copy of key's lock record.
 func (t *lockTable) get(key []byte) ([]byte, bool) {
-	t.mu.RLock()
-	v, ok := t.locks[string(key)]
-	t.mu.RUnlock()
+	sh := &t.shards[t.shard(key)]
+	sh.mu.RLock()
+	v, ok := sh.locks[string(key)]
+	sh.mu.RUnlock()
 	if !ok {
 		return nil, false
 	}
@@ -38,23 +64,58 @@ func (t *lockTable) get(key []byte) ([]byte, bool) {
 }
 
 // apply makes the changes of the batch's CFLock entries in order,
-// atomically for readers; it skips the other entries.
+// atomically for readers; it skips the other entries. The values are
+// copied and the shards found before it takes any lock.
 func (t *lockTable) apply(ents []mvcc.BatchEntry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, w := range ents {
+	type change struct {
+		shard int // -1: a range delete, which spans every shard
+		ent   *mvcc.BatchEntry
+		value []byte
+	}
+	changes := make([]change, 0, len(ents))
+	var touched uint32 // bit i: shard i
+	for i := range ents {
+		w := &ents[i]
 		switch {
 		case w.CF != mvcc.CFLock:
 		case w.End != nil:
-			for k := range t.locks {
-				if k >= string(w.Key) && k < string(w.End) {
-					delete(t.locks, k)
+			changes = append(changes, change{shard: -1, ent: w})
+			touched = 1<<lockShards - 1
+		default:
+			c := change{shard: t.shard(w.Key), ent: w}
+			if !w.Delete {
+				c.value = slices.Clone(w.Value)
+			}
+			changes = append(changes, c)
+			touched |= 1 << c.shard
+		}
+	}
+	for i := range t.shards {
+		if touched&(1<<i) != 0 {
+			t.shards[i].mu.Lock()
+		}
+	}
+	for _, c := range changes {
+		w := c.ent
+		switch {
+		case c.shard < 0:
+			for i := range t.shards {
+				m := t.shards[i].locks
+				for k := range m {
+					if k >= string(w.Key) && k < string(w.End) {
+						delete(m, k)
+					}
 				}
 			}
 		case w.Delete:
-			delete(t.locks, string(w.Key))
+			delete(t.shards[c.shard].locks, string(w.Key))
 		default:
-			t.locks[string(w.Key)] = slices.Clone(w.Value)
+			t.shards[c.shard].locks[string(w.Key)] = c.value
+		}
+	}
+	for i := range t.shards {
+		if touched&(1<<i) != 0 {
+			t.shards[i].mu.Unlock()
 		}
 	}
 }
@@ -62,14 +123,20 @@ func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 // iter returns an iterator over a copy of the records in [lower, upper);
 // a nil upper bound is open.
 func (t *lockTable) iter(lower, upper []byte) *lockIter {
-	t.mu.RLock()
 	var kvs []lockKV
-	for k, v := range t.locks {
-		if k >= string(lower) && (upper == nil || k < string(upper)) {
-			kvs = append(kvs, lockKV{[]byte(k), v})
+	for i := range t.shards {
+		t.shards[i].mu.RLock()
+	}
+	for i := range t.shards {
+		for k, v := range t.shards[i].locks {
+			if k >= string(lower) && (upper == nil || k < string(upper)) {
+				kvs = append(kvs, lockKV{[]byte(k), v})
+			}
 		}
 	}
-	t.mu.RUnlock()
+	for i := range t.shards {
+		t.shards[i].mu.RUnlock()
+	}
 	slices.SortFunc(kvs, func(a, b lockKV) int { return bytes.Compare(a.key, b.key) })
 	return &lockIter{kvs: kvs, pos: -1}
 }

@@ -3,7 +3,10 @@ package local
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/basalt-db/basalt/store/mvcc"
 )
@@ -66,5 +69,49 @@ func TestLockTable(t *testing.T) {
 	}
 	if _, ok := lt.get([]byte("c")); ok {
 		t.Fatal("c survived its range delete")
+	}
+}
+
+// A batch's lock changes, over many shards, are seen by an iterator all
+// at once or not at all, while other batches change keys of the same
+// shards. It fails if apply locks and changes one shard at a time.
+func TestLockTableBatchAtomic(t *testing.T) {
+	lt := newLockTable()
+	const keys = 64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop.Store(true)
+	for w := range 2 {
+		wg.Go(func() {
+			var b mvcc.Batch
+			for round := 0; !stop.Load(); round++ {
+				b.Reset()
+				for i := range keys {
+					k := []byte(fmt.Sprintf("w%d/%02d", w, i))
+					if round%2 == 0 {
+						b.Put(mvcc.CFLock, k, []byte(fmt.Sprint(round)))
+					} else {
+						b.Del(mvcc.CFLock, k)
+					}
+				}
+				lt.apply(b.Entries)
+			}
+		})
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		for w := range 2 {
+			lower := []byte(fmt.Sprintf("w%d/", w))
+			it := lt.iter(lower, append(lower[:len(lower)-1:len(lower)-1], '0'))
+			n, vals := 0, map[string]bool{}
+			for ok := it.First(); ok; ok = it.Next() {
+				n++
+				vals[string(it.Value())] = true
+			}
+			if (n != 0 && n != keys) || len(vals) > 1 {
+				t.Fatalf("writer %d: an iterator saw %d of a batch's %d keys, values %v", w, n, keys, vals)
+			}
+		}
 	}
 }

@@ -104,12 +104,14 @@ type Store struct {
 	mvcc   *mvcc.Store
 	oracle *oracle
 
-	mu      sync.Mutex
-	open    map[*txn]struct{} // open transactions, for the GC safe point
-	closed  bool
-	stopGC  chan struct{}
-	gcDone  chan struct{}
-	gcStats mvcc.GCStats
+	open   openTxns // open transactions, for the GC safe point
+	closed atomic.Bool
+	stopGC chan struct{}
+	gcDone chan struct{}
+	// staleMu orders the registration of a transaction with a start ts of
+	// its own (shared) against a GC pass's recording of its safe point
+	// (exclusive): see safePoint.
+	staleMu sync.RWMutex
 	// lastSafePoint is the safe point of the latest GC pass.
 	lastSafePoint atomic.Uint64
 
@@ -206,7 +208,6 @@ func Open(dir string, opts Options) (s *Store, err error) {
 	s = &Store{
 		dir: dir, opts: o, lock: lock, db: db, eng: eng, oracle: orc,
 		mvcc:   ms,
-		open:   make(map[*txn]struct{}),
 		stopGC: make(chan struct{}),
 		gcDone: make(chan struct{}),
 	}
@@ -266,32 +267,43 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Begin implements kv.Storage.
+// Begin implements kv.Storage. It takes no lock that all transactions
+// share: the transaction registers in a shard of the open set (openTxns)
+// with its hold, then, if it has no start ts of its own, takes one from
+// the oracle, in that order (see openTxns for why the order matters).
 func (s *Store) Begin(opts kv.TxnOptions) (kv.Txn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed.Load() {
 		return nil, kv.ErrStoreClosed
 	}
-	ts := opts.StartTS
-	if ts == 0 {
-		var err error
-		if ts, err = s.oracle.next(); err != nil {
-			return nil, err
-		}
-	}
-	t := newTxn(s, ts, opts.Mode)
+	t := newTxn(s, opts.StartTS, opts.Mode)
 	t.commitWait = opts.LockWait
-	s.open[t] = struct{}{}
+	if ts := opts.StartTS; ts != 0 {
+		t.hold = ts - 1
+		s.staleMu.RLock()
+		s.open.add(t)
+		s.staleMu.RUnlock()
+		return t, nil
+	}
+	t.hold = s.oracle.lastIssued()
+	s.open.add(t)
+	if beginStep != nil {
+		beginStep()
+	}
+	ts, err := s.oracle.next()
+	if err != nil {
+		s.open.remove(t)
+		return nil, err
+	}
+	t.startTS, t.snap.ts = ts, ts
 	return t, nil
 }
 
+// beginStep, if set (by tests), runs between Begin's registration and its
+// call to the oracle: it widens the window between them.
+var beginStep func()
+
 // finish forgets an ended transaction.
-func (s *Store) finish(t *txn) {
-	s.mu.Lock()
-	delete(s.open, t)
-	s.mu.Unlock()
-}
+func (s *Store) finish(t *txn) { s.open.remove(t) }
 
 // Snapshot implements kv.Storage.
 func (s *Store) Snapshot(ts uint64) kv.Snapshot {
@@ -305,16 +317,13 @@ func (s *Store) CurrentTS() (uint64, error) {
 
 // Close implements kv.Storage: it stops GC and closes the database.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.closed.CompareAndSwap(false, true) {
 		return kv.ErrStoreClosed
 	}
-	s.closed = true
-	s.mu.Unlock()
 	close(s.stopGC)
 	<-s.gcDone
 	s.reclaim.Stop()
+	s.oracle.close()
 	err := s.db.Close()
 	return errors.Join(err, s.lock.Close())
 }
@@ -345,23 +354,24 @@ func (s *Store) LatestCacheStats() mvcc.LatestCacheStats {
 // now: GCLifeTime ago, and below every open transaction's start.
 func (s *Store) GCSafePoint() (uint64, error) { return s.safePoint(false) }
 
-// safePoint is GCSafePoint; record makes it the last GC safe point, under
-// the lock that a new transaction registers under: a transaction begun
-// below it after that is refused by a caller of LastGCSafePoint, and one
-// begun before holds it back.
+// safePoint is GCSafePoint: GCLifeTime before the oracle's now, and at
+// or below every open transaction's hold (openTxns). With record it
+// becomes the last GC safe point, under staleMu held exclusively, which a
+// transaction with a start ts of its own registers under: one begun below
+// it after that is refused by a caller of LastGCSafePoint, and one begun
+// before holds it back. (One that takes its start ts from the oracle gets
+// one above now.)
 func (s *Store) safePoint(record bool) (uint64, error) {
 	now, err := s.oracle.next()
 	if err != nil {
 		return 0, err
 	}
 	sp := tso.ComposeTS(tso.PhysicalMs(now)-s.opts.GCLifeTime.Milliseconds(), 0)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for t := range s.open {
-		if t.startTS <= sp {
-			sp = t.startTS - 1
-		}
+	if record {
+		s.staleMu.Lock()
+		defer s.staleMu.Unlock()
 	}
+	sp = s.open.minHold(sp)
 	if record && sp > s.lastSafePoint.Load() {
 		s.lastSafePoint.Store(sp)
 	}

@@ -211,13 +211,14 @@ func TestOracleNeverGoesBack(t *testing.T) {
 		t.Fatalf("after restart: %d, not above %d", ts, last)
 	}
 	// The logical counter overflowing moves the physical part forward.
-	o2.logical = tso.MaxLogical - 1
-	before := o2.physical
-	if _, err := o2.next(); err != nil {
+	before := tso.PhysicalMs(o2.last.Load())
+	o2.last.Store(tso.ComposeTS(before, tso.MaxLogical-1))
+	ts, err = o2.next()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if o2.physical != before+1 || o2.logical != 0 {
-		t.Fatalf("logical overflow: physical %d (was %d), logical %d", o2.physical, before, o2.logical)
+	if tso.PhysicalMs(ts) != before+1 || tso.Logical(ts) != 0 {
+		t.Fatalf("logical overflow: physical %d (was %d), logical %d", tso.PhysicalMs(ts), before, tso.Logical(ts))
 	}
 }
 
@@ -289,7 +290,7 @@ func TestStaleLocksClearedAtOpen(t *testing.T) {
 	if err := s.db.DB().Flush(); err != nil {
 		t.Fatal(err)
 	}
-	s.closed = true
+	s.closed.Store(true)
 	close(s.stopGC)
 	<-s.gcDone
 	s.db.Close()

@@ -33,6 +33,15 @@ type txn struct {
 	// commitWait bounds the commit's wait for other transactions' locks
 	// (kv.TxnOptions.LockWait); 0 is the store's CommitLockWait.
 	commitWait time.Duration
+
+	// hold is at or below startTS - 1, fixed before the txn registers in
+	// the store's open set: GC keeps the versions it reads (openTxns).
+	hold uint64
+	// shard is the open set's shard the txn is registered in (nil when
+	// it is not), and prev and next its neighbours there, under the
+	// shard's lock.
+	shard      *openShard
+	prev, next *txn
 }
 
 func newTxn(s *Store, startTS uint64, mode kv.Mode) *txn {
