@@ -134,6 +134,9 @@ func TestOracleConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before TempDir's removal: the mark may still be moving ahead in the
+	// background (raiseAhead).
+	t.Cleanup(o.close)
 	// A clock that moves 100 ms every 16 readings: timestamps of one ms
 	// share it (the logical counter counts them), and the 3 s window is
 	// crossed every 480 readings.
