@@ -72,7 +72,8 @@ func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 		ent   *mvcc.BatchEntry
 		value []byte
 	}
-	changes := make([]change, 0, len(ents))
+	var small [8]change // a commit's batch rarely has more lock changes
+	changes := small[:0]
 	var touched uint32 // bit i: shard i
 	for i := range ents {
 		w := &ents[i]
