@@ -345,3 +345,32 @@ func TestAutoIDRebase(t *testing.T) {
 		t.Fatalf("after 50000: %d", v)
 	}
 }
+
+// BenchmarkAllocAutoID takes values of 4 tables from parallel sessions on
+// a store that syncs its commits (a reservation waits for its WAL sync,
+// as on a server).
+func BenchmarkAllocAutoID(b *testing.B) {
+	st, err := local.Open(b.TempDir(), local.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	c, err := Open(st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tables := []*TableInfo{{ID: 100, Name: "a"}, {ID: 101, Name: "b"}, {ID: 102, Name: "c"}, {ID: 103, Name: "d"}}
+	var next atomic.Int64
+	ctx := context.Background()
+	b.SetParallelism(4) // 4 x GOMAXPROCS sessions
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		tbl := tables[next.Add(1)%4]
+		for pb.Next() {
+			if _, err := c.AllocAutoID(ctx, tbl, 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
