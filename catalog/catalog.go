@@ -28,8 +28,7 @@ type Catalog struct {
 	loadMu  sync.Mutex // one swap of is at a time, never to an older version
 	is      atomic.Pointer[InfoSchema]
 
-	autoMu  sync.Mutex
-	autoIDs map[int64]*autoRange
+	autoIDs sync.Map // table ID → *autoAlloc (autoid.go)
 
 	statsMu sync.RWMutex
 	stats   map[int64]*TableStats
@@ -61,14 +60,6 @@ var ErrSchemaChanged = errors.New("catalog: schema changed during the transactio
 // schema lease or reload the schema in time (TiDB's 8027).
 var ErrSchemaOutdated = errors.New("catalog: schema lease expired")
 
-type autoRange struct {
-	next, end int64 // next value to hand out; end is the last reserved
-}
-
-// autoIDBatch is how many auto-increment values one reservation takes; the
-// unused part of a batch is skipped after a restart, as in TiDB.
-const autoIDBatch = 1000
-
 // DefaultDB is created at first start, as TiDB does.
 const DefaultDB = "test"
 
@@ -79,7 +70,7 @@ func Open(store kv.Storage) (*Catalog, error) { return OpenShared(store, nil) }
 // OpenShared is Open for a store that other SQL nodes share, cl
 // coordinating the schema changes (nil: Open).
 func OpenShared(store kv.Storage, cl Cluster) (*Catalog, error) {
-	c := &Catalog{store: store, cluster: cl, autoIDs: map[int64]*autoRange{}, stats: map[int64]*TableStats{}}
+	c := &Catalog{store: store, cluster: cl, stats: map[int64]*TableStats{}}
 	if _, err := c.Reload(context.Background()); err != nil {
 		return nil, err
 	}
@@ -323,103 +314,6 @@ func (is *InfoSchema) DropTable(db *DBInfo, t *TableInfo) {
 	delete(is.tables[strings.ToLower(db.Name)], strings.ToLower(t.Name))
 	delete(is.byID, t.ID)
 	is.resetRefs()
-}
-
-// AllocAutoID reserves n consecutive auto-increment values of table and
-// returns the first. Values are unique across the SQL nodes that share the
-// store, and increasing per node: each node reserves a batch of
-// autoIDBatch values from the stored counter at a time (TiDB's
-// allocator), so the values of two nodes interleave in batches and a gap
-// follows a restart. With AUTO_ID_CACHE 1, every value comes from the
-// counter itself: values are consecutive across all nodes, in the order
-// they were handed out, as MySQL's.
-func (c *Catalog) AllocAutoID(ctx context.Context, t *TableInfo, n int64) (int64, error) {
-	c.autoMu.Lock()
-	defer c.autoMu.Unlock()
-	if t.AutoIDCache == 1 {
-		base, _, err := c.reserve(ctx, t, n, 0)
-		return base + 1, err
-	}
-	r := c.autoIDs[t.ID]
-	if r == nil || r.next+n-1 > r.end {
-		base, end, err := c.reserve(ctx, t, max(n, autoIDBatch), 0)
-		if err != nil {
-			return 0, err
-		}
-		if r != nil && r.next <= r.end && r.end == base {
-			// Continue the current range.
-			r.end = end
-		} else {
-			r = &autoRange{next: base + 1, end: end}
-			c.autoIDs[t.ID] = r
-		}
-	}
-	first := r.next
-	r.next += n
-	return first, nil
-}
-
-// RebaseAutoID makes later auto-increment values of table exceed v (after
-// an explicit value was inserted into the AUTO_INCREMENT column).
-func (c *Catalog) RebaseAutoID(ctx context.Context, t *TableInfo, v int64) error {
-	c.autoMu.Lock()
-	defer c.autoMu.Unlock()
-	if t.AutoIDCache == 1 {
-		_, _, err := c.reserve(ctx, t, 0, v)
-		return err
-	}
-	r := c.autoIDs[t.ID]
-	if r != nil && v < r.next {
-		return nil
-	}
-	if r != nil && v <= r.end {
-		r.next = v + 1
-		return nil
-	}
-	base, end, err := c.reserve(ctx, t, autoIDBatch, v)
-	if err != nil {
-		return err
-	}
-	// base is at least v, and every value up to base may have been handed
-	// out before (by an earlier process): start after both.
-	c.autoIDs[t.ID] = &autoRange{next: max(base, v) + 1, end: end}
-	return nil
-}
-
-// reserve moves the stored counter of t forward by n (from at least
-// floor), returning the old and new ends. It commits at once, outside the
-// caller's transaction, so that values are never handed out twice.
-func (c *Catalog) reserve(ctx context.Context, t *TableInfo, n, floor int64) (base, end int64, err error) {
-	for attempt := 0; attempt < 100; attempt++ {
-		txn, err := c.store.Begin(kv.TxnOptions{Mode: kv.Optimistic})
-		if err != nil {
-			return 0, 0, err
-		}
-		m := NewMeta(txn)
-		base, err = m.AutoID(t.ID)
-		if err == nil {
-			base = max(base, floor, t.AutoIncStart-1)
-			end = base + n
-			err = m.SetAutoID(t.ID, end)
-		}
-		if err == nil {
-			err = txn.Commit(ctx)
-		} else {
-			txn.Rollback()
-		}
-		if errors.Is(err, kv.ErrWriteConflict) {
-			continue
-		}
-		return base, end, err
-	}
-	return 0, 0, fmt.Errorf("catalog: could not reserve auto-increment values for table %s", t.Name)
-}
-
-// ForgetAutoID drops the cached range of a dropped or truncated table.
-func (c *Catalog) ForgetAutoID(tableID int64) {
-	c.autoMu.Lock()
-	delete(c.autoIDs, tableID)
-	c.autoMu.Unlock()
 }
 
 // Stats returns a table's statistics, or nil if it was never analyzed.
