@@ -433,7 +433,7 @@ func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types
 		return nil, err
 	}
 	rows, err := Drain(ctx, src)
-	if err != nil || !ctx.pessimistic() {
+	if err != nil || !ctx.pessimistic() || sourceLocks(source) {
 		return rows, err
 	}
 	keys := make([][]byte, len(rows))
@@ -441,6 +441,32 @@ func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types
 		keys[i] = tablecodec.RowKey(t.ID, table.HandleOf(t, r))
 	}
 	return rows, ctx.lock(keys...)
+}
+
+// sourceLocks reports whether the rows source yields were locked as they
+// were read: its leaf is a locking read (planner.sourceFor plans a WHERE
+// so), whose rows rowsToWrite need not lock again.
+func sourceLocks(p planner.Plan) bool {
+	for {
+		switch x := p.(type) {
+		case *planner.Selection:
+			p = x.Child
+		case *planner.Sort:
+			p = x.Child
+		case *planner.Limit:
+			p = x.Child
+		case *planner.PointGet:
+			return x.Lock
+		case *planner.BatchPointGet:
+			return x.Lock
+		case *planner.TableScan:
+			return x.Lock
+		case *planner.IndexScan:
+			return x.Lock
+		default:
+			return false
+		}
+	}
 }
 
 // ExecUpdate runs a single-table UPDATE.
