@@ -71,8 +71,9 @@ type Writer struct {
 	// returns more than the row key).
 	unique bool
 	// value is the scratch buffer of the row values Add and Update
-	// encode (kv.Txn copies what it is given).
-	value []byte
+	// encode, key and key2 those of the keys Update and Remove write or
+	// delete (kv.Txn copies what it is given).
+	value, key, key2 []byte
 }
 
 // maxKeptScratch is the largest scratch buffer a Writer kept for reuse
@@ -85,6 +86,9 @@ const maxKeptScratch = 64 << 10
 func (w *Writer) Reset() {
 	if cap(w.value) > maxKeptScratch {
 		w.value = nil
+	}
+	if cap(w.key) > maxKeptScratch || cap(w.key2) > maxKeptScratch {
+		w.key, w.key2 = nil, nil
 	}
 }
 
@@ -408,14 +412,17 @@ func mapBufferErr(t *catalog.TableInfo, err error, row []types.Datum, h tablecod
 
 // Remove deletes a row and its index entries.
 func (w *Writer) Remove(ctx *WriteCtx, row []types.Datum, h tablecodec.Handle) error {
-	if err := ctx.Txn.Delete(tablecodec.RowKey(w.t.ID, h)); err != nil {
+	w.key = tablecodec.AppendRowKey(w.key[:0], w.t.ID, h)
+	if err := ctx.Txn.Delete(w.key); err != nil {
 		return err
 	}
-	ents, err := w.entries(row, h)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
+	row = w.extended(row)
+	for _, ix := range w.indexes {
+		e, err := w.appendEntry(w.key[:0], ix, row, h)
+		if err != nil {
+			return err
+		}
+		w.key = e.key
 		if err := ctx.Txn.Delete(e.key); err != nil {
 			return err
 		}
@@ -435,14 +442,16 @@ func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Hand
 		if !w.extend && sameIndexValues(ix, old, new) {
 			continue
 		}
-		o, err := w.entry(ix, oldExt, h)
+		o, err := w.appendEntry(w.key[:0], ix, oldExt, h)
 		if err != nil {
 			return err
 		}
-		n, err := w.entry(ix, newExt, h)
+		w.key = o.key
+		n, err := w.appendEntry(w.key2[:0], ix, newExt, h)
 		if err != nil {
 			return err
 		}
+		w.key2 = n.key
 		if string(o.key) == string(n.key) && string(o.value) == string(n.value) {
 			continue
 		}
@@ -472,7 +481,8 @@ func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Hand
 	if err := w.fillDerived(new, old, hidden); err != nil {
 		return err
 	}
-	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.scratchValue(new, hidden))
+	w.key = tablecodec.AppendRowKey(w.key[:0], w.t.ID, h)
+	return ctx.Txn.Set(w.key, w.scratchValue(new, hidden))
 }
 
 // sameIndexValues reports whether old and new hold identical values in
