@@ -381,7 +381,6 @@ func applyAssignments(ctx *Ctx, t *catalog.TableInfo, row []types.Datum, set []p
 // later assignment reads what an earlier one set.
 func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, set []planner.Assignment) (bool, error) {
 	changed := false
-	assigned := make([]bool, len(t.Columns))
 	for _, a := range set {
 		v, err := a.Expr.Eval(ctx.Eval, src)
 		if err != nil {
@@ -402,11 +401,10 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 			changed = true
 			row[a.Col] = v
 		}
-		assigned[a.Col] = true
 	}
 	if changed {
 		for _, col := range t.Columns {
-			if col.OnUpdateNow && !assigned[col.Offset] {
+			if col.OnUpdateNow && !assigns(set, col.Offset) {
 				v, err := table.Convert(ctx.Eval, types.NewTime(types.FromGoTime(ctx.Eval.NowInZone()), types.TimeDatetime, 6), col)
 				if err != nil {
 					return false, err
@@ -418,6 +416,16 @@ func applyAssignmentsOn(ctx *Ctx, t *catalog.TableInfo, src, row []types.Datum, 
 	return changed, nil
 }
 
+// assigns reports whether set assigns the column at offset col.
+func assigns(set []planner.Assignment, col int) bool {
+	for _, a := range set {
+		if a.Col == col {
+			return true
+		}
+	}
+	return false
+}
+
 // rowsToWrite reads the rows an UPDATE or DELETE changes and locks them.
 func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types.Datum, error) {
 	src, err := BuildAnalyzed(source, ctx.RuntimeStats)
@@ -425,14 +433,40 @@ func rowsToWrite(ctx *Ctx, t *catalog.TableInfo, source planner.Plan) ([][]types
 		return nil, err
 	}
 	rows, err := Drain(ctx, src)
-	if err != nil {
-		return nil, err
+	if err != nil || !ctx.pessimistic() || sourceLocks(source) {
+		return rows, err
 	}
 	keys := make([][]byte, len(rows))
 	for i, r := range rows {
 		keys[i] = tablecodec.RowKey(t.ID, table.HandleOf(t, r))
 	}
 	return rows, ctx.lock(keys...)
+}
+
+// sourceLocks reports whether the rows source yields were locked as they
+// were read: its leaf is a locking read (planner.sourceFor plans a WHERE
+// so), whose rows rowsToWrite need not lock again.
+func sourceLocks(p planner.Plan) bool {
+	for {
+		switch x := p.(type) {
+		case *planner.Selection:
+			p = x.Child
+		case *planner.Sort:
+			p = x.Child
+		case *planner.Limit:
+			p = x.Child
+		case *planner.PointGet:
+			return x.Lock
+		case *planner.BatchPointGet:
+			return x.Lock
+		case *planner.TableScan:
+			return x.Lock
+		case *planner.IndexScan:
+			return x.Lock
+		default:
+			return false
+		}
+	}
 }
 
 // ExecUpdate runs a single-table UPDATE.
@@ -448,7 +482,8 @@ func ExecUpdate(ctx *Ctx, p *planner.Update) (DMLResult, error) {
 	if err != nil {
 		return res, err
 	}
-	w := table.NewWriter(t)
+	w := takeWriter(&p.Exec, t)
+	defer putWriter(&p.Exec, w)
 	defer func() { ctx.Eval.RowNum = 0 }()
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
@@ -562,7 +597,7 @@ func rewriteStored(ctx *Ctx, w *table.Writer, old, newRow []types.Datum, h, newH
 		}
 		return w.AddHidden(ctx.write(), newRow, hidden, newH)
 	}
-	if ctx.pessimistic() {
+	if ctx.pessimistic() && w.HasUniqueIndex() {
 		nk, err := w.UniqueKeys(newRow, h)
 		if err != nil {
 			return err
@@ -586,7 +621,8 @@ func ExecDelete(ctx *Ctx, p *planner.Delete) (DMLResult, error) {
 	if err != nil {
 		return res, err
 	}
-	w := table.NewWriter(t)
+	w := takeWriter(&p.Exec, t)
+	defer putWriter(&p.Exec, w)
 	for i, r := range rows {
 		if err := ctx.checkpoint(i); err != nil {
 			return res, err

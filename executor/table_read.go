@@ -57,12 +57,13 @@ func lockRow(ctx *Ctx, t *catalog.TableInfo, h tablecodec.Handle) error {
 
 // readRow reads the row of h into row, locking it first if asked.
 func readRow(ctx *Ctx, t *catalog.TableInfo, dec *table.Decoder, h tablecodec.Handle, row []types.Datum, lock bool) ([]types.Datum, error) {
+	key := tablecodec.RowKey(t.ID, h)
 	if lock {
-		if err := lockRow(ctx, t, h); err != nil {
+		if err := lockRead(ctx, key); err != nil {
 			return nil, err
 		}
 	}
-	val, err := ctx.Reader.Get(ctx.Context, tablecodec.RowKey(t.ID, h))
+	val, err := ctx.Reader.Get(ctx.Context, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return nil, nil
 	}

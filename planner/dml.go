@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"sync/atomic"
+
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
 	"github.com/basalt-db/basalt/expression"
@@ -62,6 +64,10 @@ type Update struct {
 	// Ignore (UPDATE IGNORE) skips rows whose new values duplicate a key
 	// and turns conversion errors into warnings.
 	Ignore bool
+	// Exec is where the executor keeps what it reuses across the
+	// executions of a cached plan (its table writers), as
+	// TableSource.Exec; opaque to the planner. Safe for concurrent use.
+	Exec atomic.Value
 }
 
 // Delete is a planned single-table DELETE.
@@ -72,6 +78,8 @@ type Delete struct {
 	// Ignore (DELETE IGNORE) turns errors of the WHERE clause's
 	// conversions into warnings.
 	Ignore bool
+	// Exec is as Update.Exec.
+	Exec atomic.Value
 }
 
 // BuildInsert plans an INSERT.

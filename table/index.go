@@ -33,10 +33,23 @@ type indexEntry struct {
 // entry computes ix's entry of a row (extended when an index reads hidden
 // columns).
 func (w *Writer) entry(ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
+	return w.appendEntry(nil, ix, row, h)
+}
+
+// appendEntry is entry with the key appended to dst (a scratch buffer of
+// the Writer's, for a key only given to kv.Txn, which copies it), or in
+// a new slice when dst is nil.
+func (w *Writer) appendEntry(dst []byte, ix *catalog.IndexInfo, row []types.Datum, h tablecodec.Handle) (indexEntry, error) {
 	vals := make([]types.Datum, len(ix.Columns))
 	hasNull := indexValues(ix, row, vals)
 	unique := ix.Unique && !hasNull
-	key, err := tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
+	var key []byte
+	var err error
+	if dst == nil {
+		key, err = tablecodec.IndexKey(w.t.ID, ix.ID, vals, h, !unique)
+	} else {
+		key, err = tablecodec.AppendIndexKey(dst, w.t.ID, ix.ID, vals, h, !unique)
+	}
 	if err != nil {
 		return indexEntry{}, err
 	}

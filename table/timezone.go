@@ -118,8 +118,11 @@ func StoredKeyValue(ctx *expression.Ctx, t *catalog.TableInfo, col *catalog.Colu
 // session zone: the Writer reports the stored values of the row it was
 // given (stored), which is row converted.
 func SessionDupError(ctx *expression.Ctx, t *catalog.TableInfo, err error, stored, row []types.Datum) error {
+	if err == nil {
+		return nil // before dup, which escapes: no allocation when all is well
+	}
 	var dup *errno.Error
-	if err == nil || !errors.As(err, &dup) || dup.Code != errno.ErDupEntry || StorageZone(ctx, t) == nil {
+	if !errors.As(err, &dup) || dup.Code != errno.ErDupEntry || StorageZone(ctx, t) == nil {
 		return err
 	}
 	for _, ix := range t.Indexes {

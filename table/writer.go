@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -66,9 +67,29 @@ type Writer struct {
 	// computed over the row extended with t.Hidden's values.
 	derived []derivedCol
 	extend  bool
+	// unique says a maintained index is unique and written (UniqueKeys
+	// returns more than the row key).
+	unique bool
 	// value is the scratch buffer of the row values Add and Update
-	// encode (kv.Txn copies what it is given).
-	value []byte
+	// encode, key and key2 those of the keys Update and Remove write or
+	// delete (kv.Txn copies what it is given).
+	value, key, key2 []byte
+}
+
+// maxKeptScratch is the largest scratch buffer a Writer kept for reuse
+// (Reset) holds on to.
+const maxKeptScratch = 64 << 10
+
+// Reset readies w, done with, for another statement on the same table
+// (a Writer kept in a cached plan): all it holds of the last one is its
+// scratch buffer, dropped when a large row grew it past maxKeptScratch.
+func (w *Writer) Reset() {
+	if cap(w.value) > maxKeptScratch {
+		w.value = nil
+	}
+	if cap(w.key) > maxKeptScratch || cap(w.key2) > maxKeptScratch {
+		w.key, w.key2 = nil, nil
+	}
 }
 
 // derivedCol is a hidden column whose value is a visible column's,
@@ -122,6 +143,7 @@ func NewWriter(t *catalog.TableInfo) *Writer {
 		w.derived = append(w.derived, dc)
 	}
 	for _, ix := range w.indexes {
+		w.unique = w.unique || (ix.Unique && ix.State != catalog.StateDeleteOnly)
 		for _, ic := range ix.Columns {
 			if ic.Offset >= len(t.Columns) {
 				w.extend = true
@@ -390,14 +412,17 @@ func mapBufferErr(t *catalog.TableInfo, err error, row []types.Datum, h tablecod
 
 // Remove deletes a row and its index entries.
 func (w *Writer) Remove(ctx *WriteCtx, row []types.Datum, h tablecodec.Handle) error {
-	if err := ctx.Txn.Delete(tablecodec.RowKey(w.t.ID, h)); err != nil {
+	w.key = tablecodec.AppendRowKey(w.key[:0], w.t.ID, h)
+	if err := ctx.Txn.Delete(w.key); err != nil {
 		return err
 	}
-	ents, err := w.entries(row, h)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
+	row = w.extended(row)
+	for _, ix := range w.indexes {
+		e, err := w.appendEntry(w.key[:0], ix, row, h)
+		if err != nil {
+			return err
+		}
+		w.key = e.key
 		if err := ctx.Txn.Delete(e.key); err != nil {
 			return err
 		}
@@ -407,18 +432,26 @@ func (w *Writer) Remove(ctx *WriteCtx, row []types.Datum, h tablecodec.Handle) e
 }
 
 // Update replaces a row, keeping the index entries that did not change. A
-// changed unique key is checked for duplicates.
+// changed unique key is checked for duplicates. An index none of whose
+// columns changed (identical values in old and new) keeps its entry
+// without computing it: the entry is a function of the index's values and
+// the handle alone.
 func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Handle) error {
-	oldEnts, err := w.entries(old, h)
-	if err != nil {
-		return err
-	}
-	newEnts, err := w.entries(new, h)
-	if err != nil {
-		return err
-	}
-	for i := range newEnts {
-		o, n := oldEnts[i], newEnts[i]
+	oldExt, newExt := w.extended(old), w.extended(new)
+	for _, ix := range w.indexes {
+		if !w.extend && sameIndexValues(ix, old, new) {
+			continue
+		}
+		o, err := w.appendEntry(w.key[:0], ix, oldExt, h)
+		if err != nil {
+			return err
+		}
+		w.key = o.key
+		n, err := w.appendEntry(w.key2[:0], ix, newExt, h)
+		if err != nil {
+			return err
+		}
+		w.key2 = n.key
 		if string(o.key) == string(n.key) && string(o.value) == string(n.value) {
 			continue
 		}
@@ -448,8 +481,44 @@ func (w *Writer) Update(ctx *WriteCtx, old, new []types.Datum, h tablecodec.Hand
 	if err := w.fillDerived(new, old, hidden); err != nil {
 		return err
 	}
-	return ctx.Txn.Set(tablecodec.RowKey(w.t.ID, h), w.scratchValue(new, hidden))
+	w.key = tablecodec.AppendRowKey(w.key[:0], w.t.ID, h)
+	return ctx.Txn.Set(w.key, w.scratchValue(new, hidden))
 }
+
+// sameIndexValues reports whether old and new hold identical values in
+// every column of ix (of the visible ones: an index on a hidden column is
+// never the same, conservatively).
+func sameIndexValues(ix *catalog.IndexInfo, old, new []types.Datum) bool {
+	for _, ic := range ix.Columns {
+		if ic.Offset >= len(old) || ic.Offset >= len(new) || !identical(old[ic.Offset], new[ic.Offset]) {
+			return false
+		}
+	}
+	return true
+}
+
+// identical reports whether a and b are the same value with the same
+// encoding, so that every key and value computed from them is the same:
+// integers and floats by their bits, strings by their bytes and
+// collation, other kinds by SameValue (same kind, equal, printed alike).
+func identical(a, b types.Datum) bool {
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a.Kind() {
+	case types.KindNull:
+		return true
+	case types.KindInt, types.KindUint, types.KindFloat:
+		return a.Int() == b.Int()
+	case types.KindString:
+		return a.Collation() == b.Collation() && bytes.Equal(a.Bytes(), b.Bytes())
+	}
+	return SameValue(a, b)
+}
+
+// HasUniqueIndex reports whether UniqueKeys returns unique index keys
+// besides the row key (for some rows: not those with a NULL in the index).
+func (w *Writer) HasUniqueIndex() bool { return w.unique }
 
 // UniqueKeys returns the row key and the unique index keys of a row: what
 // a pessimistic write locks.

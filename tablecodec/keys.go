@@ -72,8 +72,12 @@ func (h Handle) Encoded() []byte {
 
 // RowKey returns t{tableID}_r{handle}.
 func RowKey(tableID int64, h Handle) []byte {
-	k := make([]byte, 0, prefixLen+8+len(h.Common))
-	k = append(codec.EncodeInt(append(k, tablePrefix), tableID), rowSep...)
+	return AppendRowKey(make([]byte, 0, prefixLen+8+len(h.Common)), tableID, h)
+}
+
+// AppendRowKey is RowKey appended to dst.
+func AppendRowKey(dst []byte, tableID int64, h Handle) []byte {
+	k := append(codec.EncodeInt(append(dst, tablePrefix), tableID), rowSep...)
 	if h.Common != nil {
 		return append(k, h.Common...)
 	}
