@@ -26,6 +26,8 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable/block"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/pingcap/kvproto/pkg/eraftpb"
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
@@ -42,7 +44,8 @@ import (
 // its own Pebble directory and a gRPC server on a loopback port, exchanging
 // Raft messages over real BatchRaft streams. Commands:
 //
-//	start ids=1,2,3            start (or restart) stores
+//	start ids=1,2,3 [election-ticks=N]
+//	                           start (or restart) stores
 //	stop id=2                  stop a store, keeping its data
 //	bootstrap store=1          the first region, on one store
 //	change-peer region=R store=S type=learner|voter|remove
@@ -57,11 +60,11 @@ import (
 //	show                       every store's regions and their data
 //	snapshots-applied store=S  how many snapshots the store installed
 //
-// and those of lease_test.go, snapshot_test.go, stale_test.go and
-// memlocks_test.go.
+// and those of lease_test.go, snapshot_test.go, stale_test.go,
+// memlocks_test.go and logwrite_test.go.
 
 type raftCluster struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	ids    uint64 // the last ID handed out
 	stores map[uint64]*testStore
@@ -74,13 +77,20 @@ type raftCluster struct {
 	// splitOut and lockOut: the outcomes of an async split and a
 	// pipelined lock still running.
 	splitOut, lockOut chan string
+	// electionTicks: the ElectionTicks of stores started from now on
+	// (start's election-ticks); zero means 10.
+	electionTicks int
+	// logWrites: what logwrite_test.go's commands left running.
+	logWrites logWriteState
 }
 
 type testStore struct {
 	id  uint64
 	eng *storepebble.Engine
-	rs  *Store
-	srv *grpc.Server
+	// gate holds the store's WAL syncs when a test stalls them.
+	gate *syncGate
+	rs   *Store
+	srv  *grpc.Server
 }
 
 type raftOnly struct {
@@ -126,12 +136,17 @@ func (c *raftCluster) addr(id uint64) string {
 }
 
 func (c *raftCluster) start(id uint64) {
-	eng, err := storepebble.Open(filepath.Join(c.dir, strconv.FormatUint(id, 10)), storepebble.Options{})
+	gate := newSyncGate()
+	eng, err := storepebble.Open(filepath.Join(c.dir, strconv.FormatUint(id, 10)), storepebble.Options{FS: errorfs.Wrap(vfs.Default, gate)})
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	electionTicks := c.electionTicks
+	if electionTicks == 0 {
+		electionTicks = 10
+	}
 	rs, err := NewStore(Config{StoreID: id, Engine: eng, SyncLog: true, Tick: 20 * time.Millisecond,
-		HeartbeatTicks: 2, ElectionTicks: 10, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
+		HeartbeatTicks: 2, ElectionTicks: electionTicks, LogGCCountLimit: 10, StorePoolSize: 2, ApplyPoolSize: 2, RaftConnNum: 2, SnapChunkSize: testSnapChunkSize,
 		InMemoryLocks: !c.raftLocks, Logger: testLogger(id), Resolve: func(_ context.Context, sid uint64) (string, error) {
 			if a := c.addr(sid); a != "" {
 				return a, nil
@@ -155,12 +170,13 @@ func (c *raftCluster) start(id uint64) {
 	srv := grpc.NewServer(grpc.MaxRecvMsgSize(1 << 30))
 	tikvpb.RegisterTikvServer(srv, &raftOnly{rs: rs})
 	go func() { _ = srv.Serve(lis) }()
-	c.stores[id] = &testStore{id: id, eng: eng, rs: rs, srv: srv}
+	c.stores[id] = &testStore{id: id, eng: eng, gate: gate, rs: rs, srv: srv}
 	rs.Start()
 }
 
 func (c *raftCluster) stop(id uint64) {
 	s := c.stores[id]
+	s.gate.open() // a stalled sync must not hold the store's stop
 	s.srv.Stop()
 	s.rs.Stop()
 	if err := s.eng.Close(); err != nil {
@@ -217,6 +233,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	case "start":
 		var ids string
 		td.ScanArgs(t, "ids", &ids)
+		if td.HasArg("election-ticks") {
+			td.ScanArgs(t, "election-ticks", &c.electionTicks)
+		}
 		for _, s := range strings.Split(ids, ",") {
 			id, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
@@ -229,46 +248,11 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		c.stop(arg("id"))
 		return ""
 	case "bootstrap":
-		sid := arg("store")
-		region := &metapb.Region{Id: c.newID(), RegionEpoch: &metapb.RegionEpoch{ConfVer: 1, Version: 1},
-			Peers: []*metapb.Peer{{Id: c.newID(), StoreId: sid}}}
-		s := c.stores[sid]
-		s.rs.Stop()
-		if err := s.rs.Bootstrap(region); err != nil {
-			t.Fatal(err)
-		}
-		c.stop(sid)
-		c.start(sid)
-		return fmt.Sprintf("region %d", region.Id)
+		return fmt.Sprintf("region %d", c.bootstrap(arg("store")))
 	case "change-peer":
-		region, sid := arg("region"), arg("store")
 		var typ string
 		td.ScanArgs(t, "type", &typ)
-		err := c.retryOnLeaderChange(region, func(p *Peer) (bool, error) {
-			existing := findStorePeer(p.Meta(), sid)
-			ch := &raft_cmdpb.ChangePeerRequest{}
-			switch typ {
-			case "learner":
-				if existing != nil && existing.Role == metapb.PeerRole_Learner {
-					return true, nil // a retry whose first try was applied
-				}
-				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddLearnerNode, &metapb.Peer{Id: c.newID(), StoreId: sid, Role: metapb.PeerRole_Learner}
-			case "voter":
-				if existing != nil && existing.Role != metapb.PeerRole_Learner {
-					return true, nil
-				}
-				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddNode, existing
-				if existing == nil {
-					ch.Peer = &metapb.Peer{Id: c.newID(), StoreId: sid}
-				}
-			case "remove":
-				if existing == nil {
-					return true, nil
-				}
-				ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
-			}
-			return false, p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch})
-		})
+		err := c.changePeer(arg("region"), arg("store"), typ)
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -494,11 +478,59 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	if out, ok := c.runMemLocks(t, td); ok {
 		return out
 	}
+	if out, ok := c.runLogWrite(t, td); ok {
+		return out
+	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""
 }
 
 // split splits p's region at the user key, with IDs from c.
+// bootstrap makes the first region, on store sid alone, and returns its
+// ID.
+func (c *raftCluster) bootstrap(sid uint64) uint64 {
+	region := &metapb.Region{Id: c.newID(), RegionEpoch: &metapb.RegionEpoch{ConfVer: 1, Version: 1},
+		Peers: []*metapb.Peer{{Id: c.newID(), StoreId: sid}}}
+	s := c.stores[sid]
+	s.rs.Stop()
+	if err := s.rs.Bootstrap(region); err != nil {
+		c.t.Fatal(err)
+	}
+	c.stop(sid)
+	c.start(sid)
+	return region.Id
+}
+
+// changePeer adds store sid's peer to the region as a learner or a voter,
+// or removes it (typ: learner, voter, remove).
+func (c *raftCluster) changePeer(region, sid uint64, typ string) error {
+	return c.retryOnLeaderChange(region, func(p *Peer) (bool, error) {
+		existing := findStorePeer(p.Meta(), sid)
+		ch := &raft_cmdpb.ChangePeerRequest{}
+		switch typ {
+		case "learner":
+			if existing != nil && existing.Role == metapb.PeerRole_Learner {
+				return true, nil // a retry whose first try was applied
+			}
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddLearnerNode, &metapb.Peer{Id: c.newID(), StoreId: sid, Role: metapb.PeerRole_Learner}
+		case "voter":
+			if existing != nil && existing.Role != metapb.PeerRole_Learner {
+				return true, nil
+			}
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_AddNode, existing
+			if existing == nil {
+				ch.Peer = &metapb.Peer{Id: c.newID(), StoreId: sid}
+			}
+		case "remove":
+			if existing == nil {
+				return true, nil
+			}
+			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
+		}
+		return false, p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch})
+	})
+}
+
 func (c *raftCluster) split(p *Peer, key string) string {
 	ask := func(_ context.Context, r *metapb.Region, n int) ([]*pdpb.SplitID, error) {
 		var ids []*pdpb.SplitID

@@ -5,7 +5,11 @@
 // Each loop iteration collects the Ready of every region that has one,
 // writes all their log entries and hard states in one Pebble batch (synced
 // when raftstore.sync-log is on: group commit across regions), sends their
-// messages, applies their committed entries, and advances them.
+// messages, applies their committed entries, and advances them. What does
+// not depend on the write overlaps it (loop.go): a leader's appends go out
+// before it, and entries already durable apply during it; acknowledgements
+// and votes wait for it, and a leader counts its own copy of an entry
+// towards the quorum only once written.
 //
 // Commands are raft_cmdpb.RaftCmdRequests, as in TiKV: a transaction
 // command's write batch (decided on the leader by store/mvcc, so that
