@@ -224,14 +224,7 @@ type PessimisticTxn struct {
 // TiKVClient is TiDB's [tikv-client] section: client-go's settings, for
 // store "tikv".
 type TiKVClient struct {
-	// GrpcConnectionCount is how many connections go to each store. The
-	// default is 1, not TiDB's 4: client-go's one batch loop per store
-	// deals its batches out over the connections in turn, so with four
-	// each batch is smaller and every request and response costs more
-	// system calls and goroutine wake-ups; on a SQL node with a few cores
-	// (the playground's, sharing 2 vCPUs) that was 0.8x the CPU per point
-	// select (docs/cluster-bench/README.md). Raise it where one
-	// connection's stream is the limit (many cores, remote stores).
+	// GrpcConnectionCount is how many connections go to each store.
 	GrpcConnectionCount int `toml:"grpc-connection-count"`
 	// MaxBatchSize bounds how many requests one batched RPC carries; 0
 	// sends each on its own.
@@ -317,7 +310,7 @@ func Default() *Config {
 			DefaultMode:     TxnPessimistic,
 		},
 		PessimisticTxn: PessimisticTxn{MaxRetryCount: 256},
-		TiKVClient: TiKVClient{GrpcConnectionCount: 1, MaxBatchSize: 128, RegionCacheTTL: 600,
+		TiKVClient: TiKVClient{GrpcConnectionCount: 4, MaxBatchSize: 128, RegionCacheTTL: 600,
 			CommitTimeout: Duration(41 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 256, TotalKeySizeLimit: 4096}},
 		Security: Security{AutoTLS: true},
 	}
