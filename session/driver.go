@@ -118,7 +118,7 @@ type Driver struct {
 	// takes mu only when someone waits.
 	drained    *sync.Cond
 	pinWaiters atomic.Int32
-	globals map[string]types.Datum
+	globals    map[string]types.Datum
 	// globalsChanged counts changes of globals, for sessions' caches.
 	globalsChanged atomic.Uint64
 
