@@ -263,10 +263,10 @@ func (s *Session) pinStmtStarting(start bool) (is *catalog.InfoSchema, release f
 		if err := s.startTxn(); err != nil {
 			// Run outside a transaction; the error comes back when
 			// the statement tries to begin one.
-			if is, err = s.d.pinSchema(); err != nil {
+			if is, err = s.d.pinSchema(s.info.ID); err != nil {
 				return nil, nil, mapError(err, nil)
 			}
-			return is, func() { s.d.unpin(is) }, nil
+			return is, func() { s.d.unpin(is, s.info.ID) }, nil
 		}
 	}
 	if s.txn != nil {
@@ -277,10 +277,10 @@ func (s *Session) pinStmtStarting(start bool) (is *catalog.InfoSchema, release f
 		}
 		return s.txnIS, func() {}, nil
 	}
-	if is, err = s.d.pinSchema(); err != nil {
+	if is, err = s.d.pinSchema(s.info.ID); err != nil {
 		return nil, nil, mapError(err, nil)
 	}
-	return is, func() { s.d.unpin(is) }, nil
+	return is, func() { s.d.unpin(is, s.info.ID) }, nil
 }
 
 func (s *Session) evalCtx(ctx context.Context, params []types.Datum) *expression.Ctx {

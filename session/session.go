@@ -307,13 +307,13 @@ func (s *Session) startTxn() error {
 func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	// Pin the schema before the start timestamp: a schema version is
 	// published after the data it needs (a backfilled index) committed.
-	is, err := s.d.pinSchema()
+	is, err := s.d.pinSchema(s.info.ID)
 	if err != nil {
 		return mapError(err, nil)
 	}
 	txn, err := s.d.store.Begin(kv.TxnOptions{Mode: mode, Commit: s.hotVar().commit})
 	if err != nil {
-		s.d.unpin(is)
+		s.d.unpin(is, s.info.ID)
 		return mapError(err, nil)
 	}
 	s.d.checkSchemaAtCommit(txn, is)
@@ -345,7 +345,7 @@ func (s *Session) commit(ctx context.Context) error {
 	}
 	txn := s.txn
 	is := s.endTxn()
-	defer s.d.unpin(is)
+	defer s.d.unpin(is, s.info.ID)
 	err := txn.Commit(ctx)
 	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, err == nil, time.Since(s.txnBegan))
 	if err != nil {
@@ -362,7 +362,7 @@ func (s *Session) rollback() {
 	}
 	txn := s.txn
 	is := s.endTxn()
-	defer s.d.unpin(is)
+	defer s.d.unpin(is, s.info.ID)
 	txn.Rollback()
 	metrics.ObserveTxn(txn.Mode() == kv.Pessimistic, false, time.Since(s.txnBegan))
 }

@@ -18,16 +18,22 @@ import (
 //
 // The keys are spread over lockShards shards by hash, each a map under its
 // own lock, so that transactions locking and releasing different keys
-// rarely meet. A batch (apply) locks every shard it touches, in ascending
-// order, and changes them all before it unlocks any, so a reader that
-// holds every shard (iter, which read-locks them in the same order) sees
-// all of a batch or none of it; a point read (get) holds one shard.
+// rarely meet. A batch (apply) holds batchMu shared for its whole run and
+// each shard's lock only for its own change, so that batches of different
+// transactions wait for each other only on the same shard, and only for
+// a map operation; an iterator holds batchMu exclusively, so it sees all
+// of a batch or none of it; a point read (get) holds one shard. (A batch
+// used to lock every shard it touched for all its changes: write_only's
+// commits release some ten locks, over most of the 16 shards, and that
+// was most of the server's mutex wait once the latches were sharded.)
 //
 // Point operations are what transactions do; range operations (iterators,
 // range deletes) serve only DDL and tests, and cost a pass over the table.
 type lockTable struct {
-	seed   maphash.Seed
-	shards [lockShards]lockShard
+	seed maphash.Seed
+	// batchMu is held shared by apply, exclusively by iter.
+	batchMu sync.RWMutex
+	shards  [lockShards]lockShard
 }
 
 const lockShards = 16
@@ -64,7 +70,7 @@ func (t *lockTable) get(key []byte) ([]byte, bool) {
 }
 
 // apply makes the changes of the batch's CFLock entries in order,
-// atomically for readers; it skips the other entries. The values are
+// atomically for iterators; it skips the other entries. The values are
 // copied and the shards found before it takes any lock.
 func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 	type change struct {
@@ -74,50 +80,48 @@ func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 	}
 	var small [8]change // a commit's batch rarely has more lock changes
 	changes := small[:0]
-	var touched uint32 // bit i: shard i
 	for i := range ents {
 		w := &ents[i]
 		switch {
 		case w.CF != mvcc.CFLock:
 		case w.End != nil:
 			changes = append(changes, change{shard: -1, ent: w})
-			touched = 1<<lockShards - 1
 		default:
 			c := change{shard: t.shard(w.Key), ent: w}
 			if !w.Delete {
 				c.value = slices.Clone(w.Value)
 			}
 			changes = append(changes, c)
-			touched |= 1 << c.shard
 		}
 	}
-	for i := range t.shards {
-		if touched&(1<<i) != 0 {
-			t.shards[i].mu.Lock()
-		}
+	if len(changes) == 0 {
+		return
 	}
+	t.batchMu.RLock()
+	defer t.batchMu.RUnlock()
 	for _, c := range changes {
 		w := c.ent
-		switch {
-		case c.shard < 0:
+		if c.shard < 0 {
 			for i := range t.shards {
-				m := t.shards[i].locks
-				for k := range m {
+				sh := &t.shards[i]
+				sh.mu.Lock()
+				for k := range sh.locks {
 					if k >= string(w.Key) && k < string(w.End) {
-						delete(m, k)
+						delete(sh.locks, k)
 					}
 				}
+				sh.mu.Unlock()
 			}
-		case w.Delete:
-			delete(t.shards[c.shard].locks, string(w.Key))
-		default:
-			t.shards[c.shard].locks[string(w.Key)] = c.value
+			continue
 		}
-	}
-	for i := range t.shards {
-		if touched&(1<<i) != 0 {
-			t.shards[i].mu.Unlock()
+		sh := &t.shards[c.shard]
+		sh.mu.Lock()
+		if w.Delete {
+			delete(sh.locks, string(w.Key))
+		} else {
+			sh.locks[string(w.Key)] = c.value
 		}
+		sh.mu.Unlock()
 	}
 }
 
@@ -125,19 +129,18 @@ func (t *lockTable) apply(ents []mvcc.BatchEntry) {
 // a nil upper bound is open.
 func (t *lockTable) iter(lower, upper []byte) *lockIter {
 	var kvs []lockKV
+	t.batchMu.Lock() // no batch is half applied
 	for i := range t.shards {
-		t.shards[i].mu.RLock()
-	}
-	for i := range t.shards {
-		for k, v := range t.shards[i].locks {
+		sh := &t.shards[i]
+		sh.mu.RLock()
+		for k, v := range sh.locks {
 			if k >= string(lower) && (upper == nil || k < string(upper)) {
 				kvs = append(kvs, lockKV{[]byte(k), v})
 			}
 		}
+		sh.mu.RUnlock()
 	}
-	for i := range t.shards {
-		t.shards[i].mu.RUnlock()
-	}
+	t.batchMu.Unlock()
 	slices.SortFunc(kvs, func(a, b lockKV) int { return bytes.Compare(a.key, b.key) })
 	return &lockIter{kvs: kvs, pos: -1}
 }

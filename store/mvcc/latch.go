@@ -3,8 +3,10 @@ package mvcc
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Latches serialize the commands that write the same keys, and tell readers
@@ -29,23 +31,69 @@ import (
 // or the reader finds the latch marked and waits for the lock or commit
 // to be applied. Once the writer knows its commit ts it says so
 // (SetCommitFloor), and readers below it stop waiting.
+//
+// Concurrency. The key latches are spread over latchShards shards by a
+// hash of the key, each with its own mutex, so that commands and reads of
+// different keys do not wait for one another (one mutex for all of them
+// was most of the server's mutex wait under sysbench's write workloads). A
+// command locks the shards of its keys in ascending order, checks and
+// takes all its keys, and unlocks them: it takes all or nothing, and two
+// commands cannot deadlock on shard mutexes. A guard marked committing is
+// also listed in the shard of its first key, for range readers, which look
+// at every shard that lists one (nCommitting).
+//
+// Range latches (AcquireRange) are rare and sit in one set under rangeMu;
+// nRanges counts them so that key commands and reads skip the set when it
+// is empty. A key command reads nRanges with its shards locked, and a range
+// latch, once counted, locks every shard to look for keys held in its
+// range: either the command sees the range, or the range's look comes
+// after the command's shards were unlocked and sees its keys.
+//
+// A guard's committing, start ts and floor are atomics: readers read them
+// under their key's shard mutex, writers set them without it. Marking a
+// guard committing happens before its commit asks the oracle for a ts, and
+// a reader asks the oracle for its ts before it looks, so a reader whose
+// ts is above the commit's sees the mark.
 type Latches struct {
+	shards [latchShards]latchShard
+
+	rangeMu sync.RWMutex
+	ranges  map[*Guard]struct{} // under rangeMu
+	nRanges atomic.Int32        // len(ranges), changed under rangeMu
+}
+
+// latchShards is the number of key latch shards.
+const latchShards = 64
+
+// latchSeed hashes keys to shards; it is the same for every Latches.
+var latchSeed = maphash.MakeSeed()
+
+func latchShardOf(key string) uint8 {
+	return uint8(maphash.String(latchSeed, key) % latchShards)
+}
+
+// latchShard holds the latches of the keys that hash to it.
+type latchShard struct {
 	mu   sync.Mutex
-	held map[string]*Guard
-	// committing holds the guards marked committing, for range readers.
-	committing map[*Guard]struct{}
-	// ranges holds the range latches (AcquireRange): every key in their
-	// ranges is latched by them.
-	ranges map[*Guard]struct{}
+	held map[string]*Guard // key -> its holder
+	// committing holds the key guards marked committing whose first key
+	// hashes here; nCommitting is its size, changed under mu.
+	committing  map[*Guard]struct{}
+	nCommitting atomic.Int32
+
+	_ [64]byte // keep the shards' mutexes off each other's cache lines
 }
 
 // Guard is a command's hold on its keys' latches.
 type Guard struct {
-	keys       []string // sorted, distinct
-	startTS    uint64
-	committing bool
+	keys    []string // sorted, distinct
+	kshard  []uint8  // kshard[i] is the shard of keys[i]
+	shards  []uint8  // the shards of keys, ascending, distinct
+	startTS atomic.Uint64
+	// committing: marked committing (MarkCommitting).
+	committing atomic.Bool
 	// floor: the commit will land at or above it (0: unknown yet).
-	floor    uint64
+	floor    atomic.Uint64
 	released chan struct{}
 	// isRange: a range latch, over [start, end) rather than keys.
 	isRange    bool
@@ -58,61 +106,92 @@ func (g *Guard) holds(key string) bool {
 }
 
 // mayLandBelow reports whether g's commit may become visible to a read at
-// ts. Call with the latches' mu held.
+// ts.
 func (g *Guard) mayLandBelow(ts uint64) bool {
-	return g.committing && g.startTS <= ts && g.floor <= ts
+	return g.committing.Load() && g.startTS.Load() <= ts && g.floor.Load() <= ts
+}
+
+// home is the shard that lists g while it is committing.
+func (g *Guard) home() uint8 {
+	if len(g.shards) == 0 {
+		return 0
+	}
+	return g.kshard[0]
 }
 
 // NewLatches returns an empty latch table.
 func NewLatches() *Latches {
-	return &Latches{held: make(map[string]*Guard), committing: make(map[*Guard]struct{}),
-		ranges: make(map[*Guard]struct{})}
+	l := &Latches{ranges: make(map[*Guard]struct{})}
+	for i := range l.shards {
+		l.shards[i].held = make(map[string]*Guard)
+		l.shards[i].committing = make(map[*Guard]struct{})
+	}
+	return l
 }
 
 // Acquire takes latches on keys for transaction startTS, waiting for other
 // holders to release theirs.
 func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*Guard, error) {
-	g := &Guard{startTS: startTS, released: make(chan struct{})}
+	g := &Guard{released: make(chan struct{})}
+	g.startTS.Store(startTS)
 	g.keys = make([]string, len(keys))
 	for i, k := range keys {
 		g.keys[i] = string(k)
 	}
 	slices.Sort(g.keys)
 	g.keys = slices.Compact(g.keys)
+	g.kshard = make([]uint8, len(g.keys), 2*len(g.keys))
+	for i, k := range g.keys {
+		g.kshard[i] = latchShardOf(k)
+	}
+	g.shards = append(g.kshard[len(g.keys):], g.kshard...)
+	slices.Sort(g.shards)
+	g.shards = slices.Compact(g.shards)
 	for {
-		l.mu.Lock()
+		for _, i := range g.shards {
+			l.shards[i].mu.Lock()
+		}
 		var busy *Guard
-		for _, k := range g.keys {
-			if h, ok := l.held[k]; ok {
+		for i, k := range g.keys {
+			if h, ok := l.shards[g.kshard[i]].held[k]; ok {
 				busy = h
 				break
 			}
 		}
-		for r := range l.ranges {
-			if busy != nil {
-				break
-			}
-			for _, k := range g.keys {
-				if r.holds(k) {
-					busy = r
-					break
-				}
-			}
+		if busy == nil && l.nRanges.Load() > 0 {
+			busy = l.rangeHolding(g.keys)
 		}
 		if busy == nil {
-			for _, k := range g.keys {
-				l.held[k] = g
+			for i, k := range g.keys {
+				l.shards[g.kshard[i]].held[k] = g
 			}
-			l.mu.Unlock()
+		}
+		for _, i := range g.shards {
+			l.shards[i].mu.Unlock()
+		}
+		if busy == nil {
 			return g, nil
 		}
-		l.mu.Unlock()
 		select {
 		case <-busy.released:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// rangeHolding returns a range latch that holds one of keys, or nil.
+func (l *Latches) rangeHolding(keys []string) *Guard {
+	l.rangeMu.RLock()
+	defer l.rangeMu.RUnlock()
+	for r := range l.ranges {
+		for _, k := range keys {
+			if r.holds(k) {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 // AcquireRange takes a latch on every key in [start, end) (a nil end is
@@ -123,9 +202,9 @@ func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*
 func (l *Latches) AcquireRange(ctx context.Context, start, end []byte) (*Guard, error) {
 	g := &Guard{isRange: true, start: start, end: end, released: make(chan struct{})}
 	for registered := false; ; {
-		l.mu.Lock()
 		var busy *Guard
 		if !registered {
+			l.rangeMu.Lock()
 			for r := range l.ranges {
 				if rangesOverlap(r.start, r.end, start, end) {
 					busy = r
@@ -134,18 +213,14 @@ func (l *Latches) AcquireRange(ctx context.Context, start, end []byte) (*Guard, 
 			}
 			if busy == nil {
 				l.ranges[g] = struct{}{}
+				l.nRanges.Add(1)
 				registered = true
 			}
+			l.rangeMu.Unlock()
 		}
 		if registered {
-			for k, h := range l.held {
-				if g.holds(k) {
-					busy = h
-					break
-				}
-			}
+			busy = l.keyHeldIn(g)
 		}
-		l.mu.Unlock()
 		if busy == nil {
 			return g, nil
 		}
@@ -160,11 +235,26 @@ func (l *Latches) AcquireRange(ctx context.Context, start, end []byte) (*Guard, 
 	}
 }
 
+// keyHeldIn returns a key command's guard holding a key in range latch
+// r's range, or nil.
+func (l *Latches) keyHeldIn(r *Guard) *Guard {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for k, h := range sh.held {
+			if r.holds(k) {
+				sh.mu.Unlock()
+				return h
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return nil
+}
+
 // setStart sets the start ts of a range latch not yet committing.
 func (l *Latches) setStart(g *Guard, ts uint64) {
-	l.mu.Lock()
-	g.startTS = ts
-	l.mu.Unlock()
+	g.startTS.Store(ts)
 }
 
 func rangesOverlap(s1, e1, s2, e2 []byte) bool {
@@ -174,50 +264,76 @@ func rangesOverlap(s1, e1, s2, e2 []byte) bool {
 // MarkCommitting makes readers of g's keys at or above g's start ts wait
 // for g's release. Call it before taking the commit timestamp.
 func (l *Latches) MarkCommitting(g *Guard) {
-	l.mu.Lock()
-	g.committing = true
-	l.committing[g] = struct{}{}
-	l.mu.Unlock()
+	g.committing.Store(true)
+	if g.isRange {
+		return // range readers look at every range latch
+	}
+	sh := &l.shards[g.home()]
+	sh.mu.Lock()
+	sh.committing[g] = struct{}{}
+	sh.nCommitting.Add(1)
+	sh.mu.Unlock()
 }
 
 // SetCommitFloor says that g's commit, once marked committing, will land
 // at or above ts: readers below ts need not wait for it.
 func (l *Latches) SetCommitFloor(g *Guard, ts uint64) {
-	l.mu.Lock()
-	g.floor = ts
-	l.mu.Unlock()
+	g.floor.Store(ts)
 }
 
 // Release releases g's latches and wakes whoever waits for them.
 func (l *Latches) Release(g *Guard) {
-	l.mu.Lock()
-	for _, k := range g.keys {
-		if l.held[k] == g {
-			delete(l.held, k)
+	if g.isRange {
+		l.rangeMu.Lock()
+		if _, ok := l.ranges[g]; ok {
+			delete(l.ranges, g)
+			l.nRanges.Add(-1)
 		}
+		l.rangeMu.Unlock()
+		close(g.released)
+		return
 	}
-	delete(l.committing, g)
-	delete(l.ranges, g)
-	l.mu.Unlock()
+	home := g.home()
+	for _, i := range g.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		for j, k := range g.keys {
+			if g.kshard[j] == i && sh.held[k] == g {
+				delete(sh.held, k)
+			}
+		}
+		if i == home && g.committing.Load() {
+			if _, ok := sh.committing[g]; ok {
+				delete(sh.committing, g)
+				sh.nCommitting.Add(-1)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	if len(g.shards) == 0 && g.committing.Load() {
+		sh := &l.shards[0]
+		sh.mu.Lock()
+		if _, ok := sh.committing[g]; ok {
+			delete(sh.committing, g)
+			sh.nCommitting.Add(-1)
+		}
+		sh.mu.Unlock()
+	}
 	close(g.released)
 }
 
 // WaitRead waits until no commit in flight can become visible to a read of
 // key at ts.
 func (l *Latches) WaitRead(ctx context.Context, key []byte, ts uint64) error {
+	sh := &l.shards[latchShardOf(string(key))]
 	for {
-		l.mu.Lock()
-		g, ok := l.held[string(key)]
-		wait := ok && g.mayLandBelow(ts) // its fields are written under mu
-		if !wait {
-			for r := range l.ranges {
-				if r.holds(string(key)) && r.mayLandBelow(ts) {
-					g, wait = r, true
-					break
-				}
-			}
+		sh.mu.Lock()
+		g, ok := sh.held[string(key)]
+		wait := ok && g.mayLandBelow(ts)
+		sh.mu.Unlock()
+		if !wait && l.nRanges.Load() > 0 {
+			g, wait = l.rangeCommitting(ts, key, key, true)
 		}
-		l.mu.Unlock()
 		if !wait {
 			return nil
 		}
@@ -229,19 +345,30 @@ func (l *Latches) WaitRead(ctx context.Context, key []byte, ts uint64) error {
 	}
 }
 
+// rangeCommitting returns a range latch that may land below ts and covers
+// key (point) or overlaps [start, end).
+func (l *Latches) rangeCommitting(ts uint64, start, end []byte, point bool) (*Guard, bool) {
+	l.rangeMu.RLock()
+	defer l.rangeMu.RUnlock()
+	for r := range l.ranges {
+		if !r.mayLandBelow(ts) {
+			continue
+		}
+		if point && r.holds(string(start)) || !point && r.overlaps(start, end) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
 // WaitReadRange is WaitRead for every key in [start, end) (nil bounds are
 // open).
 func (l *Latches) WaitReadRange(ctx context.Context, start, end []byte, ts uint64) error {
 	for {
-		var wait *Guard
-		l.mu.Lock()
-		for g := range l.committing {
-			if g.mayLandBelow(ts) && g.overlaps(start, end) {
-				wait = g
-				break
-			}
+		wait := l.committingIn(start, end, ts)
+		if wait == nil && l.nRanges.Load() > 0 {
+			wait, _ = l.rangeCommitting(ts, start, end, false)
 		}
-		l.mu.Unlock()
 		if wait == nil {
 			return nil
 		}
@@ -251,6 +378,26 @@ func (l *Latches) WaitReadRange(ctx context.Context, start, end []byte, ts uint6
 			return ctx.Err()
 		}
 	}
+}
+
+// committingIn returns a key guard marked committing that may land below
+// ts with a key in [start, end), or nil.
+func (l *Latches) committingIn(start, end []byte, ts uint64) *Guard {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		if sh.nCommitting.Load() == 0 {
+			continue
+		}
+		sh.mu.Lock()
+		for g := range sh.committing {
+			if g.mayLandBelow(ts) && g.overlaps(start, end) {
+				sh.mu.Unlock()
+				return g
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return nil
 }
 
 // overlaps reports whether any of g's keys lies in [start, end). It
