@@ -5,13 +5,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestConnYieldsBetweenCommands checks that a connection whose next
 // commands are already waiting in its socket still lets the other runnable
-// goroutines run between them, as a thread per connection would be
-// time-sliced: with one processor, a goroutine that spins (and yields)
-// beside it must move on between most pairs of consecutive commands.
+// goroutines run once it has held its processor for yieldQuantum, as a
+// thread per connection would be time-sliced: with one processor and
+// commands that each take longer than the quantum, a goroutine that spins
+// (and yields) beside it must move on between most pairs of consecutive
+// commands.
 func TestConnYieldsBetweenCommands(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ts := startServer(t, Config{})
@@ -29,6 +32,8 @@ func TestConnYieldsBetweenCommands(t *testing.T) {
 		mu.Lock()
 		seen = append(seen, spins.Load())
 		mu.Unlock()
+		for start := time.Now(); time.Since(start) < yieldQuantum+50*time.Microsecond; {
+		}
 	}
 	ts.drv.onQuery.Store(&onQuery)
 	stop := make(chan struct{})
