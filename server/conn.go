@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -118,13 +117,11 @@ func (c *conn) serve() {
 		c.srv.logger.Debug("handshake failed", "conn", c.id, "addr", c.addr, "err", err)
 		return
 	}
-	var sliceStart time.Time // when the connection last waited for its client
 	for {
 		c.pio.resetSeq()
 		if !c.setIdle() {
 			return
 		}
-		idleAt := c.since
 		data, err := c.pio.readPacket()
 		if err != nil {
 			c.readFailed(err)
@@ -138,40 +135,13 @@ func (c *conn) serve() {
 		if !c.setBusy(data[0]) {
 			return
 		}
-		if c.since.Sub(idleAt) > waitedRead {
-			sliceStart = c.since
-		}
 		c.dispatchSafe(data)
 		c.pio.flush()
 		if c.quit || c.pio.err != nil {
 			return
 		}
-		// Let the goroutines waiting for a processor run once this
-		// connection has held one for yieldQuantum without waiting for its
-		// client. Without this, a connection whose client answers while
-		// the response is being written (a client on the same machine,
-		// woken by that write) finds its next command already there and
-		// keeps its processor for its whole transaction, while the other
-		// connections' goroutines wait behind it: read_only's p95 was 5x
-		// its mean (docs/perf-read.md, "read_only's tail: connections
-		// that kept their processor").
-		if now := time.Now(); now.Sub(sliceStart) >= yieldQuantum {
-			runtime.Gosched()
-			sliceStart = now
-		}
 	}
 }
-
-// yieldQuantum is how long a connection runs commands back to back, its
-// client never making it wait, before it lets other goroutines run: the
-// time slice a thread per connection would get. Yielding after every
-// response cut read_only's tail further but cost point_select at 64
-// threads a quarter of its QPS (docs/perf-read.md).
-const yieldQuantum = 250 * time.Microsecond
-
-// waitedRead is how long a read of the next command takes at least when
-// the connection had to wait for it, and so gave up its processor.
-const waitedRead = 20 * time.Microsecond
 
 // handshake greets the client, authenticates it and opens its session.
 func (c *conn) handshake() error {

@@ -22,9 +22,6 @@ type testDriver struct {
 
 	// sleeping receives a connection id whenever a "select sleep" starts.
 	sleeping chan uint32
-
-	// onQuery, if set, is called at the start of every ExecuteQuery.
-	onQuery atomic.Pointer[func()]
 }
 
 type testAccount struct {
@@ -126,9 +123,6 @@ func (r *pointRows) Next(row []Value) (bool, error) {
 }
 
 func (s *testSession) ExecuteQuery(ctx context.Context, sql string, multi bool, w ResultWriter) error {
-	if f := s.d.onQuery.Load(); f != nil {
-		(*f)()
-	}
 	if sql == pointQueryText {
 		s.point.done = false
 		return w.WriteResult(Result{Rows: &s.point}, false)
