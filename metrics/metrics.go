@@ -30,6 +30,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,7 +119,12 @@ func latestCacheMetrics() []prometheus.Collector {
 func init() {
 	registry.MustRegister(latestCacheMetrics()...)
 	registry.MustRegister(
-		collectors.NewGoCollector(),
+		// go_sched_latencies_seconds: how long goroutines waited, runnable,
+		// for a processor (a connection whose command has arrived waits
+		// there); go_sched_pauses_total_gc_seconds: the collector's
+		// stop-the-world pauses. docs/observability.md.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/(latencies|pauses/total/gc):seconds$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		connections,
 		queryTotal,

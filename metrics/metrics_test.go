@@ -213,6 +213,8 @@ func TestHandler(t *testing.T) {
 		`tidb_session_transaction_duration_seconds_count{scope="general",txn_mode="optimistic",type="abort"}`,
 		"basalt_store_latest_cache_chunks ",
 		"go_goroutines ",
+		`go_sched_latencies_seconds_bucket{le="`,
+		`go_sched_pauses_total_gc_seconds_bucket{le="`,
 		"process_cpu_seconds_total ",
 	} {
 		if !strings.Contains(text, want) {
