@@ -193,7 +193,10 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 }
 
 // dmlAutocommit runs a statement, planned under is, as its own optimistic
-// transaction, retrying it whole after a write conflict at commit.
+// transaction, retrying it whole after a write conflict at commit. The
+// transaction commits by the session's protocol (tidb_enable_1pc,
+// tidb_enable_async_commit), as an explicit one does: on a cluster a
+// single-row write whose keys are in one region commits in one phase.
 func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
 	// A plain INSERT leaves its duplicate checks to the commit, which
 	// makes them anyway (TiDB's lazy constraint check): one read per key
@@ -202,7 +205,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
 	began := time.Now()
 	for attempt := 0; ; attempt++ {
-		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic, LockWait: s.lockWait()})
+		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic, LockWait: s.lockWait(), Commit: s.hotVar().commit})
 		if err != nil {
 			return executor.DMLResult{}, err
 		}
