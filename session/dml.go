@@ -159,17 +159,27 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 // statement that meets a write conflict undoes its own writes and runs
 // again at a newer for-update timestamp; a deadlock rolls back the whole
 // transaction, as in MySQL.
+//
+// A point statement (point_dml.go) first runs at the transaction's newest
+// for-update timestamp, without fetching one; a write conflict runs it
+// again at a fresh one.
 func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx, trig executor.Triggers) (executor.DMLResult, error) {
 	txn := s.txn
+	pess := txn.Mode() == kv.Pessimistic
+	is := s.schema()
+	stale := pess && p.pointDML(is)
 	for attempt := 0; ; attempt++ {
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats,
-			IS: s.schema(), NoFKChecks: !s.fkChecks()}
+			IS: is, NoFKChecks: !s.fkChecks()}
 		executor.BindSubqueries(ec)
-		if txn.Mode() == kv.Pessimistic {
-			ts, err := s.d.store.CurrentTS()
-			if err != nil {
-				return executor.DMLResult{}, err
+		if pess {
+			ts := max(s.forUpdateTS, txn.StartTS())
+			if !stale {
+				var err error
+				if ts, err = s.freshForUpdateTS(); err != nil {
+					return executor.DMLResult{}, err
+				}
 			}
 			ec.ForUpdateTS, ec.Reader = ts, txn.ReaderAt(ts)
 		}
@@ -181,8 +191,9 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 			return res, nil
 		}
 		txn.RollbackTo(sp)
-		if txn.Mode() == kv.Pessimistic && errors.Is(err, kv.ErrWriteConflict) && attempt < s.d.pessimisticRetries() {
+		if pess && errors.Is(err, kv.ErrWriteConflict) && attempt < s.d.pessimisticRetries() {
 			eval.Warnings = eval.Warnings[:0]
+			stale = false
 			continue
 		}
 		if errors.Is(err, kv.ErrDeadlock) {

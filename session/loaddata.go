@@ -90,7 +90,7 @@ func (s *Session) loadDataStmt(ctx context.Context, x *ast.LoadDataStmt, a stmtA
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig}
 		executor.BindSubqueries(ec)
 		if txn.Mode() == kv.Pessimistic {
-			ts, err := s.d.store.CurrentTS()
+			ts, err := s.freshForUpdateTS()
 			if err != nil {
 				return executor.LoadResult{}, err
 			}

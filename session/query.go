@@ -30,7 +30,7 @@ func (s *Session) readView(ctx context.Context, forUpdate, start bool) (kv.Retri
 	}
 	if s.txn != nil {
 		if forUpdate && s.txn.Mode() == kv.Pessimistic {
-			ts, err := s.d.store.CurrentTS()
+			ts, err := s.freshForUpdateTS()
 			if err != nil {
 				return nil, 0, err
 			}
@@ -175,7 +175,7 @@ func (s *Session) selectForUpdate(ctx context.Context, q *planner.Query, params 
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			var err error
-			if ts, err = s.d.store.CurrentTS(); err != nil {
+			if ts, err = s.freshForUpdateTS(); err != nil {
 				return Result{}, err
 			}
 		}

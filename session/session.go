@@ -55,6 +55,11 @@ type Session struct {
 	txnBegan   time.Time           // when txn began: its duration in the metrics
 	stmtType   metrics.StmtType    // the running statement's type, set by run: the metrics' sql_type
 	stmtIS     *catalog.InfoSchema // schema the running statement is pinned to
+	// forUpdateTS is the open pessimistic transaction's newest for-update
+	// timestamp: its start timestamp, then the newest one a statement that
+	// locks fetched (freshForUpdateTS). A point DML statement locks at it
+	// instead of fetching one (point_dml.go).
+	forUpdateTS uint64
 	// past, while tidb_snapshot is set, is the moment the session reads
 	// at; pastTxn is the running statement's reader there (stale_read.go).
 	past         *pastRead
@@ -318,6 +323,7 @@ func (s *Session) begin(explicit bool, mode kv.Mode) error {
 	}
 	s.d.checkSchemaAtCommit(txn, is)
 	s.txn, s.explicit, s.txnIS, s.txnBegan = txn, explicit, is, time.Now()
+	s.forUpdateTS = txn.StartTS()
 	s.deferred = false
 	s.markSavepoints()
 	s.obs.txnStartTS = txn.StartTS()
