@@ -223,17 +223,7 @@ func TestAutoIDReservesAhead(t *testing.T) {
 // no generated value is handed out twice, and each session's values
 // increase (a node hands out its values in order).
 func TestAutoIDConcurrentNodes(t *testing.T) {
-	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var nodes [2]*Catalog
-	for i := range nodes {
-		if nodes[i], err = Open(st); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := twoNodes(t)
 	tables := []*TableInfo{{ID: 100, Name: "a"}, {ID: 101, Name: "b"}}
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -282,17 +272,7 @@ func TestAutoIDConcurrentNodes(t *testing.T) {
 // With AUTO_ID_CACHE 1 the values are consecutive across nodes, in the
 // order they are handed out.
 func TestAutoIDCacheOneConsecutive(t *testing.T) {
-	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var nodes [2]*Catalog
-	for i := range nodes {
-		if nodes[i], err = Open(st); err != nil {
-			t.Fatal(err)
-		}
-	}
+	nodes := twoNodes(t)
 	tbl := &TableInfo{ID: 100, Name: "t", AutoIDCache: 1}
 	for want := int64(1); want <= 2*autoIDBatch; want++ {
 		if v := alloc(t, nodes[want%2], tbl); v != want {
@@ -373,4 +353,22 @@ func BenchmarkAllocAutoID(b *testing.B) {
 			}
 		}
 	})
+}
+
+// twoNodes opens two catalogs, as two SQL nodes would, on one fresh store
+// that is closed when the test ends.
+func twoNodes(t *testing.T) [2]*Catalog {
+	t.Helper()
+	st, err := local.Open(t.TempDir(), local.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var nodes [2]*Catalog
+	for i := range nodes {
+		if nodes[i], err = Open(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nodes
 }

@@ -303,23 +303,27 @@ func (l *Latches) Release(g *Guard) {
 			}
 		}
 		if i == home && g.committing.Load() {
-			if _, ok := sh.committing[g]; ok {
-				delete(sh.committing, g)
-				sh.nCommitting.Add(-1)
-			}
+			sh.unlist(g)
 		}
 		sh.mu.Unlock()
 	}
 	if len(g.shards) == 0 && g.committing.Load() {
-		sh := &l.shards[0]
+		// No keys: home is shard 0, which the loop did not visit.
+		sh := &l.shards[home]
 		sh.mu.Lock()
-		if _, ok := sh.committing[g]; ok {
-			delete(sh.committing, g)
-			sh.nCommitting.Add(-1)
-		}
+		sh.unlist(g)
 		sh.mu.Unlock()
 	}
 	close(g.released)
+}
+
+// unlist removes g from the shard's committing guards, if it is listed
+// there. Call with sh.mu held.
+func (sh *latchShard) unlist(g *Guard) {
+	if _, ok := sh.committing[g]; ok {
+		delete(sh.committing, g)
+		sh.nCommitting.Add(-1)
+	}
 }
 
 // WaitRead waits until no commit in flight can become visible to a read of
