@@ -20,5 +20,6 @@
 //	heartbeat.go       store and region heartbeats, PD's operators, the
 //	                   split checker
 //	pd.go              the store's side of pdpb
+//	metrics.go         the store's counters on /metrics
 //	config.go          TiKV's flag and config names
 package storenode

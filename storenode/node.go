@@ -131,7 +131,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	healthpb.RegisterHealthServer(n.grpc, hs)
 	n.rs.Start()
 	go func() { _ = n.grpc.Serve(lis) }()
-	if err := n.startStatus(); err != nil {
+	if err := n.startStatus(svc); err != nil {
 		return nil, err
 	}
 	store := &metapb.Store{Id: n.storeID, Address: cfg.AdvertiseAddr(), PeerAddress: cfg.AdvertiseAddr(),
@@ -271,7 +271,7 @@ func (n *Node) resolve(ctx context.Context, storeID uint64) (string, error) {
 	return st.Address, nil
 }
 
-func (n *Node) startStatus() error {
+func (n *Node) startStatus(svc *Service) error {
 	if n.cfg.Server.StatusAddr == "" {
 		return nil
 	}
@@ -280,7 +280,7 @@ func (n *Node) startStatus() error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", promhttp.HandlerFor(metricsGatherer(svc), promhttp.HandlerOpts{}))
 	// Go's profiles, where TiKV serves its own (/debug/pprof/profile).
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -1174,7 +1174,7 @@ func TestServiceMaxTSSync(t *testing.T) {
 	run(t, []step{
 		{"a new term syncs again", prewrite(asyncPrewrite(2, 30, "c", nil, put("c", "1"))), `min_commit_ts:201`},
 	})
-	if st := svc.PrewriteStats(); st != (PrewriteStats{AsyncCommit: 3, OnePC: 1, NotSynced: 2}) {
+	if st := svc.PrewriteStats(); st != (PrewriteStats{TwoPC: 1, AsyncCommit: 3, OnePC: 1, NotSynced: 2}) {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -86,15 +86,16 @@ func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) 
 	return resp, nil
 }
 
-// prewriteStats counts how prewrites that could choose their commit ts
-// were answered.
+// prewriteStats counts the prewrites answered without an error, by how
+// their transactions commit (metrics.go exports them).
 type prewriteStats struct {
-	asyncCommit, onePC, fallback, notSynced atomic.Uint64
+	twoPC, asyncCommit, onePC, fallback, notSynced atomic.Uint64
 }
 
 func (st *prewriteStats) count(req *mvcc.PrewriteRequest, res mvcc.PrewriteResult) {
 	switch {
 	case !req.AsyncCommit && !req.TryOnePC:
+		st.twoPC.Add(1)
 	case res.OnePCCommitTS != 0:
 		st.onePC.Add(1)
 	case res.MinCommitTS != 0:
@@ -104,9 +105,11 @@ func (st *prewriteStats) count(req *mvcc.PrewriteRequest, res mvcc.PrewriteResul
 	}
 }
 
-// PrewriteStats counts the async-commit and 1PC prewrites the service
-// answered since it started.
+// PrewriteStats counts the prewrites the service answered since it
+// started, by commit protocol.
 type PrewriteStats struct {
+	// TwoPC: neither async commit nor 1PC asked (a KvCommit follows).
+	TwoPC uint64
 	// AsyncCommit: answered with a min_commit_ts; OnePC: with a
 	// one_pc_commit_ts; Fallback: with neither (ordinary locks).
 	AsyncCommit, OnePC, Fallback uint64
@@ -116,7 +119,7 @@ type PrewriteStats struct {
 
 // PrewriteStats returns the counts so far.
 func (s *Service) PrewriteStats() PrewriteStats {
-	return PrewriteStats{AsyncCommit: s.stats.asyncCommit.Load(), OnePC: s.stats.onePC.Load(),
+	return PrewriteStats{TwoPC: s.stats.twoPC.Load(), AsyncCommit: s.stats.asyncCommit.Load(), OnePC: s.stats.onePC.Load(),
 		Fallback: s.stats.fallback.Load(), NotSynced: s.stats.notSynced.Load()}
 }
 

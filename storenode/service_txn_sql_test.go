@@ -4,20 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/pingcap/log"
-	"github.com/tikv/client-go/v2/config"
-	"go.uber.org/zap"
-
-	"github.com/basalt-db/basalt/driver"
-	"github.com/basalt-db/basalt/server"
-	"github.com/basalt-db/basalt/session"
-	"github.com/basalt-db/basalt/store/tikv"
 )
 
 // Basalt's SQL layer on client-go (--store tikv) against the service: how
@@ -27,40 +17,8 @@ import (
 // commit in one phase: one prewrite answered with a one_pc_commit_ts and no
 // KvCommit (issue 16: autocommit DML used to commit in two phases).
 func TestServiceSQLOnePC(t *testing.T) {
-	log.SetLevel(zap.FatalLevel)
-	pdAddr := startPD(t)
-	rs := oneRegion(t)
-	pdc := newPDClient([]string{pdAddr})
-	t.Cleanup(pdc.close)
-	storeAddr, calls, svc := serveStore(t, rs, func(s *Service) { s.TSO = pdc.tso })
-	bootstrap(t, pdAddr, storeAddr)
-	// Unary calls, so that calls counts each command.
-	defer config.UpdateGlobal(func(c *config.Config) { c.TiKVClient.MaxBatchSize = 0 })()
-	st, err := tikv.Open([]string{pdAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv, err := session.Open(st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{}, driver.New(drv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv.SetConnections(driver.Connections(srv))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		st.Close()
-	})
-	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: ln.Addr().String(), User: "root", AllowNativePasswords: true}).FormatDSN())
+	addr, calls, svc := serveSQL(t)
+	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}
