@@ -41,7 +41,11 @@ type Node struct {
 	Dir     string   `json:"dir"`
 	LogFile string   `json:"log_file"`
 	Args    []string `json:"args"` // the command line after the program
-	PID     int      `json:"pid,omitempty"`
+	// Env is what the node's environment adds to the playground's, as
+	// KEY=VALUE; a later entry wins over an earlier one and over the
+	// playground's own (roleEnv).
+	Env []string `json:"env,omitempty"`
+	PID int      `json:"pid,omitempty"`
 	// Status is starting, up, leaving (being scaled in), stopped, or
 	// "exited: " and how.
 	Status string `json:"status"`
@@ -98,6 +102,9 @@ type layoutOptions struct {
 	logLevel            string
 	// The roles' config files (--config), absolute; "" for none.
 	pdConfig, kvConfig, dbConfig string
+	// env adds to each role's environment (--pd.env, --kv.env,
+	// --db.env), after roleEnv's defaults.
+	env map[Role][]string
 }
 
 // layout decides every node of a playground in dir: names, ports,
@@ -155,6 +162,7 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		}
 		n.Args = append(n.Args, "--log-level", o.logLevel)
 		n.Args = withConfig(n.Args, o.pdConfig)
+		n.Env = roleEnv(RolePD, o)
 	}
 	pds := pdList(nodes)
 
@@ -287,6 +295,7 @@ func (n *Node) setStore(pdList string, port, status int, o layoutOptions) {
 	n.DataDir = filepath.Join(n.Dir, "data")
 	n.Args = withConfig([]string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
 		"--data-dir", n.DataDir, "--log-level", o.logLevel}, o.kvConfig)
+	n.Env = roleEnv(RoleStore, o)
 }
 
 // setSQL gives a SQL node its addresses and command line.
@@ -294,6 +303,14 @@ func (n *Node) setSQL(pdList string, port, status int, o layoutOptions) {
 	n.Addr, n.StatusAddr = addr(port), addr(status)
 	n.Args = withConfig([]string{"--store", "tikv", "--path", pdList, "--host", loopback,
 		"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", o.logLevel}, o.dbConfig)
+	n.Env = roleEnv(RoleSQL, o)
+}
+
+// roleEnv is the environment a node of role adds to the playground's:
+// the role's defaults (none yet), then what o.env gives the role.
+func roleEnv(role Role, o layoutOptions) []string {
+	var env []string
+	return append(env, o.env[role]...)
 }
 
 // withConfig adds --config file to args, if file is not "". The flags
