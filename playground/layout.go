@@ -307,9 +307,22 @@ func (n *Node) setSQL(pdList string, port, status int, o layoutOptions) {
 }
 
 // roleEnv is the environment a node of role adds to the playground's:
-// the role's defaults (none yet), then what o.env gives the role.
+// the role's defaults, then what o.env gives the role (a later entry
+// wins).
+//
+// PD members and stores run with GOMAXPROCS=1. Every node shares the
+// machine's CPUs (sysbench and HAProxy too), and Go's scheduler, given
+// one P per CPU, wakes idle Ps to steal each new goroutine: context
+// switches that a store's short requests pay for and no parallelism
+// repays (on a 2-vCPU playground under point select the leader made
+// 0.9-1.2 context switches per query with 1 against 1.5-1.7 with 2,
+// docs/cluster-bench/README.md). SQL nodes keep the default.
 func roleEnv(role Role, o layoutOptions) []string {
 	var env []string
+	switch role {
+	case RolePD, RoleStore:
+		env = append(env, "GOMAXPROCS=1")
+	}
 	return append(env, o.env[role]...)
 }
 
