@@ -18,10 +18,18 @@ import (
 // server timeouts are an hour. HAProxy runs in the foreground, where its
 // warnings (a server down) go to stderr, the node's log. testkit's
 // StartHAProxy writes the same.
+//
+// One thread (nbthread 1): HAProxy 2.x starts one per CPU, and on a
+// playground, where every node shares the machine's few CPUs, a second
+// thread adds wake-ups and cross-thread hand-offs but no capacity
+// (docs/cluster-bench/README.md has the measurements).
 func haproxyConfig(name, listen string, sql []Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# HAProxy in front of the SQL nodes of basalt playground %q.
 # Written by basalt playground at every start and scale-out; edits are lost.
+global
+    nbthread 1
+
 defaults
     mode tcp
     timeout connect 5s

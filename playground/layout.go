@@ -41,7 +41,11 @@ type Node struct {
 	Dir     string   `json:"dir"`
 	LogFile string   `json:"log_file"`
 	Args    []string `json:"args"` // the command line after the program
-	PID     int      `json:"pid,omitempty"`
+	// Env is what the node's environment adds to the playground's, as
+	// KEY=VALUE; a later entry wins over an earlier one and over the
+	// playground's own (roleEnv).
+	Env []string `json:"env,omitempty"`
+	PID int      `json:"pid,omitempty"`
 	// Status is starting, up, leaving (being scaled in), stopped, or
 	// "exited: " and how.
 	Status string `json:"status"`
@@ -98,6 +102,13 @@ type layoutOptions struct {
 	logLevel            string
 	// The roles' config files (--config), absolute; "" for none.
 	pdConfig, kvConfig, dbConfig string
+	// env adds to each role's environment (--pd.env, --kv.env,
+	// --db.env), after roleEnv's defaults.
+	env map[Role][]string
+	// oneProc: PD members and stores get GOMAXPROCS=1 (roleEnv). The
+	// playground sets it on a machine of at most two CPUs where the
+	// user's environment sets no GOMAXPROCS of its own.
+	oneProc bool
 }
 
 // layout decides every node of a playground in dir: names, ports,
@@ -155,6 +166,7 @@ func layout(dir string, o layoutOptions, prev map[string]Node, p *ports) ([]Node
 		}
 		n.Args = append(n.Args, "--log-level", o.logLevel)
 		n.Args = withConfig(n.Args, o.pdConfig)
+		n.Env = roleEnv(RolePD, o)
 	}
 	pds := pdList(nodes)
 
@@ -287,6 +299,7 @@ func (n *Node) setStore(pdList string, port, status int, o layoutOptions) {
 	n.DataDir = filepath.Join(n.Dir, "data")
 	n.Args = withConfig([]string{"store", "--pd", pdList, "--addr", n.Addr, "--status-addr", n.StatusAddr,
 		"--data-dir", n.DataDir, "--log-level", o.logLevel}, o.kvConfig)
+	n.Env = roleEnv(RoleStore, o)
 }
 
 // setSQL gives a SQL node its addresses and command line.
@@ -294,6 +307,31 @@ func (n *Node) setSQL(pdList string, port, status int, o layoutOptions) {
 	n.Addr, n.StatusAddr = addr(port), addr(status)
 	n.Args = withConfig([]string{"--store", "tikv", "--path", pdList, "--host", loopback,
 		"--port", strconv.Itoa(port), "--status-port", strconv.Itoa(status), "--log-level", o.logLevel}, o.dbConfig)
+	n.Env = roleEnv(RoleSQL, o)
+}
+
+// roleEnv is the environment a node of role adds to the playground's:
+// the role's defaults, then what o.env gives the role (a later entry
+// wins).
+//
+// With o.oneProc (a machine of at most two CPUs), PD members and stores
+// run with GOMAXPROCS=1. Every node shares the machine's CPUs (sysbench
+// and HAProxy too), and Go's scheduler, given one P per CPU, wakes idle
+// Ps to steal each new goroutine: context switches that a store's short
+// requests pay for and no parallelism repays (on a 2-vCPU playground
+// under point select the leader made 0.9-1.2 context switches per query
+// with 1 against 1.5-1.7 with 2, docs/cluster-bench/README.md). On a
+// larger machine a store's parallelism may pay, and that was not
+// measured, so Go's default stays. SQL nodes keep the default.
+func roleEnv(role Role, o layoutOptions) []string {
+	var env []string
+	switch role {
+	case RolePD, RoleStore:
+		if o.oneProc {
+			env = append(env, "GOMAXPROCS=1")
+		}
+	}
+	return append(env, o.env[role]...)
 }
 
 // withConfig adds --config file to args, if file is not "". The flags

@@ -15,7 +15,10 @@ import (
 // free ports handed out from 30001 up.
 //
 //	layout pd=N kv=N db=N [db.port=P] [haproxy.port=P] [haproxy] [in-use=P,P...] [again] [configs]
+//	       [pd.env=K=V,...] [kv.env=K=V,...] [db.env=K=V,...]
 //	    configs: each role has a config file, /etc/{pd,kv,db}.toml
+//	    ROLE.env: what --pd.env, --kv.env, --db.env add to the role's environment
+//	    big-machine: more than two CPUs (PD and stores keep Go's GOMAXPROCS)
 //	    again: the last layout's nodes are the previous run's
 //	grow role=store|sql count=N
 //	    a scale-out of the last layout: the nodes added
@@ -29,7 +32,7 @@ func TestLayout(t *testing.T) {
 	datadriven.RunTest(t, "testdata/layout", func(t *testing.T, d *datadriven.TestData) string {
 		switch d.Cmd {
 		case "layout":
-			o := layoutOptions{logLevel: "warn"}
+			o := layoutOptions{logLevel: "warn", oneProc: true}
 			inUse := map[int]bool{}
 			prev := map[string]Node{}
 			for _, arg := range d.CmdArgs {
@@ -58,6 +61,14 @@ func TestLayout(t *testing.T) {
 						n, _ := strconv.Atoi(p)
 						inUse[n] = true
 					}
+				case "pd.env", "kv.env", "db.env":
+					if o.env == nil {
+						o.env = map[Role][]string{}
+					}
+					role := map[string]Role{"pd.env": RolePD, "kv.env": RoleStore, "db.env": RoleSQL}[arg.Key]
+					o.env[role] = append(o.env[role], arg.Vals...)
+				case "big-machine":
+					o.oneProc = false
 				case "configs":
 					o.pdConfig, o.kvConfig, o.dbConfig = "/etc/pd.toml", "/etc/kv.toml", "/etc/db.toml"
 				case "again":
@@ -124,7 +135,7 @@ func printNodes(nodes []Node) string {
 		if n.StatusAddr != "" {
 			fmt.Fprintf(&b, " status=%s", n.StatusAddr)
 		}
-		fmt.Fprintf(&b, " log=%s\n  %s\n", n.LogFile, strings.Join(n.Args, " "))
+		fmt.Fprintf(&b, " log=%s\n  %s%s\n", n.LogFile, envPrefix(n.Env), strings.Join(n.Args, " "))
 	}
 	return b.String()
 }

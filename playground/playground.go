@@ -49,6 +49,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,10 @@ type Options struct {
 	// each role (their --config), as TiUP playground's --pd.config,
 	// --kv.config and --db.config; "" for none.
 	PDConfig, KVConfig, DBConfig string
+	// PDEnv, KVEnv and DBEnv add KEY=VALUE entries to the environment of
+	// each role's nodes (--pd.env, --kv.env, --db.env), after the
+	// playground's defaults for the role (layout.go, roleEnv).
+	PDEnv, KVEnv, DBEnv []string
 	// DBCPUs and KVCPUs cap each SQL node's and each store's CPU, in
 	// CPUs (cgroup.go); 0 for no cap.
 	DBCPUs, KVCPUs float64
@@ -298,7 +303,9 @@ func (p *playground) layoutOptions() layoutOptions {
 	o := p.o
 	return layoutOptions{pd: o.PD, kv: o.KV, db: o.DB, dbPort: o.DBPort, haproxyPort: o.HAProxyPort,
 		haproxy: !o.WithoutHAProxy && o.HAProxy != "", logLevel: o.LogLevel,
-		pdConfig: o.PDConfig, kvConfig: o.KVConfig, dbConfig: o.DBConfig}
+		pdConfig: o.PDConfig, kvConfig: o.KVConfig, dbConfig: o.DBConfig,
+		env:     map[Role][]string{RolePD: o.PDEnv, RoleStore: o.KVEnv, RoleSQL: o.DBEnv},
+		oneProc: runtime.NumCPU() <= 2 && os.Getenv("GOMAXPROCS") == ""}
 }
 
 // byRole returns the nodes of a role.

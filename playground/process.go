@@ -25,7 +25,8 @@ type child struct {
 }
 
 // startChild starts bin with the node's arguments in the node's
-// directory, appending its output to the node's log file. The child is
+// directory and the playground's environment with the node's Env added,
+// appending its output to the node's log file. The child is
 // in a process group of its own, so that a Ctrl-C at the terminal reaches
 // the playground alone, which stops the nodes in order; if the
 // playground dies, the children get SIGTERM (Linux).
@@ -38,10 +39,13 @@ func startChild(bin string, n *Node) (*child, error) {
 		return nil, err
 	}
 	defer log.Close() // the child has its own copy
-	fmt.Fprintf(log, "--- basalt playground starts %s at %s: %s %s\n", n.Name,
-		time.Now().Format(time.RFC3339), bin, strings.Join(n.Args, " "))
+	fmt.Fprintf(log, "--- basalt playground starts %s at %s: %s%s %s\n", n.Name,
+		time.Now().Format(time.RFC3339), envPrefix(n.Env), bin, strings.Join(n.Args, " "))
 	cmd := exec.Command(bin, n.Args...)
 	cmd.Dir = n.Dir
+	if len(n.Env) > 0 {
+		cmd.Env = append(os.Environ(), n.Env...) // exec keeps a key's last value
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
@@ -53,6 +57,15 @@ func startChild(bin string, n *Node) (*child, error) {
 		close(c.exited)
 	}()
 	return c, nil
+}
+
+// envPrefix is env as a shell would have it before a command: "K=V K=V ",
+// or "" for none.
+func envPrefix(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return strings.Join(env, " ") + " "
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }

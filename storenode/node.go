@@ -33,6 +33,14 @@ import (
 // TiKV release whose API it serves. PD and tools compare it as semver.
 const StoreVersion = "8.5.0"
 
+// The gRPC server's flow-control windows: a stream's, TiKV's default
+// (server.grpc-stream-initial-window-size), and a connection's, room for
+// eight such streams.
+const (
+	grpcStreamWindow = 2 << 20
+	grpcConnWindow   = 8 * grpcStreamWindow
+)
+
 // Node is a running storage node.
 type Node struct {
 	cfg     Config
@@ -114,13 +122,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	svc.Configure(cfg)
 	svc.ClusterID = n.pd.ClusterID()
 	svc.TSO = n.pd.tso // a new leader syncs max_ts before async commit or 1PC
-	n.grpc = grpc.NewServer(
-		// server.grpc-concurrency: the goroutines that serve streams' frames.
-		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
-		grpc.MaxRecvMsgSize(1<<30), grpc.MaxSendMsgSize(1<<30),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
-		grpc.UnaryInterceptor(svc.CheckCluster))
+	n.grpc = grpc.NewServer(append(serverOptions(cfg), grpc.UnaryInterceptor(svc.CheckCluster))...)
 	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs, drop: &n.drop})
 	graph := newWaitGraph()
 	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})
@@ -398,4 +400,22 @@ func diskStats(dir string) (capacity, available uint64) {
 		return 0, 0
 	}
 	return st.Blocks * uint64(st.Bsize), st.Bavail * uint64(st.Bsize)
+}
+
+// serverOptions are the gRPC server's options but its interceptor.
+func serverOptions(cfg Config) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		// server.grpc-concurrency: the goroutines that serve streams' frames.
+		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
+		grpc.MaxRecvMsgSize(1 << 30), grpc.MaxSendMsgSize(1 << 30),
+		// Fixed flow-control windows, as TiKV's (grpc-stream-initial-window-size
+		// 2 MB). Without them gRPC-Go sizes the windows itself and, to do so,
+		// pings the client after the first frame that follows each ping's
+		// ack: on a BatchCommands stream of small requests that is a ping
+		// and its ack for almost every batch, a read and a write more on each
+		// side (docs/cluster-bench/README.md). client-go fixes its own windows.
+		grpc.InitialWindowSize(grpcStreamWindow), grpc.InitialConnWindowSize(grpcConnWindow),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 10 * time.Second, Timeout: 3 * time.Second}),
+	}
 }

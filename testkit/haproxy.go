@@ -26,7 +26,10 @@ func StartHAProxy(t testing.TB, nodes ...*Server) *Server {
 	}
 	port := freePorts(t, 1)[0]
 	var b strings.Builder
-	fmt.Fprintf(&b, `defaults
+	fmt.Fprintf(&b, `global
+    nbthread 1
+
+defaults
     mode tcp
     timeout connect 5s
     timeout client 1h

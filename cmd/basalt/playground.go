@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/basalt-db/basalt/playground"
@@ -42,6 +43,9 @@ func playgroundMain(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.PDConfig, "pd.config", "", "config file (TOML) of the PD members")
 	fs.StringVar(&o.KVConfig, "kv.config", "", "config file (TOML, TiKV's keys) of the stores")
 	fs.StringVar(&o.DBConfig, "db.config", "", "config file (TOML) of the SQL nodes")
+	fs.Var((*envFlag)(&o.PDEnv), "pd.env", "KEY=VALUE added to the PD members' environment (repeatable; after the playground's defaults)")
+	fs.Var((*envFlag)(&o.KVEnv), "kv.env", "KEY=VALUE added to the stores' environment (repeatable)")
+	fs.Var((*envFlag)(&o.DBEnv), "db.env", "KEY=VALUE added to the SQL nodes' environment (repeatable)")
 	fs.Float64Var(&o.DBCPUs, "db.cpus", 0, "cap each SQL node at this many CPUs (cgroup v1 cpu controller, as root; 0: no cap)")
 	fs.Float64Var(&o.KVCPUs, "kv.cpus", 0, "cap each store at this many CPUs (as --db.cpus)")
 	fs.Usage = func() {
@@ -91,6 +95,19 @@ and log are under the playground's directory.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	return playground.Run(o, sigs)
+}
+
+// envFlag is a repeatable KEY=VALUE flag.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+		return fmt.Errorf("want KEY=VALUE, got %q", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 // playgroundDisplay is basalt playground display.
