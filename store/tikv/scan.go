@@ -147,4 +147,3 @@ func (it *batchIter) Close() {
 	}
 	it.pairs = nil
 }
-
