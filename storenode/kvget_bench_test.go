@@ -26,7 +26,7 @@ import (
 //
 //	go test -run '^$' -bench KvGet -benchtime 100000x -count 5 ./storenode/
 func BenchmarkKvGet(b *testing.B) {
-	cli, ts := startBenchNode(b, []byte("value-of-a-typical-row-......................................."))
+	cli, ts, _ := startBenchNode(b, []byte("value-of-a-typical-row-......................................."))
 	ctx := context.Background()
 	if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(1)); err != nil {
 		b.Fatal(err)
@@ -67,9 +67,9 @@ func BenchmarkKvGet(b *testing.B) {
 const benchKeys = 10000
 
 // startBenchNode starts PD and a storage node in this process, writes
-// benchKeys keys of value through client-go, and returns the client and
-// a timestamp above the writes.
-func startBenchNode(b *testing.B, value []byte) (*txnkv.Client, uint64) {
+// benchKeys keys of value through client-go, and returns the client, a
+// timestamp above the writes and PD's address.
+func startBenchNode(b *testing.B, value []byte) (*txnkv.Client, uint64, string) {
 	log.SetLevel(zap.FatalLevel)
 	pdAddr := startPD(b)
 	free := func() string {
@@ -117,7 +117,7 @@ func startBenchNode(b *testing.B, value []byte) (*txnkv.Client, uint64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return cli, ts
+	return cli, ts, pdAddr
 }
 
 func benchKey(i int) []byte { return fmt.Appendf(nil, "t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i) }
