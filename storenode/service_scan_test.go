@@ -51,3 +51,32 @@ func TestKvScanAllocs(t *testing.T) {
 		t.Errorf("a scan of 100 pairs made %.0f allocations more than a scan of 1, want at most 20", extra)
 	}
 }
+
+// BenchmarkKvScanService is the service's KvScan of 100 rows shaped as
+// sysbench's on the in-memory engine, called directly: the store's own
+// work for a range query, without gRPC or Pebble.
+//
+//	go test -run '^$' -bench KvScanService -count 5 ./storenode/
+func BenchmarkKvScanService(b *testing.B) {
+	t := &testing.T{}
+	rs := newTestRegions(t)
+	c, svc := startService(t, rs, 0)
+	value := strings.Repeat("v", 190)
+	var muts []*kvrpcpb.Mutation
+	for i := range 100 {
+		muts = append(muts, put(fmt.Sprintf("key%016d", i), value))
+	}
+	commit(t, c, 2, 10, 11, muts...)
+	ctx := context.Background()
+	req := &kvrpcpb.ScanRequest{Context: rc(2), StartKey: []byte("key"), EndKey: []byte("kez"), Limit: 256, Version: 20}
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := svc.KvScan(ctx, req)
+		if err != nil || len(resp.Pairs) != 100 {
+			b.Fatalf("scan: %d pairs, %v", len(resp.Pairs), err)
+		}
+		if _, err := resp.Marshal(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
