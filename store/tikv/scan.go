@@ -21,9 +21,10 @@ import (
 // Only a clean answer is used: one that covers [start, end) in the region
 // the cache names, with no region error, no lock (the response's or a
 // pair's) and the snapshot's timestamp still above the GC safe point.
-// Anything else, and any error sending, drops the batch, and client-go's
-// scanner reads the whole range as before, resolving locks and following
-// region changes itself. So this reads what client-go's scanner reads:
+// Anything else drops the batch, and client-go's scanner reads the whole
+// range as before, resolving locks and following region changes itself.
+// An error locating the region or sending (its backoff spent) is the
+// scan's error, as client-go's scanner returns it, not retried again. So this reads what client-go's scanner reads:
 // the same request (Scan, client-go's batch size as the limit, the range
 // cut to the region, the snapshot's version), and client-go's scanner for
 // everything but the common case.
@@ -38,17 +39,17 @@ const scanMaxBackoff = 20000
 
 // firstBatch returns an iterator over [start, end) that walks the pairs of
 // one Scan RPC and continues, if the range goes on past them, with
-// client-go's scanner; or nil if the RPC's answer is not clean (see
+// client-go's scanner; or nil, nil if the RPC's answer is not clean (see
 // above) and client-go's scanner should read the whole range.
-func (sn *snapshot) firstBatch(start, end []byte) kvIter {
+func (sn *snapshot) firstBatch(start, end []byte) (kvIter, error) {
 	if sn.store == nil || len(end) == 0 || bytes.Compare(start, end) >= 0 {
-		return nil
+		return nil, nil
 	}
 	st := sn.store.store
 	bo := tikv.NewBackofferWithVars(context.Background(), scanMaxBackoff, sn.store.variables())
 	loc, err := st.GetRegionCache().LocateKey(bo, start)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	reqEnd := end
 	if len(loc.EndKey) > 0 && bytes.Compare(loc.EndKey, end) < 0 {
@@ -58,19 +59,19 @@ func (sn *snapshot) firstBatch(start, end []byte) kvIter {
 		Limit: scanBatch, Version: sn.ts})
 	resp, err := st.SendReq(bo, req, loc.Region, tikv.ReadTimeoutMedium)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	if rerr, err := resp.GetRegionError(); err != nil || rerr != nil {
-		return nil
+		return nil, nil
 	}
 	sr, ok := resp.Resp.(*kvrpcpb.ScanResponse)
 	if !ok || sr.GetError() != nil || st.CheckVisibility(sn.ts) != nil {
-		return nil
+		return nil, nil
 	}
 	pairs := sr.GetPairs()
 	for _, p := range pairs {
 		if p.GetError() != nil || len(p.Key) == 0 || bytes.Compare(p.Key, start) < 0 || bytes.Compare(p.Key, reqEnd) >= 0 {
-			return nil
+			return nil, nil
 		}
 	}
 	it := &batchIter{sn: sn, pairs: pairs, end: end}
@@ -82,10 +83,10 @@ func (sn *snapshot) firstBatch(start, end []byte) kvIter {
 	}
 	if len(pairs) == 0 && it.rest != nil {
 		if err := it.next(); err != nil {
-			return nil
+			return nil, err
 		}
 	}
-	return it
+	return it, nil
 }
 
 // batchIter walks pairs, then, from rest (if not nil) to end, client-go's

@@ -80,7 +80,10 @@ func (sn *snapshot) BatchGet(ctx context.Context, keys [][]byte) (map[string][]b
 // Iter walks [start, end) up: the first batch of a bounded range read
 // with one RPC here (scan.go), the rest by client-go's scanner.
 func (sn *snapshot) Iter(start, end []byte) (kv.Iterator, error) {
-	if it := sn.firstBatch(start, end); it != nil {
+	if it, err := sn.firstBatch(start, end); err != nil || it != nil {
+		if err != nil {
+			return nil, mapErr(err)
+		}
 		return iterator{it}, nil
 	}
 	it, err := sn.snap.Iter(start, end)
