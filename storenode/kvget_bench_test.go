@@ -26,6 +26,50 @@ import (
 //
 //	go test -run '^$' -bench KvGet -benchtime 100000x -count 5 ./storenode/
 func BenchmarkKvGet(b *testing.B) {
+	cli, ts, _ := startBenchNode(b, []byte("value-of-a-typical-row-......................................."))
+	ctx := context.Background()
+	if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(1)); err != nil {
+		b.Fatal(err)
+	}
+
+	const callers = 64
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1))
+				if i > b.N {
+					return
+				}
+				// A snapshot of its own: a snapshot caches what it read.
+				if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(i*7919%benchKeys)); err != nil {
+					if errs.Add(1) == 1 {
+						b.Logf("first error: %v", err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(errs.Load()), "errors")
+}
+
+// benchKeys is how many keys startBenchNode writes: benchKey(0) to
+// benchKey(benchKeys-1).
+const benchKeys = 10000
+
+// startBenchNode starts PD and a storage node in this process, writes
+// benchKeys keys of value through client-go, and returns the client, a
+// timestamp above the writes and PD's address.
+func startBenchNode(b *testing.B, value []byte) (*txnkv.Client, uint64, string) {
 	log.SetLevel(zap.FatalLevel)
 	pdAddr := startPD(b)
 	free := func() string {
@@ -51,9 +95,7 @@ func BenchmarkKvGet(b *testing.B) {
 	}
 	b.Cleanup(func() { cli.Close() })
 	ctx := context.Background()
-	const keys = 10000
-	value := []byte("value-of-a-typical-row-.......................................")
-	for start := 0; start < keys; start += 1000 {
+	for start := 0; start < benchKeys; start += 1000 {
 		for {
 			err := func() error {
 				txn, err := cli.Begin()
@@ -75,38 +117,7 @@ func BenchmarkKvGet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(1)); err != nil {
-		b.Fatal(err)
-	}
-
-	const callers = 64
-	var next, errs atomic.Int64
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1))
-				if i > b.N {
-					return
-				}
-				// A snapshot of its own: a snapshot caches what it read.
-				if _, err := cli.GetSnapshot(ts).Get(ctx, benchKey(i*7919%keys)); err != nil {
-					if errs.Add(1) == 1 {
-						b.Logf("first error: %v", err)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(float64(errs.Load()), "errors")
+	return cli, ts, pdAddr
 }
 
 func benchKey(i int) []byte { return fmt.Appendf(nil, "t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i) }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/basalt-db/basalt/codec"
@@ -432,12 +431,17 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 		return resp, nil
 	}
 	defer sc.Close()
-	for ; sc.Valid() && len(resp.Pairs) < int(req.GetLimit()); sc.Next() {
-		p := &kvrpcpb.KvPair{Key: slices.Clone(sc.Key())}
-		if !req.GetKeyOnly() {
-			p.Value = slices.Clone(sc.Value())
+	var pairs scanPairs
+	limit := int(req.GetLimit())
+	if sc.Valid() {
+		resp.Pairs = make([]*kvrpcpb.KvPair, 0, min(limit, scanSlabMax))
+	}
+	for ; sc.Valid() && len(resp.Pairs) < limit; sc.Next() {
+		v := sc.Value()
+		if req.GetKeyOnly() {
+			v = nil
 		}
-		resp.Pairs = append(resp.Pairs, p)
+		resp.Pairs = append(resp.Pairs, pairs.add(sc.Key(), v, limit-len(resp.Pairs)))
 	}
 	if err := sc.Err(); err != nil {
 		resp.Pairs = nil
@@ -445,6 +449,58 @@ func (s *Service) KvScan(ctx context.Context, req *kvrpcpb.ScanRequest) (*kvrpcp
 	}
 	recordRead(r, resp.Pairs)
 	return resp, nil
+}
+
+// scanPairs makes a scan's pairs in a few allocations rather than three
+// per pair: the pairs come from slabs of KvPair values, their keys and
+// values are copied into shared buffers. A slab or buffer that is full is
+// left to the pairs that point into it and a larger one is made, so that
+// nothing handed out moves. A scan of 100 rows of sysbench's tables makes
+// 7 allocations instead of 300.
+type scanPairs struct {
+	slab []kvrpcpb.KvPair
+	buf  []byte
+}
+
+// scanBufMin and scanBufMax bound the size of a new buffer of keys and
+// values: it doubles from the first to the last, or holds one pair that
+// is larger.
+const (
+	scanBufMin = 4 << 10
+	scanBufMax = 64 << 10
+)
+
+// scanSlabMin and scanSlabMax bound the pairs of a new slab: it doubles
+// from the first to the last, or holds the pairs the scan has left.
+const (
+	scanSlabMin = 16
+	scanSlabMax = 256
+)
+
+// add returns a pair holding copies of key and value (nil: none); left is
+// how many pairs the scan may still add, this one included.
+func (sp *scanPairs) add(key, value []byte, left int) *kvrpcpb.KvPair {
+	if len(sp.slab) == cap(sp.slab) {
+		sp.slab = make([]kvrpcpb.KvPair, 0, max(1, min(left, max(2*cap(sp.slab), scanSlabMin), scanSlabMax)))
+	}
+	sp.slab = sp.slab[:len(sp.slab)+1]
+	p := &sp.slab[len(sp.slab)-1]
+	p.Key = sp.copy(key)
+	if value != nil {
+		p.Value = sp.copy(value)
+	}
+	return p
+}
+
+// copy returns a copy of b in sp's buffer, capped at its length.
+func (sp *scanPairs) copy(b []byte) []byte {
+	if len(b) > cap(sp.buf)-len(sp.buf) {
+		n := min(max(2*cap(sp.buf), scanBufMin), scanBufMax)
+		sp.buf = make([]byte, 0, max(n, len(b)))
+	}
+	start := len(sp.buf)
+	sp.buf = append(sp.buf, b...)
+	return sp.buf[start:len(sp.buf):len(sp.buf)]
 }
 
 // KvScanLock lists the region's locks in [start_key, end_key) of

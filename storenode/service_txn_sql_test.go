@@ -66,3 +66,70 @@ func TestServiceSQLOnePC(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceSQLRangeScans counts the read RPCs of oltp_read_only's
+// statements, the SQL layer on client-go against the service: a point
+// select is one KvGet, and each of the four range queries of 100 rows is
+// one KvScan (the range's end key and client-go's batch of 256 as its
+// limit), whether it sums, sorts or removes duplicates on the SQL node.
+func TestServiceSQLRangeScans(t *testing.T) {
+	addr, calls, _ := serveSQL(t)
+	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE DATABASE d1")
+	exec("USE d1")
+	exec("CREATE TABLE sbtest1 (id INT NOT NULL AUTO_INCREMENT, k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', " +
+		"pad CHAR(60) NOT NULL DEFAULT '', PRIMARY KEY (id), KEY k_1 (k))")
+	var rows []string
+	for i := 1; i <= 300; i++ {
+		rows = append(rows, fmt.Sprintf("(%d, %d, 'c-%d', 'pad')", i, i%7, i%13))
+	}
+	exec("INSERT INTO sbtest1 (id, k, c, pad) VALUES " + strings.Join(rows, ", "))
+	exec("BEGIN")
+	for _, tc := range []struct {
+		q    string
+		want string // the read RPCs, and the rows answered
+	}{
+		{"SELECT c FROM sbtest1 WHERE id = 42", "KvGet 1, KvScan 0, KvBatchGet 0; 1 rows"},
+		{"SELECT c FROM sbtest1 WHERE id BETWEEN 100 AND 199", "KvGet 0, KvScan 1, KvBatchGet 0; 100 rows"},
+		{"SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 100 AND 199", "KvGet 0, KvScan 1, KvBatchGet 0; 1 rows"},
+		{"SELECT c FROM sbtest1 WHERE id BETWEEN 100 AND 199 ORDER BY c", "KvGet 0, KvScan 1, KvBatchGet 0; 100 rows"},
+		{"SELECT DISTINCT c FROM sbtest1 WHERE id BETWEEN 100 AND 199 ORDER BY c", "KvGet 0, KvScan 1, KvBatchGet 0; 13 rows"},
+	} {
+		before := calls.snapshot()
+		rs, err := conn.QueryContext(ctx, tc.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		n := 0
+		for rs.Next() {
+			n++
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.q, err)
+		}
+		rs.Close()
+		after := calls.snapshot()
+		delta := func(m string) int { return after[m] - before[m] }
+		got := fmt.Sprintf("KvGet %d, KvScan %d, KvBatchGet %d; %d rows", delta("KvGet"), delta("KvScan"), delta("KvBatchGet"), n)
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.q, got, tc.want)
+		}
+	}
+	exec("COMMIT")
+}

@@ -14,6 +14,9 @@ import (
 type snapshot struct {
 	snap *txnsnapshot.KVSnapshot
 	ts   uint64
+	// store, if set, lets Iter read a scan's first batch itself
+	// (scan.go).
+	store *Storage
 }
 
 func (sn *snapshot) TS() uint64 { return sn.ts }
@@ -74,8 +77,15 @@ func (sn *snapshot) BatchGet(ctx context.Context, keys [][]byte) (map[string][]b
 	return out, nil
 }
 
-// Iter walks [start, end) up.
+// Iter walks [start, end) up: the first batch of a bounded range read
+// with one RPC here (scan.go), the rest by client-go's scanner.
 func (sn *snapshot) Iter(start, end []byte) (kv.Iterator, error) {
+	if it, err := sn.firstBatch(start, end); err != nil || it != nil {
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		return iterator{it}, nil
+	}
 	it, err := sn.snap.Iter(start, end)
 	if err != nil {
 		return nil, mapErr(err)

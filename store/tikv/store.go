@@ -112,7 +112,13 @@ func OpenMock() (*Storage, error) { return OpenMockWrapped(nil) }
 // passed through wrap, if not nil: a benchmark can see the requests the
 // SQL layer sends and tell the mock's own work from the SQL node's.
 func OpenMockWrapped(wrap func(tikv.Client) tikv.Client) (*Storage, error) {
-	mock, cluster, pdClient, err := testutils.NewMockTiKV("", nil)
+	return OpenMockCluster(wrap, nil)
+}
+
+// OpenMockCluster is OpenMockWrapped that also sets *cluster, if cluster
+// is not nil, to the mock cluster, for a test to split its region.
+func OpenMockCluster(wrap func(tikv.Client) tikv.Client, cluster **testutils.MockCluster) (*Storage, error) {
+	mock, mc, pdClient, err := testutils.NewMockTiKV("", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +126,10 @@ func OpenMockWrapped(wrap func(tikv.Client) tikv.Client) (*Storage, error) {
 	if wrap != nil {
 		client = wrap(client)
 	}
-	testutils.BootstrapWithSingleStore(cluster)
+	testutils.BootstrapWithSingleStore(mc)
+	if cluster != nil {
+		*cluster = mc
+	}
 	store, err := tikv.NewTestTiKVStore(client, pdClient, nil, nil, 0)
 	if err != nil {
 		return nil, err
@@ -167,7 +176,7 @@ func (s *Storage) Begin(opts kv.TxnOptions) (kv.Txn, error) {
 func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 	snap := s.store.GetSnapshot(ts)
 	snap.SetVars(s.variables())
-	return &snapshot{snap: snap, ts: ts}
+	return &snapshot{snap: snap, ts: ts, store: s}
 }
 
 // LatestSnapshot reads the newest committed version of a key, with no

@@ -70,7 +70,7 @@ type noSchemaVer struct{}
 func (noSchemaVer) SchemaMetaVersion() int64 { return 0 }
 
 func newTxn(s *Storage, kt *transaction.KVTxn, mode kv.Mode) *txn {
-	t := &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS()}, buf: kv.NewMemBuffer()}
+	t := &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS(), store: s}, buf: kv.NewMemBuffer()}
 	s.open.add(t, kt.StartTS())
 	return t
 }

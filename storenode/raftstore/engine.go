@@ -34,17 +34,43 @@ func (e *regionEngine) Get(cf mvcc.CF, key []byte) ([]byte, error) {
 	return e.p.s.eng.Get(cf, key)
 }
 
+// NewIter of the lock column family, like Get, leaves Pebble alone while
+// the store knows it holds no lock (lockcf.go): every scan merges the
+// locks of its range with its writes, and opening and positioning the
+// lock iterator in Pebble cost as much as the write iterator's (a third of
+// a 100-row KvScan's CPU on a leader under oltp_read_only).
 func (e *regionEngine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, error) {
-	var mem []memLock
-	if cf == mvcc.CFLock {
-		mem = e.p.locks.span(lower, upper)
+	if cf != mvcc.CFLock {
+		return e.p.s.eng.NewIter(cf, lower, upper)
 	}
-	it, err := e.p.s.eng.NewIter(cf, lower, upper)
-	if err != nil || len(mem) == 0 {
-		return it, err
+	mem := e.p.locks.span(lower, upper)
+	var it mvcc.EngineIter = noLocks{}
+	if !e.p.s.lockCF.empty() {
+		var err error
+		if it, err = e.p.s.eng.NewIter(cf, lower, upper); err != nil {
+			return nil, err
+		}
+	}
+	if len(mem) == 0 {
+		return it, nil
 	}
 	return &memLocksIter{mem: mem, it: it}, nil
 }
+
+// noLocks is the lock column family's iterator while Pebble holds no
+// lock: it is empty.
+type noLocks struct{}
+
+func (noLocks) First() bool        { return false }
+func (noLocks) Last() bool         { return false }
+func (noLocks) SeekGE([]byte) bool { return false }
+func (noLocks) SeekLT([]byte) bool { return false }
+func (noLocks) Next() bool         { return false }
+func (noLocks) Prev() bool         { return false }
+func (noLocks) Valid() bool        { return false }
+func (noLocks) Key() []byte        { return nil }
+func (noLocks) Value() []byte      { return nil }
+func (noLocks) Close() error       { return nil }
 
 // Write replicates b. sync is ignored: a write is durable once its Raft
 // log entry is, which the store syncs when raftstore.sync-log is on.

@@ -1,30 +1,68 @@
 package raftstore
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/basalt-db/basalt/store/mvcc"
 
 	"github.com/cockroachdb/datadriven"
 )
 
-// runLockCF runs the command for the lock column family's emptiness
+// runLockCF runs the commands for the lock column family's emptiness
 // (lockcf.go, testdata/lockcf):
 //
 //	lock-cf store=S    store S looks for a lock in Pebble (as its
 //	                   background check does) and says whether its
 //	                   reads may skip looking: empty or not empty
+//	lock-iter region=R whether an iterator of the lock column family on
+//	                   R's leader reads Pebble or skips it
+//	scan region=R ts=TS
+//	                   the leader's scan of the whole region at TS, as
+//	                   the service's KvScan makes it: k=v per line
 func (c *raftCluster) runLockCF(t *testing.T, td *datadriven.TestData) (string, bool) {
-	if td.Cmd != "lock-cf" {
-		return "", false
+	arg := func(key string) uint64 {
+		var v uint64
+		td.ScanArgs(t, key, &v)
+		return v
 	}
-	var id uint64
-	td.ScanArgs(t, "store", &id)
-	s := c.stores[id].rs
-	s.lockCF.check(func() (bool, error) { return s.lockCFFound() })
-	if s.lockCF.empty() {
-		return "empty", true
+	switch td.Cmd {
+	case "lock-cf":
+		s := c.stores[arg("store")].rs
+		s.lockCF.check(func() (bool, error) { return s.lockCFFound() })
+		if s.lockCF.empty() {
+			return "empty", true
+		}
+		return "not empty", true
+	case "lock-iter":
+		it, err := c.readyLeader(t, arg("region")).MVCC().Engine().NewIter(mvcc.CFLock, nil, nil)
+		if err != nil {
+			return "error: " + err.Error(), true
+		}
+		defer it.Close()
+		if _, ok := it.(noLocks); ok {
+			return "skips Pebble", true
+		}
+		return "reads Pebble", true
+	case "scan":
+		sc, err := c.readyLeader(t, arg("region")).MVCC().ScanWith(context.Background(), nil, nil, arg("ts"), false, nil)
+		if err != nil {
+			return "error: " + err.Error(), true
+		}
+		defer sc.Close()
+		var out []string
+		for ; sc.Valid(); sc.Next() {
+			out = append(out, fmt.Sprintf("%s=%s", sc.Key(), sc.Value()))
+		}
+		if err := sc.Err(); err != nil {
+			out = append(out, "error: "+err.Error())
+		}
+		return strings.Join(out, "\n"), true
 	}
-	return "not empty", true
+	return "", false
 }
 
 // TestLockCFCheck: a check records an empty lock column family only if

@@ -1,0 +1,214 @@
+package tikv_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/tikv/client-go/v2/testutils"
+	tikvclient "github.com/tikv/client-go/v2/tikv"
+	"github.com/tikv/client-go/v2/tikvrpc"
+
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/store/tikv"
+)
+
+// scanCounter counts the Scan RPCs client-go sends.
+type scanCounter struct {
+	tikvclient.Client
+	scans atomic.Int64
+}
+
+func (c *scanCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
+	if req.Type == tikvrpc.CmdScan {
+		c.scans.Add(1)
+	}
+	return c.Client.SendRequest(ctx, addr, req, timeout)
+}
+
+// TestScan runs testdata/scan on client-go's mock cluster: what a forward
+// scan reads, how many Scan RPCs it sends, and whether walking its rows
+// allocates (scan.go reads the first batch itself; client-go's scanner
+// makes a backoffer for every row). The commands:
+//
+//	rows n=N                 commit keys k000 .. k(N-1), value v<i>
+//	split at=K               split the region that holds K at K
+//	prewrite primary=K k=v ...
+//	                         a transaction's prewrite straight on the mock
+//	                         (locks with a TTL of a minute), left open
+//	commit-primary           its commit of the primary key alone
+//	scan start=K end=K [set=K:V] [reverse]
+//	                         a scan at a fresh timestamp (with set, in a
+//	                         transaction that wrote K first): the rows
+//	                         read, their first and last, the values of
+//	                         rows that are not v<i>, the Scan RPCs, and
+//	                         whether walking the rows allocated (at least
+//	                         one allocation per two rows)
+func TestScan(t *testing.T) {
+	if err := tikv.SetLogLevel("error"); err != nil {
+		t.Fatal(err)
+	}
+	datadriven.Walk(t, "testdata/scan", func(t *testing.T, path string) {
+		var mock testutils.MVCCStore
+		counter := &scanCounter{}
+		var cluster *testutils.MockCluster
+		st, err := tikv.OpenMockCluster(func(c tikvclient.Client) tikvclient.Client {
+			mock = c.(*testutils.MockClient).MvccStore
+			counter.Client = c
+			return counter
+		}, &cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var open struct {
+			startTS uint64
+			primary []byte
+		}
+		ctx := context.Background()
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			switch td.Cmd {
+			case "rows":
+				var n int
+				td.ScanArgs(t, "n", &n)
+				txn, err := st.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					if err := txn.Set(fmt.Appendf(nil, "k%03d", i), fmt.Appendf(nil, "v%d", i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := txn.Commit(ctx); err != nil {
+					return "error: " + err.Error()
+				}
+				return "ok"
+			case "split":
+				var at string
+				td.ScanArgs(t, "at", &at)
+				r, _, _, _ := cluster.GetRegionByKey([]byte(at))
+				ids := cluster.AllocIDs(2)
+				cluster.Split(r.GetId(), ids[0], []byte(at), []uint64{ids[1]}, ids[1])
+				return "ok"
+			case "prewrite":
+				ts, err := st.CurrentTS()
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := &kvrpcpb.PrewriteRequest{StartVersion: ts, MinCommitTs: ts + 1, LockTtl: uint64(time.Minute.Milliseconds())}
+				for _, a := range td.CmdArgs {
+					if a.Key == "primary" {
+						req.PrimaryLock = []byte(a.Vals[0])
+						continue
+					}
+					req.Mutations = append(req.Mutations, &kvrpcpb.Mutation{Op: kvrpcpb.Op_Put, Key: []byte(a.Key), Value: []byte(a.Vals[0])})
+				}
+				for _, err := range mock.Prewrite(req) {
+					if err != nil {
+						return "error: " + err.Error()
+					}
+				}
+				open.startTS, open.primary = ts, req.PrimaryLock
+				return "ok"
+			case "commit-primary":
+				ts, err := st.CurrentTS()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := mock.Commit([][]byte{open.primary}, open.startTS, ts); err != nil {
+					return "error: " + err.Error()
+				}
+				return "ok"
+			case "scan":
+				var start, end string
+				td.ScanArgs(t, "start", &start)
+				td.ScanArgs(t, "end", &end)
+				var r kv.Retriever
+				if td.HasArg("set") {
+					var set string
+					td.ScanArgs(t, "set", &set)
+					txn, err := st.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer txn.Rollback()
+					k, v, _ := strings.Cut(set, ":")
+					if err := txn.Set([]byte(k), []byte(v)); err != nil {
+						t.Fatal(err)
+					}
+					r = txn
+				} else {
+					ts, err := st.CurrentTS()
+					if err != nil {
+						t.Fatal(err)
+					}
+					r = st.Snapshot(ts)
+				}
+				return scan(t, r, counter, start, end, td.HasArg("reverse"))
+			}
+			t.Fatalf("unknown command %s", td.Cmd)
+			return ""
+		})
+	})
+}
+
+func scan(t *testing.T, r kv.Retriever, counter *scanCounter, start, end string, reverse bool) string {
+	scans := counter.scans.Load()
+	var it kv.Iterator
+	var err error
+	if reverse {
+		it, err = r.IterReverse([]byte(start), []byte(end))
+	} else {
+		it, err = r.Iter([]byte(start), []byte(end))
+	}
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer it.Close()
+	type row struct{ k, v string }
+	var rows []row
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mallocs := ms.Mallocs
+	var walked int
+	var keys, values [1024][]byte // the walk's own record, allocated before it
+	for ; it.Valid(); walked++ {
+		if walked < len(keys) {
+			keys[walked], values[walked] = it.Key(), it.Value()
+		}
+		if err := it.Next(); err != nil {
+			return "error: " + err.Error()
+		}
+	}
+	runtime.ReadMemStats(&ms)
+	allocs := ms.Mallocs - mallocs
+	for i := range min(walked, len(keys)) {
+		rows = append(rows, row{string(keys[i]), string(values[i])})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d rows", walked)
+	if len(rows) > 0 {
+		fmt.Fprintf(&b, ", %s .. %s", rows[0].k, rows[len(rows)-1].k)
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		var i int
+		if _, err := fmt.Sscanf(r.k, "k%d", &i); err != nil || r.v != fmt.Sprintf("v%d", i) {
+			fmt.Fprintf(&b, "%s = %s\n", r.k, r.v)
+		}
+	}
+	fmt.Fprintf(&b, "Scan RPCs: %d\n", counter.scans.Load()-scans)
+	if walked > 0 && allocs*2 >= uint64(walked) {
+		b.WriteString("the walk allocates per row")
+	} else {
+		b.WriteString("the walk does not allocate per row")
+	}
+	return b.String()
+}
