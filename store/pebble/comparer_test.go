@@ -1,0 +1,237 @@
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/kv"
+	"github.com/basalt-db/basalt/kv/kvtest"
+	"github.com/basalt-db/basalt/store/mvcc"
+	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// TestComparerOrder: Comparer orders keys exactly as bytes.Compare does
+// when keys are compared as Pebble's key schema and prefix iteration
+// compare them (prefix bytewise, then suffix bytewise), for every kind of
+// key the database holds or seeks: versioned keys of user keys that are
+// prefixes of one another, bare enc(k) and next(enc(k)) bounds, lock
+// keys, the storage node's raft and store keys, and arbitrary bytes. A
+// prefix is a prefix key (Split of it is its length) and sorts first
+// among its keys.
+func TestComparerOrder(t *testing.T) {
+	var keys [][]byte
+	users := []string{"", "a", "a\x00", "a\x00\x00", "abcdefg", "abcdefgh", "abcdefgh\x00", "abcdefghi",
+		"t\x80\x00\x00\x00\x00\x00\x00\x05_r\x80\x00\x00\x00\x00\x00\x00\x01", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
+	for _, u := range users {
+		enc := codec.EncodeBytes(nil, []byte(u))
+		next := append([]byte(nil), enc...)
+		next[len(next)-1]++
+		for _, cf := range []byte{'d', 'l', 'w'} {
+			keys = append(keys, append([]byte{cf}, enc...), append([]byte{cf}, next...))
+			for _, ts := range []uint64{0, 1, 1 << 40, ^uint64(0) - 1, ^uint64(0)} {
+				keys = append(keys, binary.BigEndian.AppendUint64(append([]byte{cf}, enc...), ^ts))
+			}
+		}
+	}
+	keys = append(keys, []byte("mident"), []byte("mprepare_bootstrap"), []byte{'d'}, []byte{'e'}, []byte{'w'}, []byte{'x'})
+	for _, id := range []uint64{1, 2, 1 << 33} {
+		k := binary.BigEndian.AppendUint64([]byte{'r'}, id)
+		keys = append(keys, append(k, 0x02), append(k, 0x03), append(k, 0x04))
+		for _, idx := range []uint64{5, 6, 1 << 20} {
+			keys = append(keys, binary.BigEndian.AppendUint64(append(k, 0x01), idx))
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 2000 {
+		k := make([]byte, 1+rng.IntN(30))
+		for i := range k {
+			// Mostly 0xFF and markers, so that runs of groups parse.
+			switch rng.IntN(4) {
+			case 0:
+				k[i] = 0xFF
+			case 1:
+				k[i] = 0xF7 + byte(rng.IntN(9))
+			default:
+				k[i] = byte(rng.Uint32())
+			}
+		}
+		k[0] = "dlw"[rng.IntN(3)]
+		keys = append(keys, k)
+	}
+	splitCompare := func(a, b []byte) int {
+		an, bn := split(a), split(b)
+		if c := bytes.Compare(a[:an], b[:bn]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a[an:], b[bn:])
+	}
+	for _, a := range keys {
+		p := a[:split(a)]
+		if split(p) != len(p) {
+			t.Fatalf("split(%q) = %d: the prefix %q of %q is no prefix key", p, split(p), p, a)
+		}
+		if len(p) < len(a) && bytes.Compare(p, a) >= 0 {
+			t.Fatalf("prefix %q does not sort before %q", p, a)
+		}
+		for _, b := range keys {
+			if got, want := splitCompare(a, b), bytes.Compare(a, b); got != want {
+				t.Fatalf("%q vs %q: prefix then suffix compares %d, bytes %d", a, b, got, want)
+			}
+		}
+	}
+	// What the filters are built on: a versioned key's user key.
+	enc := codec.EncodeBytes(nil, []byte("k"))
+	vk := binary.BigEndian.AppendUint64(append([]byte{'w'}, enc...), 42)
+	if got := vk[:split(vk)]; !bytes.Equal(got, append([]byte{'w'}, enc...)) {
+		t.Fatalf("split of a CFWrite key: prefix %q", got)
+	}
+	if lk := append([]byte{'l'}, enc...); split(lk) != len(lk) {
+		t.Fatal("a lock key is split")
+	}
+}
+
+// TestVersionReads runs testdata/version_reads: versions of keys at
+// several timestamps, present and absent keys, in the memtable and in
+// flushed and compacted levels, with the database's comparer either
+// Comparer or Pebble's default (a database of the old format), before and
+// after reopening. The commands:
+//
+//	open [legacy]                  a new database (legacy: as before Comparer)
+//	reopen                         close it and open its files again
+//	comparer                       the comparer it opened with, and whether
+//	                               point reads use prefix seeks
+//	commit start=T commit=T        one-phase commit (mvcc.OnePhaseCommit)
+//	                               of the mutations below: put K V,
+//	                               insert K V, delete K
+//	get k=K ts=T                   mvcc.Get (not reading locks)
+//	flush                          the memtable to L0
+//	compact                        everything down to the last level
+//	lsm                            the tables in each level
+//	filter-hits                    bloom filter hits (tables skipped)
+//	                               since the last filter-hits
+func TestVersionReads(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var (
+			fs   vfs.FS
+			e    *Engine
+			hits int64
+		)
+		defer func() {
+			if e != nil {
+				e.Close()
+			}
+		}()
+		open := func(legacy bool) {
+			var err error
+			if e, err = Open("db", Options{FS: fs, BlockCacheSize: 1 << 20, MemTableSize: 1 << 20, LegacyComparer: legacy}); err != nil {
+				t.Fatal(err)
+			}
+			hits = 0
+		}
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			u64 := func(key string) uint64 {
+				var s string
+				td.ScanArgs(t, key, &s)
+				n, err := strconv.ParseUint(s, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			switch td.Cmd {
+			case "open":
+				if e != nil {
+					e.Close()
+				}
+				fs = vfs.NewMem()
+				open(td.HasArg("legacy"))
+				return "ok"
+			case "reopen":
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+				open(false)
+				return "ok"
+			case "comparer":
+				return fmt.Sprintf("%s prefix-seeks=%t", e.opts.Comparer.Name, e.prefixSeeks)
+			case "commit":
+				req := &mvcc.PrewriteRequest{StartTS: u64("start")}
+				for _, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+					f := strings.Fields(line)
+					m := kv.Mutation{Key: kvtest.Parse(t, f[1])}
+					switch f[0] {
+					case "put", "insert":
+						m.Op, m.Value = kv.OpPut, kvtest.Parse(t, f[2])
+						if f[0] == "insert" {
+							m.Op = kv.OpInsert
+						}
+					case "delete":
+						m.Op = kv.OpDelete
+					default:
+						t.Fatalf("%s: unknown mutation %q", td.Pos, f[0])
+					}
+					req.Mutations = append(req.Mutations, m)
+				}
+				req.Primary = req.Mutations[0].Key
+				var b mvcc.Batch
+				if err := mvcc.OnePhaseCommit(e, &b, req, u64("commit")); err != nil {
+					return "error: " + err.Error()
+				}
+				if err := e.Write(&b, false); err != nil {
+					t.Fatal(err)
+				}
+				return "ok"
+			case "get":
+				var k string
+				td.ScanArgs(t, "k", &k)
+				// No locks: the filter hits count CFWrite and CFDefault reads.
+				v, err := mvcc.Get(e, kvtest.Parse(t, k), u64("ts"), false)
+				if errors.Is(err, kv.ErrNotFound) {
+					return "not found"
+				}
+				if err != nil {
+					return "error: " + err.Error()
+				}
+				return kvtest.Format(v)
+			case "flush":
+				if err := e.DB().Flush(); err != nil {
+					t.Fatal(err)
+				}
+				return "ok"
+			case "compact":
+				if err := e.DB().Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+					t.Fatal(err)
+				}
+				return "ok"
+			case "lsm":
+				m := e.Metrics()
+				var out []string
+				for i, l := range m.Levels {
+					if l.TablesCount > 0 {
+						out = append(out, fmt.Sprintf("L%d: %d", i, l.TablesCount))
+					}
+				}
+				if len(out) == 0 {
+					return "(empty)"
+				}
+				return strings.Join(out, "\n")
+			case "filter-hits":
+				h := e.Metrics().Filter.Hits
+				d := h - hits
+				hits = h
+				return strconv.FormatInt(d, 10)
+			}
+			t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
+			return ""
+		})
+	})
+}
