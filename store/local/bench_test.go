@@ -173,6 +173,29 @@ func BenchmarkPointGet(b *testing.B) {
 	}
 }
 
+// BenchmarkPointGetAbsent reads keys that are not there, between present
+// ones (a present key with a byte appended), as an insert's existence
+// check does: no table's key range rules them out.
+func BenchmarkPointGetAbsent(b *testing.B) {
+	s := loadedStore(b)
+	ctx := context.Background()
+	for _, g := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			snap := s.Snapshot(mustTS(b, s))
+			parallel(b, g, func(rng *rand.Rand) error {
+				_, err := snap.Get(ctx, append(benchKey(rng.IntN(benchKeys)), 0))
+				if errors.Is(err, kv.ErrNotFound) {
+					return nil
+				}
+				if err == nil {
+					err = errors.New("an absent key was found")
+				}
+				return err
+			})
+		})
+	}
+}
+
 func BenchmarkBatchGet10(b *testing.B) {
 	s := loadedStore(b)
 	ctx := context.Background()
