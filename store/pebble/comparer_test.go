@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/basalt-db/basalt/codec"
 	"github.com/basalt-db/basalt/kv"
@@ -234,4 +236,88 @@ func TestVersionReads(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+// BenchmarkPointRead reads one key's newest version with mvcc.Get, present
+// or absent (a present key with a byte appended: between two present
+// ones), in an LSM of several levels: 400k keys loaded through small
+// memtables and 200k updates of random keys, as a sysbench table set
+// after its prepare and a run. comparer=legacy is the read of a database
+// of the old format (bounded iterators, as before Comparer).
+func BenchmarkPointRead(b *testing.B) {
+	const keys = 400_000
+	key := func(i int) []byte { return fmt.Appendf(nil, "t\x00\x00\x00\x00\x00\x00\x00\x05_r%08d", i) }
+	for _, legacy := range []bool{true, false} {
+		name := "comparer=prefix"
+		if legacy {
+			name = "comparer=legacy"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, err := Open(b.TempDir(), Options{BlockCacheSize: 512 << 20, MemTableSize: 4 << 20, LegacyComparer: legacy})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			rng := rand.New(rand.NewPCG(1, 2))
+			value := make([]byte, 120)
+			ts := uint64(10)
+			commit := func(ks []int) {
+				req := &mvcc.PrewriteRequest{StartTS: ts}
+				for _, k := range ks {
+					for i := range value {
+						value[i] = byte('a' + rng.IntN(26))
+					}
+					req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(k), Value: bytes.Clone(value)})
+				}
+				req.Primary = req.Mutations[0].Key
+				var batch mvcc.Batch
+				if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
+					b.Fatal(err)
+				}
+				if err := e.Write(&batch, false); err != nil {
+					b.Fatal(err)
+				}
+				ts += 2
+			}
+			for lo := 0; lo < keys; lo += 1000 {
+				ks := make([]int, 1000)
+				for i := range ks {
+					ks[i] = lo + i
+				}
+				commit(ks)
+			}
+			for range 200 {
+				ks := make([]int, 1000)
+				for i := range ks {
+					ks[i] = rng.IntN(keys)
+				}
+				slices.Sort(ks)
+				commit(slices.Compact(ks))
+			}
+			for e.Metrics().Compact.NumInProgress > 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			var shape []string
+			for i, l := range e.Metrics().Levels {
+				if l.TablesCount > 0 {
+					shape = append(shape, fmt.Sprintf("L%d:%d", i, l.TablesCount))
+				}
+			}
+			b.Logf("%s: tables per level %s", name, strings.Join(shape, " "))
+			for _, absent := range []bool{false, true} {
+				b.Run(fmt.Sprintf("absent=%t", absent), func(b *testing.B) {
+					for b.Loop() {
+						k := key(rng.IntN(keys))
+						if absent {
+							k = append(k, 0)
+						}
+						_, err := mvcc.Get(e, k, ts, false)
+						if (err == nil) == absent || err != nil && !errors.Is(err, kv.ErrNotFound) {
+							b.Fatalf("Get(%q) = %v", k, err)
+						}
+					}
+				})
+			}
+		})
+	}
 }

@@ -9,6 +9,11 @@
 //	'l' ++ key   CFLock
 //	'w' ++ key   CFWrite
 //
+// Keys are ordered bytewise. Comparer (comparer.go) splits a versioned
+// key into its user key and timestamp, so that the bloom filters know user
+// keys and a point read seeks with SeekPrefixGE (Engine.NewVersionIter);
+// a database created before keeps Pebble's default comparer.
+//
 // Every file of the database goes through Options.FS, so that tests can
 // inject disk faults.
 package pebble
