@@ -23,7 +23,9 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2s ./store/local/
 //
-// The "goroutines" sub-benchmarks run that many goroutines at once.
+// The "goroutines" sub-benchmarks run that many goroutines at once. Those
+// that run through parallel also report the process's CPU time per
+// operation (cpu-ns/op).
 
 const (
 	benchKeys     = 1_000_000
@@ -127,6 +129,7 @@ func parallel(b *testing.B, g int, body func(rng *rand.Rand) error) {
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
 	b.ResetTimer()
+	cpuDone := reportCPU(b)
 	for w := range g {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
@@ -140,6 +143,7 @@ func parallel(b *testing.B, g int, body func(rng *rand.Rand) error) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpuDone()
 	if err, _ := firstErr.Load().(error); err != nil {
 		b.Fatal(err)
 	}
