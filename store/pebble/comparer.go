@@ -31,6 +31,11 @@ import (
 // changes place. TestComparerOrder checks it on every kind of key the
 // database holds and on arbitrary bytes.
 //
+// ImmediateSuccessor stays the default comparer's (append a zero byte),
+// which is not the next prefix key under this Split: Pebble needs it only
+// for range keys, Iterator.NextPrefix and synthetic suffixes, none of
+// which Basalt uses.
+//
 // Comparer.Name is written into every table and into the manifest:
 // Pebble refuses to open a database, or read a table, made with another
 // comparer. A database created before Comparer existed (Pebble's

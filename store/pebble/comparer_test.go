@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,7 +255,7 @@ func BenchmarkPointRead(b *testing.B) {
 			name = "comparer=legacy"
 		}
 		b.Run(name, func(b *testing.B) {
-			e, err := Open(b.TempDir(), Options{BlockCacheSize: 512 << 20, MemTableSize: 4 << 20, LegacyComparer: legacy})
+			e, err := Open(filepath.Join(b.TempDir(), "db"), Options{BlockCacheSize: 512 << 20, MemTableSize: 4 << 20, LegacyComparer: legacy})
 			if err != nil {
 				b.Fatal(err)
 			}
