@@ -226,7 +226,6 @@ func BenchmarkScan100(b *testing.B) {
 	for _, g := range []int{1, 16} {
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
 			snap := s.Snapshot(mustTS(b, s))
-			defer reportCPU(b)()
 			parallel(b, g, func(rng *rand.Rand) error {
 				start := rng.IntN(benchKeys - 100)
 				it, err := snap.Iter(benchKey(start), benchKey(start+100))
