@@ -15,8 +15,9 @@ type engine struct {
 }
 
 var (
-	_ mvcc.Engine    = (*engine)(nil)
-	_ mvcc.Compacter = (*engine)(nil)
+	_ mvcc.Engine        = (*engine)(nil)
+	_ mvcc.Compacter     = (*engine)(nil)
+	_ mvcc.VersionReader = (*engine)(nil)
 )
 
 // Get implements mvcc.Reader.
@@ -37,6 +38,15 @@ func (e *engine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, erro
 		return e.locks.iter(lower, upper), nil
 	}
 	return e.db.NewIter(cf, lower, upper)
+}
+
+// NewVersionIter implements mvcc.VersionReader for the column families in
+// Pebble.
+func (e *engine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
+	if cf == mvcc.CFLock {
+		return nil, nil
+	}
+	return e.db.NewVersionIter(cf)
 }
 
 // CompactRange implements mvcc.Compacter; the lock column family, in

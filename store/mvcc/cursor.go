@@ -1,6 +1,9 @@
 package mvcc
 
-import "bytes"
+import (
+	"bytes"
+	"errors"
+)
 
 // batchReader serves a command over many keys: its CFWrite iterators are
 // bounded views over one shared engine iterator, so each key costs a seek
@@ -9,9 +12,15 @@ import "bytes"
 // shared iterator's snapshot is in use. The shared iterator is made at the
 // first CFWrite read: a command whose checks the write filter answers
 // (recent.go) makes none.
+//
+// With a VersionReader under it, the batch reader is one too: its
+// version iterators are views of one shared VersionIter.
 type batchReader struct {
 	Reader
 	shared EngineIter
+
+	versions   VersionIter // the shared VersionIter, made at the first use
+	noVersions bool        // the Reader has none
 }
 
 func newBatchReader(r Reader) (*batchReader, error) {
@@ -19,11 +28,44 @@ func newBatchReader(r Reader) (*batchReader, error) {
 }
 
 func (b *batchReader) close() error {
-	if b.shared == nil {
-		return nil
+	var err error
+	if b.shared != nil {
+		err = b.shared.Close()
 	}
-	return b.shared.Close()
+	if b.versions != nil {
+		err = errors.Join(err, b.versions.Close())
+	}
+	return err
 }
+
+// NewVersionIter implements VersionReader: CFWrite gets a view of the
+// shared VersionIter, nil if the Reader has none.
+func (b *batchReader) NewVersionIter(cf CF) (VersionIter, error) {
+	vr, ok := b.Reader.(VersionReader)
+	if !ok {
+		return nil, nil
+	}
+	if cf != CFWrite {
+		return vr.NewVersionIter(cf)
+	}
+	if b.versions == nil && !b.noVersions {
+		vi, err := vr.NewVersionIter(CFWrite)
+		if err != nil {
+			return nil, err
+		}
+		b.versions, b.noVersions = vi, vi == nil
+	}
+	if b.versions == nil {
+		return nil, nil
+	}
+	return sharedVersions{b.versions}, nil
+}
+
+// sharedVersions is a view of a shared VersionIter: closing it leaves the
+// shared one open.
+type sharedVersions struct{ VersionIter }
+
+func (sharedVersions) Close() error { return nil }
 
 // NewIter implements Reader: CFWrite gets a view of the shared iterator.
 func (b *batchReader) NewIter(cf CF, lower, upper []byte) (EngineIter, error) {

@@ -60,6 +60,35 @@ type EngineIter interface {
 	Close() error
 }
 
+// VersionReader is implemented by Readers that read the versions of one
+// key faster than a range read does: Pebble with bloom filters built on
+// user keys (store/pebble's Comparer) reads only the tables that may hold
+// the key. The point reads (Get, the conflict and existence checks of
+// prewrite and one-phase commit) use it when it is there.
+type VersionReader interface {
+	// NewVersionIter returns an iterator over cf (CFWrite or CFDefault) to
+	// read one key's versions at a time, or nil if the engine knows no
+	// faster way than NewIter bounded to the key's versions (then callers
+	// use that). It sees a consistent view as of its creation.
+	NewVersionIter(cf CF) (VersionIter, error)
+}
+
+// VersionIter reads the versions of one key at a time (see
+// VersionReader). Key and Value are valid until the next positioning call.
+type VersionIter interface {
+	// SeekVersion positions the iterator at the first record at or after
+	// key that is a version of enc(k), where key is enc(k) (for its newest
+	// version) or enc(k) ++ ^ts. Next then moves over the versions of
+	// enc(k) only: past the oldest the iterator is invalid.
+	SeekVersion(key []byte) bool
+	Next() bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	// Close releases the iterator and reports any error met while iterating.
+	Close() error
+}
+
 // Engine is the ordered store the MVCC logic runs over: an in-memory one in
 // tests, Pebble in the embedded store, a Raft-applied Pebble in a cluster.
 type Engine interface {

@@ -116,7 +116,7 @@ func get(r Reader, key []byte, ts uint64, checkLocks bool, rl *ReadLocks) ([]byt
 			return v, err
 		}
 	}
-	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	it, err := keyVersions(r, CFWrite, encKey)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +132,55 @@ func get(r Reader, key []byte, ts uint64, checkLocks bool, rl *ReadLocks) ([]byt
 	}
 	return v, nil
 }
+
+// keyVersions returns an iterator over the records of encKey in cf, as
+// r.NewIter(cf, encKey, keyEnd(encKey)) does, but through r's VersionIter
+// if r has one (see VersionReader). It moves forward only: Last, SeekLT
+// and Prev are not for it.
+func keyVersions(r Reader, cf CF, encKey []byte) (EngineIter, error) {
+	if vr, ok := r.(VersionReader); ok {
+		vi, err := vr.NewVersionIter(cf)
+		if err != nil {
+			return nil, err
+		}
+		if vi != nil {
+			return &versionsOf{vi: vi, encKey: encKey}, nil
+		}
+	}
+	return r.NewIter(cf, encKey, keyEnd(encKey))
+}
+
+// versionsOf is a VersionIter held to the versions of encKey.
+type versionsOf struct {
+	vi     VersionIter
+	encKey []byte
+	past   bool // a seek went past encKey's versions
+}
+
+func (v *versionsOf) First() bool { return v.SeekGE(v.encKey) }
+
+func (v *versionsOf) SeekGE(key []byte) bool {
+	switch {
+	case bytes.Compare(key, v.encKey) <= 0:
+		key = v.encKey
+	case !bytes.HasPrefix(key, v.encKey):
+		// Above encKey and not a version of it: past every version.
+		v.past = true
+		return false
+	}
+	v.past = false
+	return v.vi.SeekVersion(key)
+}
+
+func (v *versionsOf) Next() bool    { return !v.past && v.vi.Next() }
+func (v *versionsOf) Valid() bool   { return !v.past && v.vi.Valid() }
+func (v *versionsOf) Key() []byte   { return v.vi.Key() }
+func (v *versionsOf) Value() []byte { return v.vi.Value() }
+func (v *versionsOf) Close() error  { return v.vi.Close() }
+
+func (v *versionsOf) Last() bool         { panic("mvcc: a key's version iterator moves forward only") }
+func (v *versionsOf) SeekLT([]byte) bool { panic("mvcc: a key's version iterator moves forward only") }
+func (v *versionsOf) Prev() bool         { panic("mvcc: a key's version iterator moves forward only") }
 
 // visibleValue positions it (bounded to encKey's versions, or positioned
 // anywhere) at encKey's newest version at or below ts and returns that
@@ -192,7 +241,7 @@ func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bo
 		// Every record it could find is at or above startTS.
 		return c, nil
 	}
-	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	it, err := keyVersions(r, CFWrite, encKey)
 	if err != nil {
 		return c, err
 	}
@@ -227,7 +276,7 @@ func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bo
 
 // keyExists reports whether encKey's newest committed version is a value.
 func keyExists(r Reader, encKey []byte) (bool, error) {
-	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	it, err := keyVersions(r, CFWrite, encKey)
 	if err != nil {
 		return false, err
 	}
@@ -253,7 +302,7 @@ func keyExists(r Reader, encKey []byte) (bool, error) {
 // Records are searched only down to startTS, since no transaction commits
 // below its start.
 func txnRecord(r Reader, encKey []byte, startTS uint64) (w Write, commitTS uint64, found bool, err error) {
-	it, err := r.NewIter(CFWrite, encKey, keyEnd(encKey))
+	it, err := keyVersions(r, CFWrite, encKey)
 	if err != nil {
 		return w, 0, false, err
 	}

@@ -9,6 +9,11 @@
 //	'l' ++ key   CFLock
 //	'w' ++ key   CFWrite
 //
+// Keys are ordered bytewise. Comparer (comparer.go) splits a versioned
+// key into its user key and timestamp, so that the bloom filters know user
+// keys and a point read seeks with SeekPrefixGE (Engine.NewVersionIter);
+// a database created before keeps Pebble's default comparer.
+//
 // Every file of the database goes through Options.FS, so that tests can
 // inject disk faults.
 package pebble
@@ -31,11 +36,16 @@ type Engine struct {
 	// opts are the options the database was opened with: files written
 	// for ingestion (ingest.go) take their block sizes and filters.
 	opts *pebble.Options
+	// prefixSeeks: the database's comparer is Comparer, so its filters
+	// are built on user keys and a key's versions can be read with
+	// SeekPrefixGE (NewVersionIter).
+	prefixSeeks bool
 }
 
 var (
-	_ mvcc.Engine    = (*Engine)(nil)
-	_ mvcc.Compacter = (*Engine)(nil)
+	_ mvcc.Engine        = (*Engine)(nil)
+	_ mvcc.Compacter     = (*Engine)(nil)
+	_ mvcc.VersionReader = (*Engine)(nil)
 )
 
 // Metrics are Pebble's metrics.
@@ -82,6 +92,47 @@ func (e *Engine) NewIter(cf mvcc.CF, lower, upper []byte) (mvcc.EngineIter, erro
 	}
 	return &iter{it: it, cf: cf}, nil
 }
+
+// cfSpans are the Pebble bounds of each column family, [cf, cf+1).
+var cfSpans = func() (s [256][2][]byte) {
+	for i := range s {
+		s[i] = [2][]byte{{byte(i)}, {byte(i + 1)}}
+	}
+	return s
+}()
+
+// NewVersionIter implements mvcc.VersionReader. In a database with
+// Comparer, the iterator's seeks are Pebble's SeekPrefixGE: a table whose
+// bloom filter rules the key out is not read. In one created with
+// Pebble's default comparer it returns nil, and callers use bounded
+// iterators, as before.
+//
+// A filter built on whole keys is never consulted with a prefix: every
+// table of a database is written with the database's comparer (Pebble
+// checks the comparer's name in the manifest when it opens the database,
+// and in each table, ingested ones included, when it opens the table),
+// its filter holds what that comparer's Split returns, and only a
+// database with Comparer gets prefix seeks. Get's lookups (pebble.DB.Get)
+// split the key with the same comparer.
+func (e *Engine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
+	if !e.prefixSeeks || cf == mvcc.CFLock {
+		return nil, nil
+	}
+	span := &cfSpans[cf]
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: span[0], UpperBound: span[1]})
+	if err != nil {
+		return nil, err
+	}
+	return &versionIter{iter: iter{it: it, cf: cf}}, nil
+}
+
+// versionIter is mvcc.VersionIter over a Pebble iterator of one column
+// family.
+type versionIter struct{ iter }
+
+// SeekVersion implements mvcc.VersionIter. Comparer splits cf ++ key
+// into cf ++ enc(k) and the timestamp.
+func (i *versionIter) SeekVersion(key []byte) bool { return i.it.SeekPrefixGE(i.seekKey(key)) }
 
 // Write implements mvcc.Engine: the batch is one Pebble batch. Concurrent
 // synced writes share WAL syncs: Pebble's commit pipeline groups them.

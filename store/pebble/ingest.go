@@ -37,7 +37,7 @@ func (e *Engine) CreateSST(path string, cf mvcc.CF) (*SSTWriter, error) {
 	// Ingested files land in the lowest level that they do not overlap:
 	// the last one, for a range that was empty. Write them as that level's
 	// files are written (bloom filter, block sizes).
-	wo := e.opts.MakeWriterOptions(len(e.opts.Levels)-1, e.db.TableFormat())
+	wo := e.WriterOptions(len(e.opts.Levels) - 1)
 	return &SSTWriter{w: sstable.NewWriter(objstorageprovider.NewFileWritable(f), wo), cf: cf, path: path}, nil
 }
 
@@ -75,4 +75,12 @@ func (e *Engine) Ingest(ctx context.Context, paths []string) error {
 		return nil
 	}
 	return e.db.Ingest(ctx, paths)
+}
+
+// WriterOptions are the options of the database's files of level: its
+// comparer and key schema, which a file written elsewhere for ingestion
+// must share (Pebble refuses a table with another comparer), its table
+// format, filters and block sizes.
+func (e *Engine) WriterOptions(level int) sstable.WriterOptions {
+	return e.opts.MakeWriterOptions(level, e.db.TableFormat())
 }

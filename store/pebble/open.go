@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"strings"
@@ -41,6 +42,12 @@ type Options struct {
 	// vfs.Default, the operating system's). Tests pass one that injects
 	// disk faults (github.com/cockroachdb/pebble/v2/vfs/errorfs).
 	FS vfs.FS
+	// LegacyComparer creates a new database with Pebble's default
+	// comparer, as Basalt did before Comparer: binaries of then can open
+	// it, and its point reads get no help from bloom filters. Tests use
+	// it for databases of the old format. An existing database always
+	// opens with the comparer it was created with.
+	LegacyComparer bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -84,6 +91,11 @@ var limitArenasOnce sync.Once
 // database that exists must open as it is, or not at all: Open refuses one
 // whose files are missing or corrupt, turning a panic inside Pebble (which
 // some corruptions provoke) into an error.
+//
+// A new database gets Comparer, and prefix bloom filters; one that exists
+// opens with the comparer it was created with (Pebble refuses any other),
+// which its newest OPTIONS file names: one created before Comparer keeps
+// Pebble's default comparer, whole-key filters and no prefix seeks.
 func Open(dir string, opts Options) (e *Engine, err error) {
 	o := opts.withDefaults()
 	defer func() {
@@ -124,6 +136,10 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 		// (BenchmarkBulkInsert); CockroachDB's "fastest" setting.
 		po.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.FastestCompression }
 	}
+	po.Comparer = Comparer
+	if o.LegacyComparer {
+		po.Comparer = pebble.DefaultComparer
+	}
 	if _, err := o.FS.Stat(dir); err == nil {
 		// Pebble would create its lock file before noticing missing files,
 		// so look for them first.
@@ -131,14 +147,66 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 			return nil, fmt.Errorf("database files are missing from %s", dir)
 		}
 		po.ErrorIfNotExists = true
+		if po.Comparer, err = comparerOf(dir, o.FS); err != nil {
+			return nil, err
+		}
 	}
-	db, err := pebble.Open(dir, po)
+	var db *pebble.DB
+	if po.Comparer == nil {
+		// No OPTIONS file says: Pebble compares each one with the
+		// manifest's comparer, and refuses the wrong one.
+		po.Comparer = pebble.DefaultComparer
+		if db, err = pebble.Open(dir, po); err != nil && strings.Contains(err.Error(), "comparer name") {
+			po.Comparer = Comparer
+			db, err = pebble.Open(dir, po)
+		}
+	} else {
+		db, err = pebble.Open(dir, po)
+	}
 	if err != nil {
 		return nil, err
 	}
 	wo := po.Clone()
 	wo.EnsureDefaults()
-	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo}, nil
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer}, nil
+}
+
+// comparerOf returns the comparer of the database in dir, as its newest
+// OPTIONS file names it: Comparer, or Pebble's default for a database
+// created before Comparer existed; nil if there is no OPTIONS file (Pebble
+// writes one on every open, so only a crash during the first open leaves
+// none). Pebble checks the name again against the manifest's on open.
+func comparerOf(dir string, fs vfs.FS) (*pebble.Comparer, error) {
+	desc, err := pebble.Peek(dir, fs)
+	if err != nil {
+		return nil, err
+	}
+	if desc.OptionsFilename == "" {
+		return nil, nil
+	}
+	f, err := fs.Open(desc.OptionsFilename)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	for line := range strings.Lines(string(data)) {
+		name, ok := strings.CutPrefix(strings.TrimSpace(line), "comparer=")
+		if !ok {
+			continue
+		}
+		switch name {
+		case Comparer.Name:
+			return Comparer, nil
+		case pebble.DefaultComparer.Name:
+			return pebble.DefaultComparer, nil
+		}
+		return nil, fmt.Errorf("%s: unknown comparer %q", desc.OptionsFilename, name)
+	}
+	return nil, fmt.Errorf("%s names no comparer", desc.OptionsFilename)
 }
 
 func hasManifest(names []string) bool {

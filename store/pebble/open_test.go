@@ -3,6 +3,7 @@ package pebble
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/basalt-db/basalt/store/mvcc"
@@ -78,5 +79,58 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	if maxCache < cacheSize/2 {
 		t.Errorf("block cache and memtables reached only %d bytes: the read did not fill the cache", maxCache)
+	}
+}
+
+// TestOpenKeepsComparer: a new database gets Comparer (or Pebble's default
+// with LegacyComparer); one that exists always opens with the comparer it
+// was created with, whatever Options say, also when its OPTIONS files are
+// gone (then the manifest decides), and its data reads back.
+func TestOpenKeepsComparer(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		for _, dropOptions := range []bool{false, true} {
+			fs := vfs.NewMem()
+			e, err := Open("db", Options{FS: fs, LegacyComparer: legacy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b mvcc.Batch
+			b.Put(mvcc.CFWrite, []byte("k"), []byte("v"))
+			if err := e.Write(&b, true); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.DB().Flush(); err != nil {
+				t.Fatal(err)
+			}
+			want := e.opts.Comparer.Name
+			if got := want == Comparer.Name; got == legacy {
+				t.Fatalf("legacy=%t: created with comparer %s", legacy, want)
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if dropOptions {
+				names, _ := fs.List("db")
+				for _, n := range names {
+					if strings.HasPrefix(n, "OPTIONS-") {
+						if err := fs.Remove(fs.PathJoin("db", n)); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			// Reopened asking for the other comparer.
+			if e, err = Open("db", Options{FS: fs, LegacyComparer: !legacy}); err != nil {
+				t.Fatalf("legacy=%t dropOptions=%t: %v", legacy, dropOptions, err)
+			}
+			if got := e.opts.Comparer.Name; got != want || e.prefixSeeks != (got == Comparer.Name) {
+				t.Errorf("legacy=%t dropOptions=%t: reopened with %s (prefix seeks %t), created with %s",
+					legacy, dropOptions, got, e.prefixSeeks, want)
+			}
+			if v, err := e.Get(mvcc.CFWrite, []byte("k")); err != nil || string(v) != "v" {
+				t.Errorf("legacy=%t dropOptions=%t: Get = %q, %v", legacy, dropOptions, v, err)
+			}
+			e.Close()
+		}
 	}
 }

@@ -18,7 +18,10 @@ type regionEngine struct {
 	epoch *metapb.RegionEpoch
 }
 
-var _ mvcc.ProposingEngine = (*regionEngine)(nil)
+var (
+	_ mvcc.ProposingEngine = (*regionEngine)(nil)
+	_ mvcc.VersionReader   = (*regionEngine)(nil)
+)
 
 // Get and NewIter see the leader's in-memory locks over the applied data
 // (memlocks.go).
@@ -71,6 +74,15 @@ func (noLocks) Valid() bool        { return false }
 func (noLocks) Key() []byte        { return nil }
 func (noLocks) Value() []byte      { return nil }
 func (noLocks) Close() error       { return nil }
+
+// NewVersionIter implements mvcc.VersionReader: the versioned column
+// families hold no in-memory records.
+func (e *regionEngine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
+	if cf == mvcc.CFLock {
+		return nil, nil
+	}
+	return e.p.s.eng.NewVersionIter(cf)
+}
 
 // Write replicates b. sync is ignored: a write is durable once its Raft
 // log entry is, which the store syncs when raftstore.sync-log is on.

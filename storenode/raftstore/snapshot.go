@@ -84,8 +84,9 @@ type snapManager struct {
 	// chunkSize bounds the data of one SnapshotChunk sent.
 	chunkSize int
 	// writerOpts are the options of the SSTs written for ingestion: the
-	// database's comparer and key schema (Pebble's defaults, which
-	// store/pebble keeps), and its table format.
+	// database's comparer and key schema (store/pebble's Comparer, or
+	// Pebble's default in a database created before it), filters and
+	// table format.
 	writerOpts sstable.WriterOptions
 
 	// ctx ends the sends when the store stops; sends counts them, and
@@ -114,10 +115,8 @@ const maxSnapSends = 4
 const snapDirName = "snap"
 
 func newSnapManager(s *Store) *snapManager {
-	po := &pebble.Options{}
-	po.EnsureDefaults()
 	m := &snapManager{s: s, fs: s.eng.FS(), dir: s.eng.FS().PathJoin(s.eng.Dir(), snapDirName),
-		chunkSize: defaultSnapChunkSize, writerOpts: po.MakeWriterOptions(0, s.db.TableFormat()),
+		chunkSize: defaultSnapChunkSize, writerOpts: s.eng.WriterOptions(0),
 		sendSlots: make(chan struct{}, maxSnapSends),
 		generated: map[snapKey]*genSnap{}, received: map[snapKey]*recvSnap{}}
 	if n := s.cfg.SnapChunkSize; n > 0 {
