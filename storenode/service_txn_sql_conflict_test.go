@@ -65,6 +65,29 @@ func serveSQL(t *testing.T) (string, *callCounter, *Service) {
 	return ln.Addr().String(), calls, svc
 }
 
+// openDB opens go-sql-driver's pool on the SQL server at addr as root,
+// closed when the test ends.
+func openDB(t *testing.T, addr string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openConn takes one connection of db, closed when the test ends.
+func openConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // TestServiceSQLConflicts runs SQL scripts of transactions racing on the
 // same rows on the cluster's SQL layer over gRPC (serveSQL):
 // testdata/sql_conflicts.test, and session's point_dml.test (which
@@ -112,21 +135,9 @@ func TestServiceSQLConflicts(t *testing.T) {
 // commit, and goes on from the row it committed.
 func TestServiceSQLPointDMLRetry(t *testing.T) {
 	addr, calls, _ := serveSQL(t)
-	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t, addr)
 	ctx := context.Background()
-	conn := func() *sql.Conn {
-		c, err := db.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	a, b := conn(), conn()
+	a, b := openConn(t, db), openConn(t, db)
 	exec := func(c *sql.Conn, q string) int64 {
 		t.Helper()
 		res, err := c.ExecContext(ctx, q)

@@ -2,12 +2,9 @@ package storenode
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Basalt's SQL layer on client-go (--store tikv) against the service: how
@@ -18,17 +15,8 @@ import (
 // KvCommit (issue 16: autocommit DML used to commit in two phases).
 func TestServiceSQLOnePC(t *testing.T) {
 	addr, calls, svc := serveSQL(t)
-	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := openConn(t, openDB(t, addr))
 	exec := func(stmts ...string) {
 		t.Helper()
 		for _, q := range stmts {
@@ -74,17 +62,8 @@ func TestServiceSQLOnePC(t *testing.T) {
 // limit), whether it sums, sorts or removes duplicates on the SQL node.
 func TestServiceSQLRangeScans(t *testing.T) {
 	addr, calls, _ := serveSQL(t)
-	db, err := sql.Open("mysql", (&mysql.Config{Net: "tcp", Addr: addr, User: "root", AllowNativePasswords: true}).FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := openConn(t, openDB(t, addr))
 	exec := func(q string) {
 		t.Helper()
 		if _, err := conn.ExecContext(ctx, q); err != nil {

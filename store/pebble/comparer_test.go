@@ -262,44 +262,7 @@ func BenchmarkPointRead(b *testing.B) {
 			}
 			defer e.Close()
 			rng := rand.New(rand.NewPCG(1, 2))
-			value := make([]byte, 120)
-			ts := uint64(10)
-			commit := func(ks []int) {
-				req := &mvcc.PrewriteRequest{StartTS: ts}
-				for _, k := range ks {
-					for i := range value {
-						value[i] = byte('a' + rng.IntN(26))
-					}
-					req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(k), Value: bytes.Clone(value)})
-				}
-				req.Primary = req.Mutations[0].Key
-				var batch mvcc.Batch
-				if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
-					b.Fatal(err)
-				}
-				if err := e.Write(&batch, false); err != nil {
-					b.Fatal(err)
-				}
-				ts += 2
-			}
-			for lo := 0; lo < keys; lo += 1000 {
-				ks := make([]int, 1000)
-				for i := range ks {
-					ks[i] = lo + i
-				}
-				commit(ks)
-			}
-			for range 200 {
-				ks := make([]int, 1000)
-				for i := range ks {
-					ks[i] = rng.IntN(keys)
-				}
-				slices.Sort(ks)
-				commit(slices.Compact(ks))
-			}
-			for e.Metrics().Compact.NumInProgress > 0 {
-				time.Sleep(10 * time.Millisecond)
-			}
+			ts := fillVersions(b, e, rng, key, keys, 120, 200)
 			var shape []string
 			for i, l := range e.Metrics().Levels {
 				if l.TablesCount > 0 {
@@ -428,45 +391,7 @@ func uncachedDB(b *testing.B, legacy bool, keys int, key func(int) []byte) *poin
 	if err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	value := make([]byte, 200)
-	ts := uint64(10)
-	commit := func(ks []int) {
-		req := &mvcc.PrewriteRequest{StartTS: ts}
-		for _, k := range ks {
-			for i := range value {
-				value[i] = byte('a' + rng.IntN(26))
-			}
-			req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(k), Value: bytes.Clone(value)})
-		}
-		req.Primary = req.Mutations[0].Key
-		var batch mvcc.Batch
-		if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Write(&batch, false); err != nil {
-			b.Fatal(err)
-		}
-		ts += 2
-	}
-	for lo := 0; lo < keys; lo += 1000 {
-		ks := make([]int, 1000)
-		for i := range ks {
-			ks[i] = lo + i
-		}
-		commit(ks)
-	}
-	for range keys / 5000 {
-		ks := make([]int, 1000)
-		for i := range ks {
-			ks[i] = rng.IntN(keys)
-		}
-		slices.Sort(ks)
-		commit(slices.Compact(ks))
-	}
-	for e.Metrics().Compact.NumInProgress > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	ts := fillVersions(b, e, rand.New(rand.NewPCG(1, 2)), key, keys, 200, keys/5000)
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -486,4 +411,51 @@ func uncachedDB(b *testing.B, legacy bool, keys int, key func(int) []byte) *poin
 	db := &pointReadDB{e: e, ts: ts}
 	uncachedDBs[legacy] = db
 	return db
+}
+
+// fillVersions writes keys 0..n-1 (key(i)) with random values of valueLen
+// bytes, by one-phase commits of 1,000 keys, then rewrites rounds x 1,000
+// random keys, and waits for Pebble's compactions to end: an LSM of
+// several levels, as a sysbench table set after its prepare and a run.
+// It returns a timestamp above every commit's.
+func fillVersions(b *testing.B, e *Engine, rng *rand.Rand, key func(int) []byte, n, valueLen, rounds int) (readTS uint64) {
+	value := make([]byte, valueLen)
+	ts := uint64(10)
+	commit := func(ks []int) {
+		req := &mvcc.PrewriteRequest{StartTS: ts}
+		for _, k := range ks {
+			for i := range value {
+				value[i] = byte('a' + rng.IntN(26))
+			}
+			req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(k), Value: bytes.Clone(value)})
+		}
+		req.Primary = req.Mutations[0].Key
+		var batch mvcc.Batch
+		if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Write(&batch, false); err != nil {
+			b.Fatal(err)
+		}
+		ts += 2
+	}
+	for lo := 0; lo < n; lo += 1000 {
+		ks := make([]int, min(1000, n-lo))
+		for i := range ks {
+			ks[i] = lo + i
+		}
+		commit(ks)
+	}
+	for range rounds {
+		ks := make([]int, 1000)
+		for i := range ks {
+			ks[i] = rng.IntN(n)
+		}
+		slices.Sort(ks)
+		commit(slices.Compact(ks))
+	}
+	for e.Metrics().Compact.NumInProgress > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return ts
 }
