@@ -1,9 +1,8 @@
 package storenode
 
 import (
+	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/basalt-db/basalt/store/tikv"
@@ -44,31 +43,10 @@ func BenchmarkKvScan(b *testing.B) {
 		b.Fatalf("scanned %d rows (%v), want %d", n, err, rows)
 	}
 
-	const callers = 64
-	var next, errs atomic.Int64
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1))
-				if i > b.N {
-					return
-				}
-				if n, err := scan(i); err != nil || n != rows {
-					if errs.Add(1) == 1 {
-						b.Logf("first error: %d rows, %v", n, err)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(float64(errs.Load()), "errors")
+	runCallers(b, func(i int) error {
+		if n, err := scan(i); err != nil || n != rows {
+			return fmt.Errorf("%d rows, %v", n, err)
+		}
+		return nil
+	})
 }
