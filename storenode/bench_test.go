@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/basalt-db/basalt/storenode"
 )
 
 // BenchmarkCluster measures client-go on 1 PD + 3 storage nodes (3
@@ -38,35 +37,8 @@ func BenchmarkCluster(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	const callers = 64
-	run := func(b *testing.B, op func(i int) error) {
-		var next, errs atomic.Int64
-		var wg sync.WaitGroup
-		b.ResetTimer()
-		start := time.Now()
-		for range callers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					i := int(next.Add(1))
-					if i > b.N {
-						return
-					}
-					if err := op(i); err != nil {
-						if errs.Add(1) == 1 {
-							b.Logf("first error: %v", err)
-						}
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
-		b.ReportMetric(float64(errs.Load()), "errors")
-	}
 	b.Run("Get/64", func(b *testing.B) {
-		run(b, func(i int) error {
+		storenode.RunCallers(b, func(i int) error {
 			txn, err := cli.Begin()
 			if err != nil {
 				return err
@@ -90,7 +62,7 @@ func BenchmarkCluster(b *testing.B) {
 			return txn.Commit(ctx)
 		}
 	}
-	b.Run("Commit1Key/64", func(b *testing.B) { run(b, commit(1, true)) })
-	b.Run("Commit1Key2PC/64", func(b *testing.B) { run(b, commit(1, false)) })
-	b.Run("Commit2Keys/64", func(b *testing.B) { run(b, commit(2, true)) })
+	b.Run("Commit1Key/64", func(b *testing.B) { storenode.RunCallers(b, commit(1, true)) })
+	b.Run("Commit1Key2PC/64", func(b *testing.B) { storenode.RunCallers(b, commit(1, false)) })
+	b.Run("Commit2Keys/64", func(b *testing.B) { storenode.RunCallers(b, commit(2, true)) })
 }
