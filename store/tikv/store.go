@@ -255,6 +255,8 @@ type ClientConfig struct {
 	GrpcConnectionCount     uint
 	MaxBatchSize            uint
 	MaxBatchWaitTime        time.Duration
+	BatchWaitSize           uint
+	BatchPolicy             string
 	RegionCacheTTL          time.Duration
 	CommitTimeout           time.Duration
 	AsyncCommitKeysLimit    uint
@@ -269,6 +271,8 @@ func Configure(c ClientConfig) {
 		t.GrpcConnectionCount = c.GrpcConnectionCount
 		t.MaxBatchSize = c.MaxBatchSize
 		t.MaxBatchWaitTime = c.MaxBatchWaitTime
+		t.BatchWaitSize = c.BatchWaitSize
+		t.BatchPolicy = c.BatchPolicy
 		t.CommitTimeout = c.CommitTimeout.String()
 		t.AsyncCommit.KeysLimit = c.AsyncCommitKeysLimit
 		t.AsyncCommit.TotalKeySizeLimit = c.AsyncCommitKeySizeLimit
