@@ -13,7 +13,6 @@ package tikv
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -192,9 +191,7 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 // math.MaxUint64). Reads of several keys must not use it: the newest
 // versions of two keys need not be a snapshot.
 func (s *Storage) LatestSnapshot() kv.Snapshot {
-	snap := s.store.GetSnapshot(math.MaxUint64)
-	snap.SetVars(s.variables())
-	return (*latestSnapshot)(snap)
+	return (*latestSnapshot)(s)
 }
 
 // CurrentTS is a fresh timestamp from PD (see timestamp).
