@@ -17,6 +17,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -232,6 +233,14 @@ type TiKVClient struct {
 	// MaxBatchWaitTime, in nanoseconds as TiDB's, is how long a batch
 	// may wait for more requests when a store is busy.
 	MaxBatchWaitTime int64 `toml:"max-batch-wait-time"`
+	// BatchWaitSize is how many requests a batch waits for, when it
+	// waits (max-batch-wait-time on a busy store, or the batch policy).
+	BatchWaitSize int `toml:"batch-wait-size"`
+	// BatchPolicy is client-go's turbo batching: when a batch waits up to
+	// its time for more requests, by how fast they arrive. "basic" (never),
+	// "standard" (TiDB's default), "positive" (always) or "custom {...}"
+	// (client-go's JSON options v, t, n, w, p, q).
+	BatchPolicy string `toml:"batch-policy"`
 	// RegionCacheTTL is how many seconds an unused region stays cached.
 	RegionCacheTTL int `toml:"region-cache-ttl"`
 	// CommitTimeout bounds a commit's wait.
@@ -310,7 +319,8 @@ func Default() *Config {
 			DefaultMode:     TxnPessimistic,
 		},
 		PessimisticTxn: PessimisticTxn{MaxRetryCount: 256},
-		TiKVClient: TiKVClient{GrpcConnectionCount: 4, MaxBatchSize: 128, RegionCacheTTL: 600,
+		TiKVClient: TiKVClient{GrpcConnectionCount: 4, MaxBatchSize: 128, BatchWaitSize: 8,
+			BatchPolicy: DefBatchPolicy, RegionCacheTTL: 600,
 			CommitTimeout: Duration(41 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 256, TotalKeySizeLimit: 4096}},
 		Security: Security{AutoTLS: true},
 	}
@@ -390,6 +400,7 @@ func (c *Config) Validate() error {
 		{"tikv-client.grpc-connection-count", int64(tc.GrpcConnectionCount), 1},
 		{"tikv-client.max-batch-size", int64(tc.MaxBatchSize), 0},
 		{"tikv-client.max-batch-wait-time", tc.MaxBatchWaitTime, 0},
+		{"tikv-client.batch-wait-size", int64(tc.BatchWaitSize), 1},
 		{"tikv-client.region-cache-ttl", int64(tc.RegionCacheTTL), 1},
 		{"tikv-client.commit-timeout", int64(tc.CommitTimeout), 1},
 		{"tikv-client.async-commit.keys-limit", int64(tc.AsyncCommit.KeysLimit), 1},
@@ -398,6 +409,9 @@ func (c *Config) Validate() error {
 		if k.v < k.least {
 			add(invalid(k.key, "%d is below %d", k.v, k.least))
 		}
+	}
+	if err := checkBatchPolicy(tc.BatchPolicy); err != nil {
+		add(invalid("tikv-client.batch-policy", "%q: %v", tc.BatchPolicy, err))
 	}
 	if c.MaxAllowedPacket < minMaxAllowedPacket || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		add(invalid("max-allowed-packet", "%s is out of range %s..%s", c.MaxAllowedPacket, ByteSize(minMaxAllowedPacket), ByteSize(maxMaxAllowedPacket)))
@@ -484,3 +498,32 @@ func (t Txn) LockWait() time.Duration {
 
 // Pessimistic reports whether transactions are pessimistic by default.
 func (t Txn) Pessimistic() bool { return t.DefaultMode == TxnPessimistic }
+
+// DefBatchPolicy is [tikv-client] batch-policy's default.
+const DefBatchPolicy = "standard"
+
+// checkBatchPolicy says whether client-go knows policy: one of its
+// presets, or "custom" and a JSON object of its options. client-go itself
+// falls back to "standard" on anything else, with one log line.
+func checkBatchPolicy(policy string) error {
+	switch policy {
+	case "basic", "standard", "positive":
+		return nil
+	}
+	opts, ok := strings.CutPrefix(policy, "custom")
+	if !ok {
+		return errors.New(`not "basic", "standard", "positive" or "custom {...}"`)
+	}
+	var v map[string]float64
+	if err := json.Unmarshal([]byte(strings.TrimSpace(opts)), &v); err != nil {
+		return fmt.Errorf("custom options: %v", err)
+	}
+	for k := range v {
+		switch k {
+		case "v", "t", "n", "w", "p", "q":
+		default:
+			return fmt.Errorf("custom option %q is not one of v, t, n, w, p, q", k)
+		}
+	}
+	return nil
+}

@@ -66,7 +66,8 @@ func TestLoadFull(t *testing.T) {
 		RocksDB:        RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 128 * MiB, MaxWriteBufferNumber: 4}},
 		Txn:            Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
 		PessimisticTxn: PessimisticTxn{MaxRetryCount: 10},
-		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000, RegionCacheTTL: 60,
+		TiKVClient: TiKVClient{GrpcConnectionCount: 2, MaxBatchSize: 0, MaxBatchWaitTime: 2000000,
+			BatchWaitSize: 4, BatchPolicy: `custom {"v": 1, "t": 0.0002, "n": 5, "w": 0.2, "p": 1.5, "q": 0.5}`, RegionCacheTTL: 60,
 			CommitTimeout: Duration(10 * time.Second), AsyncCommit: AsyncCommit{KeysLimit: 64, TotalKeySizeLimit: 8 * KiB}},
 		Security: Security{SSLCert: "/etc/basalt/server-cert.pem", SSLKey: "/etc/basalt/server-key.pem",
 			AutoTLS: false, RequireSecureTransport: true, SecureFilePriv: "/var/lib/basalt-files"},
@@ -244,6 +245,14 @@ func TestLoadErrors(t *testing.T) {
 		name: "tikv-client values out of range",
 		file: "[pessimistic-txn]\nmax-retry-count = -1\n[tikv-client]\ngrpc-connection-count = 0\n",
 		want: []string{`:2: pessimistic-txn.max-retry-count: -1 is below 1`, `:4: tikv-client.grpc-connection-count: 0 is below 1`},
+	}, {
+		name: "unknown batch policy",
+		file: "[tikv-client]\nbatch-policy = \"eager\"\n",
+		want: []string{`:2: tikv-client.batch-policy: "eager": not "basic", "standard", "positive" or "custom {...}"`},
+	}, {
+		name: "custom batch policy with an unknown option",
+		file: "[tikv-client]\nbatch-policy = 'custom {\"v\": 1, \"x\": 2}'\nbatch-wait-size = 0\n",
+		want: []string{`:3: tikv-client.batch-wait-size: 0 is below 1`, `:2: tikv-client.batch-policy: "custom {\"v\": 1, \"x\": 2}": custom option "x" is not one of v, t, n, w, p, q`},
 	}, {
 		name: "unknown store",
 		file: "store = \"unistore\"\n",

@@ -82,8 +82,6 @@ var tidbKeys = map[string]tidbKind{
 	"tikv-client.grpc-initial-conn-window-size":       tidbInt,
 	"tikv-client.max-concurrency-request-limit":       tidbInt,
 	"tikv-client.overload-threshold":                  tidbInt,
-	"tikv-client.batch-wait-size":                     tidbInt,
-	"tikv-client.batch-policy":                        tidbString,
 	"tikv-client.enable-chunk-rpc":                    tidbBool,
 	"tikv-client.store-limit":                         tidbInt,
 	"tikv-client.store-liveness-timeout":              tidbDuration,

@@ -31,6 +31,8 @@ func openStorage(cfg *config.Config, logger *slog.Logger) (kv.Storage, error) {
 			GrpcConnectionCount:     uint(tc.GrpcConnectionCount),
 			MaxBatchSize:            uint(tc.MaxBatchSize),
 			MaxBatchWaitTime:        time.Duration(tc.MaxBatchWaitTime),
+			BatchWaitSize:           uint(tc.BatchWaitSize),
+			BatchPolicy:             tc.BatchPolicy,
 			RegionCacheTTL:          time.Duration(tc.RegionCacheTTL) * time.Second,
 			CommitTimeout:           time.Duration(tc.CommitTimeout),
 			AsyncCommitKeysLimit:    uint(tc.AsyncCommit.KeysLimit),

@@ -74,11 +74,11 @@ func TestConfigure(t *testing.T) {
 	old := *tikvconfig.GetGlobalConfig()
 	defer tikvconfig.StoreGlobalConfig(&old)
 	Configure(ClientConfig{GrpcConnectionCount: 2, MaxBatchSize: 7, MaxBatchWaitTime: time.Millisecond,
-		RegionCacheTTL: time.Minute, CommitTimeout: 10 * time.Second, AsyncCommitKeysLimit: 64, AsyncCommitKeySizeLimit: 8192})
+		BatchWaitSize: 3, BatchPolicy: "positive", RegionCacheTTL: time.Minute, CommitTimeout: 10 * time.Second, AsyncCommitKeysLimit: 64, AsyncCommitKeySizeLimit: 8192})
 	got := tikvconfig.GetGlobalConfig().TiKVClient
 	if got.GrpcConnectionCount != 2 || got.MaxBatchSize != 7 || got.MaxBatchWaitTime != time.Millisecond ||
 		got.RegionCacheTTL != 60 || got.CommitTimeout != "10s" || got.AsyncCommit.KeysLimit != 64 ||
-		got.AsyncCommit.TotalKeySizeLimit != 8192 {
+		got.AsyncCommit.TotalKeySizeLimit != 8192 || got.BatchWaitSize != 3 || got.BatchPolicy != "positive" {
 		t.Errorf("client-go's [tikv-client] is %+v", got)
 	}
 }

@@ -2,7 +2,9 @@ package tikv_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -19,15 +21,18 @@ import (
 	"github.com/basalt-db/basalt/store/tikv"
 )
 
-// scanCounter counts the Scan RPCs client-go sends.
+// scanCounter counts the Scan and Get RPCs client-go sends.
 type scanCounter struct {
 	tikvclient.Client
-	scans atomic.Int64
+	scans, gets atomic.Int64
 }
 
 func (c *scanCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
-	if req.Type == tikvrpc.CmdScan {
+	switch req.Type {
+	case tikvrpc.CmdScan:
 		c.scans.Add(1)
+	case tikvrpc.CmdGet:
+		c.gets.Add(1)
 	}
 	return c.Client.SendRequest(ctx, addr, req, timeout)
 }
@@ -50,11 +55,27 @@ func (c *scanCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc
 //	                         rows that are not v<i>, the Scan RPCs, and
 //	                         whether walking the rows allocated (at least
 //	                         one allocation per two rows)
+//	get key=K [latest]       a point get at a fresh timestamp (latest: on
+//	                         LatestSnapshot): what get.go's direct KvGet
+//	                         answers alone ("refused": client-go's
+//	                         KVSnapshot.Get must read it), then what the
+//	                         snapshot's Get returns and the Get RPCs it sent
 func TestScan(t *testing.T) {
+	runKVScript(t, "testdata/scan")
+}
+
+// TestGet runs testdata/get (TestScan's commands): which point gets
+// get.go answers with one KvGet of its own, and that the rest (a lock, a
+// stale region cache) are read by client-go's KVSnapshot.Get.
+func TestGet(t *testing.T) {
+	runKVScript(t, "testdata/get")
+}
+
+func runKVScript(t *testing.T, file string) {
 	if err := tikv.SetLogLevel("error"); err != nil {
 		t.Fatal(err)
 	}
-	datadriven.Walk(t, "testdata/scan", func(t *testing.T, path string) {
+	datadriven.Walk(t, file, func(t *testing.T, path string) {
 		var mock testutils.MVCCStore
 		counter := &scanCounter{}
 		var cluster *testutils.MockCluster
@@ -152,6 +173,38 @@ func TestScan(t *testing.T) {
 					r = st.Snapshot(ts)
 				}
 				return scan(t, r, counter, start, end, td.HasArg("reverse"))
+			case "get":
+				var key string
+				td.ScanArgs(t, "key", &key)
+				ts := uint64(math.MaxUint64)
+				var snap kv.Snapshot
+				if td.HasArg("latest") {
+					snap = st.LatestSnapshot()
+				} else {
+					var err error
+					if ts, err = st.CurrentTS(); err != nil {
+						t.Fatal(err)
+					}
+					snap = st.Snapshot(ts)
+				}
+				var b strings.Builder
+				if v, ok := tikv.DirectGet(st, ctx, []byte(key), ts); ok {
+					fmt.Fprintf(&b, "direct: %q\n", v)
+				} else {
+					b.WriteString("direct: refused\n")
+				}
+				gets := counter.gets.Load()
+				v, err := snap.Get(ctx, []byte(key))
+				switch {
+				case errors.Is(err, kv.ErrNotFound):
+					b.WriteString("get: not found")
+				case err != nil:
+					b.WriteString("get: error: " + err.Error())
+				default:
+					fmt.Fprintf(&b, "get: %q", v)
+				}
+				fmt.Fprintf(&b, ", Get RPCs: %d", counter.gets.Load()-gets)
+				return b.String()
 			}
 			t.Fatalf("unknown command %s", td.Cmd)
 			return ""

@@ -21,20 +21,34 @@ type snapshot struct {
 
 func (sn *snapshot) TS() uint64 { return sn.ts }
 
-// latestSnapshot is kv.Snapshot over a client-go snapshot at
-// math.MaxUint64 (Storage.LatestSnapshot). It is the client-go snapshot's
-// own pointer, converted: an autocommit point get, which makes one per
-// statement, allocates no wrapper around it.
-type latestSnapshot txnsnapshot.KVSnapshot
+// latestSnapshot is kv.Snapshot at math.MaxUint64 (Storage.LatestSnapshot).
+// It is the storage's own pointer, converted: an autocommit point get,
+// which makes one per statement, allocates no snapshot for it; a
+// client-go snapshot is made only when the read needs one (a get that
+// get.go does not answer, a batch get, a scan).
+type latestSnapshot Storage
+
+func (l *latestSnapshot) storage() *Storage { return (*Storage)(l) }
+
+// kvSnapshot is a client-go snapshot at math.MaxUint64.
+func (l *latestSnapshot) kvSnapshot() *txnsnapshot.KVSnapshot {
+	s := l.storage()
+	snap := s.store.GetSnapshot(math.MaxUint64)
+	snap.SetVars(s.variables())
+	return snap
+}
 
 func (l *latestSnapshot) wrapped() *snapshot {
-	return &snapshot{snap: (*txnsnapshot.KVSnapshot)(l), ts: math.MaxUint64}
+	return &snapshot{snap: l.kvSnapshot(), ts: math.MaxUint64}
 }
 
 func (l *latestSnapshot) TS() uint64 { return math.MaxUint64 }
 
 func (l *latestSnapshot) Get(ctx context.Context, key []byte) ([]byte, error) {
-	return get(ctx, (*txnsnapshot.KVSnapshot)(l), key)
+	if v, ok := l.storage().directGet(ctx, key, math.MaxUint64); ok {
+		return found(v)
+	}
+	return get(ctx, l.kvSnapshot(), key)
 }
 
 func (l *latestSnapshot) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
@@ -50,7 +64,21 @@ func (l *latestSnapshot) IterReverse(start, end []byte) (kv.Iterator, error) {
 }
 
 func (sn *snapshot) Get(ctx context.Context, key []byte) ([]byte, error) {
+	if sn.store != nil {
+		if v, ok := sn.store.directGet(ctx, key, sn.ts); ok {
+			return found(v)
+		}
+	}
 	return get(ctx, sn.snap, key)
+}
+
+// found is a value read by directGet as kv's Get answers it: client-go
+// reads an empty value as no value.
+func found(v []byte) ([]byte, error) {
+	if len(v) == 0 {
+		return nil, kv.ErrNotFound
+	}
+	return v, nil
 }
 
 // get is snap's value of key, with client-go's errors mapped to kv's.

@@ -13,7 +13,6 @@ package tikv
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -192,9 +191,7 @@ func (s *Storage) Snapshot(ts uint64) kv.Snapshot {
 // math.MaxUint64). Reads of several keys must not use it: the newest
 // versions of two keys need not be a snapshot.
 func (s *Storage) LatestSnapshot() kv.Snapshot {
-	snap := s.store.GetSnapshot(math.MaxUint64)
-	snap.SetVars(s.variables())
-	return (*latestSnapshot)(snap)
+	return (*latestSnapshot)(s)
 }
 
 // CurrentTS is a fresh timestamp from PD (see timestamp).
@@ -255,6 +252,8 @@ type ClientConfig struct {
 	GrpcConnectionCount     uint
 	MaxBatchSize            uint
 	MaxBatchWaitTime        time.Duration
+	BatchWaitSize           uint
+	BatchPolicy             string
 	RegionCacheTTL          time.Duration
 	CommitTimeout           time.Duration
 	AsyncCommitKeysLimit    uint
@@ -269,6 +268,8 @@ func Configure(c ClientConfig) {
 		t.GrpcConnectionCount = c.GrpcConnectionCount
 		t.MaxBatchSize = c.MaxBatchSize
 		t.MaxBatchWaitTime = c.MaxBatchWaitTime
+		t.BatchWaitSize = c.BatchWaitSize
+		t.BatchPolicy = c.BatchPolicy
 		t.CommitTimeout = c.CommitTimeout.String()
 		t.AsyncCommit.KeysLimit = c.AsyncCommitKeysLimit
 		t.AsyncCommit.TotalKeySizeLimit = c.AsyncCommitKeySizeLimit
