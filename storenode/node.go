@@ -408,6 +408,8 @@ func serverOptions(cfg Config) []grpc.ServerOption {
 		// server.grpc-concurrency: the goroutines that serve streams' frames.
 		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
 		grpc.MaxRecvMsgSize(1 << 30), grpc.MaxSendMsgSize(1 << 30),
+		// kvproto's messages marshalled straight into gRPC's buffers (codec.go).
+		grpc.ForceServerCodecV2(newGogoCodec()),
 		// Fixed flow-control windows, as TiKV's (grpc-stream-initial-window-size
 		// 2 MB). Without them gRPC-Go sizes the windows itself and, to do so,
 		// pings the client after the first frame that follows each ping's

@@ -42,6 +42,16 @@ func (p *workerPool) Acquire(ctx context.Context) error {
 	}
 }
 
+// TryAcquire takes a slot if one is free at once.
+func (p *workerPool) TryAcquire() bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // Release gives back a slot taken by Acquire.
 func (p *workerPool) Release() { <-p.slots }
 

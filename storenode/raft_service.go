@@ -60,6 +60,13 @@ func (r regionsOf) Leader(ctx *kvrpcpb.Context) (Region, *errorpb.Error) {
 	return p, nil
 }
 
+func (r regionsOf) LeaderNow(ctx *kvrpcpb.Context) Region {
+	if p := r.n.rs.LeaderNow(ctx); p != nil {
+		return p
+	}
+	return nil // not a nil *Peer in the interface
+}
+
 func (r regionsOf) Split(ctx context.Context, reg Region, rawKeys [][]byte) ([]*metapb.Region, error) {
 	keys := make([][]byte, len(rawKeys))
 	for i, k := range rawKeys {

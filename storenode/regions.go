@@ -18,6 +18,12 @@ type Regions interface {
 	// NotLeader with the leader if known, EpochNotMatch with the current
 	// region, StoreNotMatch).
 	Leader(ctx *kvrpcpb.Context) (Region, *errorpb.Error)
+	// LeaderNow returns the region a read's context names if the read
+	// may go ahead at once: Leader would return it without waiting and
+	// its ReadIndex would pass without waiting (the leader's lease
+	// holds). Otherwise nil, and the read goes the way that waits
+	// (service_batch.go).
+	LeaderNow(ctx *kvrpcpb.Context) Region
 	// Split splits region at the given raw keys (client-go's SplitRegion)
 	// and returns the regions that result, boundaries encoded.
 	Split(ctx context.Context, r Region, rawKeys [][]byte) ([]*metapb.Region, error)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/codec"
@@ -79,6 +80,9 @@ type Service struct {
 	sched *workerPool // storage.scheduler-worker-pool-size
 	hooks mvcc.Hooks  // for the write commands: the scheduler
 	work  chan func() // BatchCommands requests for idle workers (service_batch.go)
+	// handoffs counts the BatchCommands requests handed to a worker (the
+	// rest were answered by the stream's receiving goroutine).
+	handoffs atomic.Uint64
 }
 
 // NewService returns the service of store storeID over regions, configured
@@ -300,7 +304,51 @@ func (s *Service) kvGet(ctx context.Context, req *kvrpcpb.GetRequest, resp *kvrp
 		return
 	}
 	defer s.reads.Release()
-	v, err := st.GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
+	readGet(ctx, r, req, resp)
+}
+
+// kvGetNow is kvGet if the get can be answered without waiting for
+// anything: the region is led here under its lease (Regions.LeaderNow),
+// no commit in flight on the key may land below the read's ts, and the
+// read pool has a slot free. It then reads as kvGet would and reports
+// true. Otherwise it reports false having answered nothing, and the
+// caller runs kvGet, which waits where this would have had to (the
+// stream's receiving goroutine answers gets itself this way, and hands
+// only those that would wait to a worker: service_batch.go).
+func (s *Service) kvGetNow(ctx context.Context, req *kvrpcpb.GetRequest, resp *kvrpcpb.GetResponse) bool {
+	rctx := req.GetContext()
+	if p := rctx.GetPeer(); p != nil && p.StoreId != 0 && p.StoreId != s.storeID {
+		return false
+	}
+	r := s.regions.LeaderNow(rctx)
+	if r == nil || !inRegion(r.Meta(), req.GetKey()) {
+		return false
+	}
+	s.cm.observe(req.GetVersion()) // before it looks for commits in flight, as kvGet
+	st := r.MVCC()
+	if st.WaitRead(noWait, req.GetKey(), req.GetVersion()) != nil {
+		return false // a commit in flight may land below the read
+	}
+	if !s.reads.TryAcquire() {
+		return false
+	}
+	defer s.reads.Release()
+	readGet(ctx, r, req, resp)
+	return true
+}
+
+// noWait is a context that has ended: a wait given it (mvcc's WaitRead)
+// returns nil if it need not wait and an error if it would.
+var noWait = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// readGet is a get's read, once it may read r's data: past r's read
+// index and any commit in flight on its key, in a slot of the read pool.
+func readGet(ctx context.Context, r Region, req *kvrpcpb.GetRequest, resp *kvrpcpb.GetResponse) {
+	v, err := r.MVCC().GetWith(ctx, req.GetKey(), req.GetVersion(), readLocks(req.GetContext()))
 	switch {
 	case errors.Is(err, kv.ErrNotFound):
 		resp.NotFound = true

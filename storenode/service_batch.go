@@ -22,19 +22,27 @@ import (
 // default: each message carries requests[i] under request_ids[i], and
 // every request is answered, under its id, by a response of its own kind.
 //
-// Requests run concurrently, each on its own goroutine, so that one that
-// waits (a pessimistic lock behind another transaction's) holds up no
-// other. One sender goroutine writes the responses, as many as are ready
-// in one message. Commands this store does not serve (raw KV,
-// coprocessor, flashback, pipelined DML) are answered with an error of
-// their kind.
+// A point get that can be answered without waiting for anything (led
+// here under the lease, no commit in flight on its key, a read slot free:
+// kvGetNow) is answered by the goroutine that receives the stream, and
+// the message's answers are sent from there, each message's in one, with
+// whatever the workers have ready. Every other request runs on a
+// goroutine of its own (an idle worker's), so that one that waits (a
+// pessimistic lock behind another transaction's, a read behind a commit
+// in flight) holds up no other; a sender goroutine writes the workers'
+// responses, as many as are ready in one message. Handing a get to a
+// worker and its answer to the sender cost the store two goroutine
+// switches per get (docs/cluster-bench/README.md). Commands this store
+// does not serve (raw KV, coprocessor, flashback, pipelined DML) are
+// answered with an error of their kind.
 func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	out := make(chan batchResult, 256)
+	snd := &batchSender{stream: stream, out: out}
 	sent := make(chan error, 1)
 	go func() {
-		err := sendBatches(ctx, stream, out)
+		err := snd.loop(ctx)
 		if err != nil {
 			cancel() // the stream is broken: stop the requests in flight
 		}
@@ -42,6 +50,7 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 	}()
 
 	var running sync.WaitGroup
+	var now []batchResult // this message's answers given here
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -55,6 +64,7 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			<-sent
 			return err
 		}
+		now = now[:0]
 		for i, req := range msg.GetRequests() {
 			if i >= len(msg.GetRequestIds()) {
 				break
@@ -65,6 +75,11 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 				return err
 			}
 			id := msg.GetRequestIds()[i]
+			if resp := s.dispatchNow(ctx, req); resp != nil {
+				now = append(now, batchResult{id: id, resp: resp})
+				continue
+			}
+			s.handoffs.Add(1)
 			running.Add(1)
 			run := func() {
 				defer running.Done()
@@ -81,6 +96,14 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			default:
 				go run()
 			}
+		}
+		if len(now) > 0 {
+			if err := snd.send(now); err != nil {
+				cancel()
+				<-sent
+				return err
+			}
+			clear(now) // let the responses go once sent
 		}
 	}
 }
@@ -122,41 +145,102 @@ type batchResult struct {
 // maxResponsesPerMessage bounds how many responses one message carries.
 const maxResponsesPerMessage = 128
 
-// sendBatches writes the results from out to stream until out is closed
-// (nil) or ctx ends.
-func sendBatches(ctx context.Context, stream tikvpb.Tikv_BatchCommandsServer, out <-chan batchResult) error {
+// batchSender writes a stream's responses: those of the workers, from
+// out, on its own goroutine (loop), and those the receiving goroutine gave
+// itself (send). One at a time: gRPC's Send is not safe for concurrent use.
+type batchSender struct {
+	stream tikvpb.Tikv_BatchCommandsServer
+	out    chan batchResult
+	mu     sync.Mutex
+}
+
+// loop writes the results from out to the stream until out is closed
+// or ctx ends.
+func (b *batchSender) loop(ctx context.Context) error {
 	for {
 		var res batchResult
 		var ok bool
 		select {
-		case res, ok = <-out:
+		case res, ok = <-b.out:
 			if !ok {
 				return nil
 			}
 		case <-ctx.Done():
 			return nil
 		}
-		// Sized for what is ready: one allocation per slice, not a
-		// growth per response. (gRPC forbids reusing a sent message.)
-		n := min(len(out)+1, maxResponsesPerMessage)
-		msg := &tikvpb.BatchCommandsResponse{Responses: make([]*tikvpb.BatchCommandsResponse_Response, 0, n),
-			RequestIds: make([]uint64, 0, n)}
-		for ok {
-			msg.Responses = append(msg.Responses, res.resp)
-			msg.RequestIds = append(msg.RequestIds, res.id)
-			if len(msg.Responses) == maxResponsesPerMessage {
-				break
-			}
-			select {
-			case res, ok = <-out:
-			default:
-				ok = false
-			}
-		}
-		if err := stream.Send(msg); err != nil {
+		if err := b.send([]batchResult{res}); err != nil {
 			return err
 		}
 	}
+}
+
+// send writes results, and what else is ready in out, in as few messages
+// as maxResponsesPerMessage allows.
+func (b *batchSender) send(results []batchResult) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for more := true; more; {
+		// Sized for what is ready: one allocation per slice, not a
+		// growth per response. (gRPC forbids reusing a sent message.)
+		n := min(len(results)+len(b.out), maxResponsesPerMessage)
+		msg := &tikvpb.BatchCommandsResponse{Responses: make([]*tikvpb.BatchCommandsResponse_Response, 0, n),
+			RequestIds: make([]uint64, 0, n)}
+		for len(msg.Responses) < maxResponsesPerMessage {
+			var res batchResult
+			if len(results) > 0 {
+				res, results = results[0], results[1:]
+			} else {
+				var ok bool
+				select {
+				case res, ok = <-b.out:
+				default:
+				}
+				if !ok {
+					// Nothing ready (or out closed: loop sees that).
+					more = false
+					break
+				}
+			}
+			msg.Responses = append(msg.Responses, res.resp)
+			msg.RequestIds = append(msg.RequestIds, res.id)
+		}
+		if len(msg.Responses) > 0 {
+			if err := b.stream.Send(msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dispatchNow answers req here and now if it is a point get that can be
+// answered without waiting (kvGetNow), and returns nil otherwise.
+func (s *Service) dispatchNow(ctx context.Context, req *tikvpb.BatchCommandsRequest_Request) *tikvpb.BatchCommandsResponse_Response {
+	r, ok := req.GetCmd().(*tikvpb.BatchCommandsRequest_Request_Get)
+	if !ok {
+		return nil
+	}
+	a := newGetAnswer()
+	if !s.kvGetNow(ctx, r.Get, &a.get) {
+		return nil
+	}
+	return a.response()
+}
+
+// getAnswer is a get's response, the oneof's case and the response of
+// the stream in one allocation.
+type getAnswer struct {
+	resp tikvpb.BatchCommandsResponse_Response
+	cmd  tikvpb.BatchCommandsResponse_Response_Get
+	get  kvrpcpb.GetResponse
+}
+
+func newGetAnswer() *getAnswer { return &getAnswer{} }
+
+func (a *getAnswer) response() *tikvpb.BatchCommandsResponse_Response {
+	a.cmd.Get = &a.get
+	a.resp.Cmd = &a.cmd
+	return &a.resp
 }
 
 // dispatch runs one request of the stream.
@@ -164,17 +248,9 @@ func (s *Service) dispatch(ctx context.Context, req *tikvpb.BatchCommandsRequest
 	type resp = tikvpb.BatchCommandsResponse_Response
 	switch r := req.GetCmd().(type) {
 	case *tikvpb.BatchCommandsRequest_Request_Get:
-		// A point select's get: its response, the oneof's case and the
-		// response of the stream in one allocation.
-		a := &struct {
-			resp resp
-			cmd  tikvpb.BatchCommandsResponse_Response_Get
-			get  kvrpcpb.GetResponse
-		}{}
+		a := newGetAnswer()
 		s.kvGet(ctx, r.Get, &a.get)
-		a.cmd.Get = &a.get
-		a.resp.Cmd = &a.cmd
-		return &a.resp
+		return a.response()
 	case *tikvpb.BatchCommandsRequest_Request_Scan:
 		v, _ := s.KvScan(ctx, r.Scan)
 		return &resp{Cmd: &tikvpb.BatchCommandsResponse_Response_Scan{Scan: v}}

@@ -144,6 +144,16 @@ func (rs *testRegions) Leader(ctx *kvrpcpb.Context) (Region, *errorpb.Error) {
 	return r, nil
 }
 
+// LeaderNow is Leader on its way without waits: a region whose
+// ReadIndex fails (or may) is not.
+func (rs *testRegions) LeaderNow(ctx *kvrpcpb.Context) Region {
+	r, rerr := rs.Leader(ctx)
+	if rerr != nil || r.(*testRegion).readErr != nil || r.(*testRegion).loseEverySecond {
+		return nil
+	}
+	return r
+}
+
 func (rs *testRegions) Split(_ context.Context, r Region, rawKeys [][]byte) ([]*metapb.Region, error) {
 	rs.mu.Lock()
 	rs.splits = append(rs.splits, rawKeys...)

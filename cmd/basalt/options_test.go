@@ -97,3 +97,20 @@ func TestTuneGC(t *testing.T) {
 		t.Errorf("memory limit %d with GOMEMLIMIT set, want it left alone", got)
 	}
 }
+
+// The storage node collects as the SQL node does (store.go).
+func TestStoreGC(t *testing.T) {
+	oldPercent := debug.SetGCPercent(100)
+	oldLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}()
+	tuneGC(storeGC, func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Errorf("the store's GC percent %d, want 400", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 384<<20 {
+		t.Errorf("the store's memory limit %d, want 384 MiB", got)
+	}
+}

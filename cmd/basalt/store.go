@@ -11,12 +11,23 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/basalt-db/basalt/config"
 	"github.com/basalt-db/basalt/storenode"
 )
 
 // storeStopTimeout bounds a clean stop: the time the store has to hand
 // its regions' leadership to other stores before it closes anyway.
 const storeStopTimeout = 30 * time.Second
+
+// storeGC is the storage node's garbage collector: the SQL node's
+// defaults (GOGC 400 under a soft limit of 384 MiB, docs/memory.md; the
+// GOGC and GOMEMLIMIT variables win). A store's live heap is small (tens
+// of MiB: Pebble's cache and memtables are not on it) while its reads
+// make garbage fast (a range query's response, ~21 KB for 100 sysbench
+// rows): with Go's GOGC 100 the leader collected several times a second
+// and GC took 15-19% of its CPU under oltp_read_only
+// (docs/cluster-bench/README.md).
+var storeGC = config.Performance{GOGC: 400, GoMemoryLimit: 384 * config.MiB}
 
 // storeMain is basalt store: a storage node, with TiKV's flags and config
 // file. Exit status: 0 after a clean shutdown (SIGTERM, SIGINT), 1 if it
@@ -61,6 +72,7 @@ func storeMain(args []string, stdout, stderr io.Writer) int {
 		printError(stderr, "basalt store", fmt.Errorf("invalid configuration: %w", err))
 		return 2
 	}
+	tuneGC(storeGC, os.Getenv)
 	logger, closeLog, err := openLog(cfg.Log.File.Filename, cfg.Log.SlogLevel(), stderr)
 	if err != nil {
 		printError(stderr, "basalt store", err)

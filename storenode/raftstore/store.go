@@ -383,6 +383,32 @@ func (s *Store) Leader(ctx *kvrpcpb.Context) (*Peer, *errorpb.Error) {
 	return p, nil
 }
 
+// LeaderNow is Leader for a read that must not wait: the peer, if the
+// context names a region this store leads at the context's epoch, whose
+// peer has applied its earlier terms' log and holds its lease now (and
+// renews it as ReadIndex would). A read may then go ahead at once, as one
+// past Leader and ReadIndex would. Otherwise nil, without an error: the
+// caller takes the path that waits, Leader then ReadIndex, which says
+// what is wrong.
+func (s *Store) LeaderNow(ctx *kvrpcpb.Context) *Peer {
+	p := s.Peer(ctx.GetRegionId())
+	if p == nil || !p.isInitialized() || !p.IsLeader() {
+		return nil
+	}
+	if sid := ctx.GetPeer().GetStoreId(); sid != 0 && sid != s.cfg.StoreID {
+		return nil
+	}
+	if ctx.GetRegionEpoch().GetVersion() != p.Meta().GetRegionEpoch().GetVersion() {
+		return nil
+	}
+	now := monoNow()
+	if !p.inLease(now) { // (inLease implies leaseReady)
+		return nil
+	}
+	p.maybeRenewLease(now)
+	return p
+}
+
 // ledRegionsAround returns region and the regions next to it that this
 // store leads, for EpochNotMatch: the client trusts them, with this store
 // as their leader.
