@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -24,9 +25,10 @@ import (
 //
 // A point get that can be answered without waiting for anything (led
 // here under the lease, no commit in flight on its key, a read slot free:
-// kvGetNow) is answered by the goroutine that receives the stream, and
-// the message's answers are sent from there, each message's in one, with
-// whatever the workers have ready. Every other request runs on a
+// kvGetNow) is answered by the goroutine that receives the stream (every
+// such get of a message when the process has one processor, else only
+// the message's last request), and the message's answers are sent from
+// there, each message's in one, with whatever the workers have ready. Every other request runs on a
 // goroutine of its own (an idle worker's), so that one that waits (a
 // pessimistic lock behind another transaction's, a read behind a commit
 // in flight) holds up no other; a sender goroutine writes the workers'
@@ -65,6 +67,14 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			return err
 		}
 		now = now[:0]
+		// With one processor every request of the message is answered
+		// here if it can be; with more, only the last, so that the others
+		// run in parallel on workers meanwhile, and a read that misses the
+		// block cache holds up the stream for one read at most.
+		inlineFrom := 0
+		if gomaxprocs() > 1 {
+			inlineFrom = len(msg.GetRequests()) - 1
+		}
 		for i, req := range msg.GetRequests() {
 			if i >= len(msg.GetRequestIds()) {
 				break
@@ -75,9 +85,11 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 				return err
 			}
 			id := msg.GetRequestIds()[i]
-			if resp := s.dispatchNow(ctx, req); resp != nil {
-				now = append(now, batchResult{id: id, resp: resp})
-				continue
+			if i >= inlineFrom {
+				if resp := s.dispatchNow(ctx, req); resp != nil {
+					now = append(now, batchResult{id: id, resp: resp})
+					continue
+				}
 			}
 			s.handoffs.Add(1)
 			running.Add(1)
@@ -141,6 +153,9 @@ type batchResult struct {
 	id   uint64
 	resp *tikvpb.BatchCommandsResponse_Response
 }
+
+// gomaxprocs is runtime.GOMAXPROCS(0); a test sets it.
+var gomaxprocs = func() int { return runtime.GOMAXPROCS(0) }
 
 // maxResponsesPerMessage bounds how many responses one message carries.
 const maxResponsesPerMessage = 128

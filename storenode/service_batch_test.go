@@ -17,7 +17,8 @@ import (
 // handed to a worker; one that must wait (a 1PC commit in flight on its
 // key that may land below its ts, a region whose read index must be asked
 // for) goes to a worker, and holds up neither the stream nor the gets
-// after it.
+// after it. With more than one processor only the last request of a
+// message is answered on the receiving goroutine.
 func TestServiceBatchGetsInline(t *testing.T) {
 	eng := &gatedEngine{Engine: mvcc.NewMemEngine(), arrived: make(chan struct{})}
 	st, err := mvcc.NewStore(eng, mvcc.RealClock{}, mvcc.Options{})
@@ -54,10 +55,24 @@ func TestServiceBatchGetsInline(t *testing.T) {
 		}
 	}
 
+	// With one processor both gets of a message are answered here.
+	procs := 1
+	defer func(f func() int) { gomaxprocs = f }(gomaxprocs)
+	gomaxprocs = func() int { return procs }
 	b.send([]uint64{1, 2}, get(2, "a", 20), get(2, "zz", 20))
 	answer(1, `Get:<value:"1" >`)
 	answer(2, `Get:<not_found:true >`)
 	handoffs(0)
+	// With more, only the last: the others go to workers, to run
+	// meanwhile.
+	procs = 2
+	b.send([]uint64{101, 102, 103}, get(2, "a", 20), get(2, "zz", 20), get(2, "a", 20))
+	answer(101, `Get:<value:"1" >`)
+	answer(102, `Get:<not_found:true >`)
+	answer(103, `Get:<value:"1" >`)
+	handoffs(2)
+	svc.handoffs.Store(0)
+	procs = 1
 
 	// A 1PC commit of "c" in flight: a get of "c" above its ts waits for it
 	// on a worker, while the get of "a" sent after it is answered here.
