@@ -102,10 +102,15 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	var p *dmlPlan
 	stats := s.d.catalog.StatsGeneration()
+	text := s.textTemplateOf(st) // a text INSERT from a template (text_parse.go)
 	if cached != nil && cached.dml != nil && cached.usable(s, is) {
 		p = cached.dml
 		s.obs.fromCache = true
 		s.binds.used = cached.fromBinding
+	} else if p = text.usablePlan(s, is); p != nil {
+		// The template's plan, its constants set to this statement's
+		// literals (parseTemplate).
+		s.d.textPlanHits.Add(1)
 	} else {
 		var err error
 		s.stmtIS = is
@@ -119,6 +124,8 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		if cached != nil {
 			cached.dml, cached.version, cached.stats = p, is.Version, stats
 			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
+		} else if text != nil {
+			text.keepPlan(s, is, p)
 		}
 	}
 	eval := s.evalCtx(ctx, params)

@@ -36,13 +36,18 @@ func TestTextInsertTemplate(t *testing.T) {
 	connExec(t, conn, "CREATE DATABASE d1", "CREATE DATABASE d2",
 		"CREATE TABLE d1.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)", "CREATE TABLE d2.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)",
 		"USE d1")
-	before := drv.TextParseHits()
+	before, plans := drv.TextParseHits(), drv.TextPlanHits()
 	for i := 1; i <= 20; i++ {
 		connExec(t, conn, fmt.Sprintf("INSERT INTO t (id, c, k) VALUES (%d, 'v-%d', %d)", i, i, 1000+i))
 	}
 	connExec(t, conn, "INSERT INTO t (id, c, k) VALUES (21, 'it''s', 1021)")
 	if got := drv.TextParseHits() - before; got != 20 {
 		t.Errorf("%d of 21 INSERTs of one shape taken from the template, want 20", got)
+	}
+	// The first is planned, the others run its plan (testdata/text_plan.test
+	// checks that they answer as if planned).
+	if got := drv.TextPlanHits() - plans; got != 20 {
+		t.Errorf("%d of 21 INSERTs of one shape ran the template's plan, want 20", got)
 	}
 	query := func(q, want string) {
 		t.Helper()
@@ -58,7 +63,11 @@ func TestTextInsertTemplate(t *testing.T) {
 	query("SELECT c FROM d1.t WHERE id = 21", "it's")
 
 	// The same text in another database writes there.
+	plans = drv.TextPlanHits()
 	connExec(t, conn, "USE d2", "INSERT INTO t (id, c, k) VALUES (1, 'w', 5)", "INSERT INTO t (id, c, k) VALUES (2, 'x', 6)")
+	if got := drv.TextPlanHits() - plans; got != 1 {
+		t.Errorf("%d of 2 INSERTs in another database ran the template's plan, want 1 (the second)", got)
+	}
 	query("SELECT CONCAT(COUNT(*), ' ', SUM(k)) FROM d2.t", "2 11")
 	query("SELECT COUNT(*) FROM d1.t", "21")
 
