@@ -76,7 +76,7 @@ func (t *Template) Bind(sql string, lits []Literal) (ast.StmtNode, bool) {
 	}
 	for i, l := range lits {
 		d, _ := literalDatum(sql, l)
-		t.vals[i].SetValue(d)
+		t.vals[i].SetDatum(d)
 	}
 	t.stmt.SetText(nil, sql)
 	return t.stmt, true
