@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -154,7 +155,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
 	}
 	if p.update != nil || p.multiUpdate != nil {
-		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
+		out.Info = matchedInfo(res.Matched, res.Affected, len(eval.Warnings))
 		if s.info.FoundRows {
 			out.AffectedRows = res.Matched
 		}
@@ -272,4 +273,19 @@ func (s *Session) updateStmt(ctx context.Context, x *ast.UpdateStmt, a stmtArgs)
 
 func (s *Session) deleteStmt(ctx context.Context, x *ast.DeleteStmt, a stmtArgs) (Result, error) {
 	return s.execDML(ctx, x, a.params, a.cached)
+}
+
+// matchedInfo is an UPDATE's OK message, "Rows matched: %d  Changed: %d
+// Warnings: %d" (two spaces between), built without fmt: every UPDATE
+// sends one (fmt.Sprintf was 0.6% of the server's CPU under
+// oltp_update_non_index).
+func matchedInfo(matched, changed uint64, warnings int) string {
+	b := make([]byte, 0, 64)
+	b = append(b, "Rows matched: "...)
+	b = strconv.AppendUint(b, matched, 10)
+	b = append(b, "  Changed: "...)
+	b = strconv.AppendUint(b, changed, 10)
+	b = append(b, "  Warnings: "...)
+	b = strconv.AppendInt(b, int64(warnings), 10)
+	return string(b)
 }
