@@ -46,6 +46,10 @@ func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w Re
 	fromTemplate := false
 	if !mentions {
 		st, fromTemplate = s.parseTemplate(sql)
+	} else {
+		// No template: rememberParse must not take what an earlier
+		// query's parseTemplate left pending for its own text.
+		s.textParses.pending = false
 	}
 	if fromTemplate {
 		s.oneStmt[0] = st

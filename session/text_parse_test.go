@@ -77,3 +77,40 @@ func TestTextInsertTemplate(t *testing.T) {
 		"INSERT INTO t (id, c, k) VALUES (5, '1' || '0', 9)", "INSERT INTO t (id, c, k) VALUES (6, '0' || '5', 10)")
 	query("SELECT GROUP_CONCAT(c ORDER BY id) FROM d2.t WHERE id >= 3", "1,1,10,05")
 }
+
+// TestTextTemplateNotFromAnotherQuery: a query that fails to parse
+// leaves its shape looked up and no template; the next query, which
+// mentions "trigger" and so takes no template, must not become the
+// failed query's template (its literals sit where the failed query's
+// did), or a later query of the failed one's shape would run it.
+func TestTextTemplateNotFromAnotherQuery(t *testing.T) {
+	st, err := local.Open(filepath.Join(t.TempDir(), "data"), local.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	t.Cleanup(stop)
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	connExec(t, conn, "CREATE DATABASE d", "USE d", "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20))")
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, "INSERT INTO t VALUES (1, 'x') ,,"); err == nil {
+		t.Fatal("a syntax error ran")
+	}
+	connExec(t, conn, "INSERT INTO t VALUES (1, 'x') /* trigger */ ON DUPLICATE KEY UPDATE c = c")
+	if _, err := conn.ExecContext(ctx, "INSERT INTO t VALUES (2, 'y') ,,"); err == nil {
+		t.Fatal("INSERT INTO t VALUES (2, 'y') ,, ran, as the query before it")
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d rows (%v), want 1", n, err)
+	}
+}
