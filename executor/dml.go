@@ -61,7 +61,8 @@ func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Ha
 func ExecInsert(ctx *Ctx, p *planner.Insert) (DMLResult, error) {
 	var res DMLResult
 	t := p.Table
-	w := table.NewWriter(t)
+	w := takeSpareWriter(&p.Exec, t)
+	defer putSpareWriter(&p.Exec, w)
 	rows := p.Rows
 	var selRows [][]types.Datum
 	if p.Select != nil {

@@ -77,6 +77,9 @@ type Builder struct {
 	Subquery func(b *Builder, n ast.ExprNode) (Expr, error)
 }
 
+// ConstantOf is the constant Builder.Build makes of the literal x.
+func ConstantOf(x *parserdriver.ValueExpr) Constant { return constantOf(x) }
+
 // constantOf is the constant of a literal.
 func constantOf(x *parserdriver.ValueExpr) Constant {
 	d := x.Datum

@@ -97,6 +97,19 @@ func (n *ValueExpr) SetValue(v any) {
 	default:
 		panic(fmt.Sprintf("parserdriver: unexpected literal %T", v))
 	}
+	n.typeOfKind()
+}
+
+// SetDatum is SetValue(d) without boxing d (Template.Bind, per literal of
+// every statement it binds).
+func (n *ValueExpr) SetDatum(d types.Datum) {
+	n.IsBinaryLiteral = false
+	n.Datum = d
+	n.typeOfKind()
+}
+
+// typeOfKind sets the literal's type to its datum's kind's.
+func (n *ValueExpr) typeOfKind() {
 	switch n.Datum.Kind() {
 	case types.KindNull:
 		n.Type.SetType(mysql.TypeNull)

@@ -76,11 +76,19 @@ func (t *Template) Bind(sql string, lits []Literal) (ast.StmtNode, bool) {
 	}
 	for i, l := range lits {
 		d, _ := literalDatum(sql, l)
-		t.vals[i].SetValue(d)
+		t.vals[i].SetDatum(d)
 	}
 	t.stmt.SetText(nil, sql)
 	return t.stmt, true
 }
+
+// Stmt is the template's statement, the tree Bind returns.
+func (t *Template) Stmt() ast.StmtNode { return t.stmt }
+
+// Values are the template's literal nodes, in the order of the marks:
+// after Bind each holds the bound statement's literal. A caller that built
+// something of the tree (a plan) finds in them the new values.
+func (t *Template) Values() []*ValueExpr { return t.vals }
 
 // literalDatum is the value of the literal l of sql, as the parser makes
 // it: an integer of up to 18 digits as an int64, a string as its text

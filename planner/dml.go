@@ -22,6 +22,9 @@ type Insert struct {
 	// row layout (the existing row, its handle) followed by the columns
 	// of the row the INSERT tried to add (VALUES()).
 	OnDup []Assignment
+	// Exec is as Update.Exec (a prepared INSERT's or a text INSERT's
+	// template's plan runs again).
+	Exec atomic.Value
 }
 
 // valuesTable names, in ON DUPLICATE KEY UPDATE, the row the INSERT

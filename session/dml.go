@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/basalt-db/basalt/catalog"
@@ -102,10 +103,15 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 	}
 	var p *dmlPlan
 	stats := s.d.catalog.StatsGeneration()
+	text := s.textTemplateOf(st) // a text INSERT from a template (text_parse.go)
 	if cached != nil && cached.dml != nil && cached.usable(s, is) {
 		p = cached.dml
 		s.obs.fromCache = true
 		s.binds.used = cached.fromBinding
+	} else if p = text.usablePlan(s, is); p != nil {
+		// The template's plan, its constants set to this statement's
+		// literals (parseTemplate).
+		s.d.textPlanHits.Add(1)
 	} else {
 		var err error
 		s.stmtIS = is
@@ -119,6 +125,8 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		if cached != nil {
 			cached.dml, cached.version, cached.stats = p, is.Version, stats
 			cached.binds, cached.fromBinding = s.bindsVersion(), s.binds.used
+		} else if text != nil {
+			text.keepPlan(s, is, p)
 		}
 	}
 	eval := s.evalCtx(ctx, params)
@@ -147,7 +155,7 @@ func (s *Session) execDML(ctx context.Context, st ast.StmtNode, params []types.D
 		out.Info = fmt.Sprintf("Records: %d  Duplicates: %d  Warnings: %d", res.Records, res.Duplicates, len(eval.Warnings))
 	}
 	if p.update != nil || p.multiUpdate != nil {
-		out.Info = fmt.Sprintf("Rows matched: %d  Changed: %d  Warnings: %d", res.Matched, res.Affected, len(eval.Warnings))
+		out.Info = matchedInfo(res.Matched, res.Affected, len(eval.Warnings))
 		if s.info.FoundRows {
 			out.AffectedRows = res.Matched
 		}
@@ -265,4 +273,19 @@ func (s *Session) updateStmt(ctx context.Context, x *ast.UpdateStmt, a stmtArgs)
 
 func (s *Session) deleteStmt(ctx context.Context, x *ast.DeleteStmt, a stmtArgs) (Result, error) {
 	return s.execDML(ctx, x, a.params, a.cached)
+}
+
+// matchedInfo is an UPDATE's OK message, "Rows matched: %d  Changed: %d
+// Warnings: %d" (two spaces between), built without fmt: every UPDATE
+// sends one (fmt.Sprintf was 0.6% of the server's CPU under
+// oltp_update_non_index).
+func matchedInfo(matched, changed uint64, warnings int) string {
+	b := make([]byte, 0, 64)
+	b = append(b, "Rows matched: "...)
+	b = strconv.AppendUint(b, matched, 10)
+	b = append(b, "  Changed: "...)
+	b = strconv.AppendUint(b, changed, 10)
+	b = append(b, "  Warnings: "...)
+	b = strconv.AppendInt(b, int64(warnings), 10)
+	return string(b)
 }

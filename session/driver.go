@@ -141,6 +141,9 @@ type Driver struct {
 	// textParseHits counts the text statements taken from a session's
 	// templates instead of the parser (text_parse.go), for the tests.
 	textParseHits atomic.Int64
+	// textPlanHits counts the text statements run with their template's
+	// plan (text_parse.go), for the tests.
+	textPlanHits atomic.Int64
 }
 
 // Open opens the catalog in store (creating it on a new store, with the

@@ -32,29 +32,42 @@ import (
 // call.
 func (s *Session) ExecuteQuery(ctx context.Context, sql string, multi bool, w ResultWriter) error {
 	s.out = w
-	defer func() { s.out = nil }()
-	if err := checkNesting(sql); err != nil {
-		return err
-	}
+	defer func() { s.out, s.textParses.hit = nil, nil }()
 	start := time.Now()
 	s.syncParserMode()
-	if trigger.Mentions(sql) {
-		if pieces, ok := trigger.Split(sql); ok {
-			return s.executePieces(ctx, pieces, multi, w)
-		}
-	}
 	// A text INSERT of a shape seen before takes the tree of the first
-	// (text_parse.go); a bulk INSERT of literal rows (sysbench prepare,
-	// mariadb-dump) is parsed as the parser would, at a fraction of its
-	// cost.
+	// (text_parse.go), whose nesting was checked; a bulk INSERT of
+	// literal rows (sysbench prepare, mariadb-dump) is parsed as the
+	// parser would, at a fraction of its cost.
+	mentions := trigger.Mentions(sql)
 	var stmts []ast.StmtNode
 	var err error
-	if st, ok := s.parseTemplate(sql); ok {
+	var st ast.StmtNode
+	fromTemplate := false
+	if !mentions {
+		st, fromTemplate = s.parseTemplate(sql)
+	} else {
+		// No template: rememberParse must not take what an earlier
+		// query's parseTemplate left pending for its own text.
+		s.textParses.pending = false
+	}
+	if fromTemplate {
 		s.oneStmt[0] = st
 		stmts = s.oneStmt[:]
-	} else if stmts, ok = parserdriver.ParseBulkInsert(s.parser, s.parserSQLMode, sql); !ok {
-		if stmts, _, err = s.parser.ParseSQL(sql); err == nil {
-			s.rememberParse(sql, stmts)
+	} else {
+		if err := checkNesting(sql); err != nil {
+			return err
+		}
+		if mentions {
+			if pieces, ok := trigger.Split(sql); ok {
+				return s.executePieces(ctx, pieces, multi, w)
+			}
+		}
+		var ok bool
+		if stmts, ok = parserdriver.ParseBulkInsert(s.parser, s.parserSQLMode, sql); !ok {
+			if stmts, _, err = s.parser.ParseSQL(sql); err == nil {
+				s.rememberParse(sql, stmts)
+			}
 		}
 	}
 	if err != nil {
@@ -199,7 +212,11 @@ func (s *Session) run(ctx context.Context, st ast.StmtNode, params []types.Datum
 	if err == nil && s.past != nil && writesInPast(st) {
 		err = errWriteInPast()
 	}
-	if err == nil && (ps == nil || ps.asOf) {
+	asOf := ps == nil || ps.asOf
+	if t := s.textTemplateOf(st); t != nil {
+		asOf = t.asOf
+	}
+	if err == nil && asOf {
 		var restore func()
 		if restore, err = s.readAsOf(ctx, st, params); restore != nil {
 			defer restore()

@@ -44,3 +44,7 @@ func (d *Driver) LoadIngests() int64 { return d.loadIngests.Load() }
 // TextParseHits is the number of text statements taken from a session's
 // templates instead of the parser.
 func (d *Driver) TextParseHits() int64 { return d.textParseHits.Load() }
+
+// TextPlanHits is the number of text statements run with their
+// template's plan instead of being planned.
+func (d *Driver) TextPlanHits() int64 { return d.textPlanHits.Load() }

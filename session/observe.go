@@ -172,6 +172,13 @@ func (s *Session) record(r *stmtRecord) {
 			*r.ps.digest = computeDigest(r.st.Text())
 		}
 		dg = *r.ps.digest
+	} else if t := s.textTemplateOf(r.st); t != nil {
+		// One digest per shape (text_parse.go).
+		if t.digest == nil {
+			t.digest = &digestOf{}
+			*t.digest = s.textDigest(r.st.Text())
+		}
+		dg = *t.digest
 	} else {
 		dg = s.textDigest(r.st.Text())
 	}

@@ -111,9 +111,11 @@ type hotVars struct {
 	global     uint64
 	autocommit bool
 	sqlMode    expression.SQLMode
-	lockWait   time.Duration
-	commit     kv.CommitOptions
-	fkChecks   bool // foreign_key_checks
+	// sqlModeText is sql_mode as set, for the parser (syncParserMode).
+	sqlModeText string
+	lockWait    time.Duration
+	commit      kv.CommitOptions
+	fkChecks    bool // foreign_key_checks
 
 	// The plan cache (prepare.go): tidb_enable_prepared_plan_cache and
 	// tidb_plan_cache_invalidation_on_fresh_stats.
@@ -133,9 +135,9 @@ type hotVars struct {
 func (s *Session) hotVar() *hotVars {
 	h := &s.hot
 	if g := s.d.globalsChanged.Load(); !h.valid || h.global != g {
-		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(),
-			sqlMode: s.readSQLMode(), lockWait: s.readLockWait(), commit: s.readCommitOptions(), fkChecks: s.readFKChecks(),
+		*h = hotVars{valid: true, global: g, autocommit: s.readAutocommit(), lockWait: s.readLockWait(), commit: s.readCommitOptions(), fkChecks: s.readFKChecks(),
 			planCache: s.boolSysVar("tidb_enable_prepared_plan_cache"), freshStatsReplan: s.boolSysVar("tidb_plan_cache_invalidation_on_fresh_stats")}
+		h.sqlMode, h.sqlModeText = s.readSQLMode()
 		s.readObserveVars(h)
 	}
 	return h

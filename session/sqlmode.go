@@ -15,23 +15,25 @@ var parsedModes sync.Map // string → expression.SQLMode
 // sqlMode is the session's sql_mode.
 func (s *Session) sqlMode() expression.SQLMode { return s.hotVar().sqlMode }
 
-func (s *Session) readSQLMode() expression.SQLMode {
+// readSQLMode reads sql_mode: its flags and its text.
+func (s *Session) readSQLMode() (expression.SQLMode, string) {
 	v, _ := s.sysVar("sql_mode", false)
 	str := v.Str()
 	if m, ok := parsedModes.Load(str); ok {
-		return m.(expression.SQLMode)
+		return m.(expression.SQLMode), str
 	}
 	m, _ := expression.ParseSQLMode(str)
 	parsedModes.Store(str, m)
-	return m
+	return m, str
 }
 
 // syncParserMode gives the parser the session's sql_mode, for the modes
 // that change how SQL reads: PIPES_AS_CONCAT, ANSI_QUOTES,
-// NO_BACKSLASH_ESCAPES, HIGH_NOT_PRECEDENCE, IGNORE_SPACE.
+// NO_BACKSLASH_ESCAPES, HIGH_NOT_PRECEDENCE, IGNORE_SPACE. It reads
+// sql_mode from the hot variables (a SET of it, session or global, makes
+// them read again), not from the variables' map at every statement.
 func (s *Session) syncParserMode() {
-	v, _ := s.sysVar("sql_mode", false)
-	str := v.Str()
+	str := s.hotVar().sqlModeText
 	if str == s.parserMode {
 		return
 	}
