@@ -5,6 +5,7 @@ import (
 
 	"github.com/basalt-db/basalt/catalog"
 	"github.com/basalt-db/basalt/errno"
+	"github.com/basalt-db/basalt/expression"
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/planner"
 	"github.com/basalt-db/basalt/table"
@@ -170,7 +171,11 @@ func addRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, giv
 	explicit := uint64(0)
 	if auto != nil {
 		v := row[auto.Offset]
-		if v.IsNull() || (types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString) {
+		// 0 generates a value too, unless sql_mode has
+		// NO_AUTO_VALUE_ON_ZERO (then 0 is stored as given).
+		generate := ctx.Eval.Mode&expression.ModeNoAutoValueOnZero == 0 &&
+			types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString
+		if v.IsNull() || generate {
 			id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
 			if err != nil {
 				return 0, err
