@@ -17,22 +17,7 @@ import (
 // shape in another database, or under a sql mode that parses it
 // differently, is parsed again.
 func TestTextInsertTemplate(t *testing.T) {
-	st, err := local.Open(filepath.Join(t.TempDir(), "data"), local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	drv, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
-	t.Cleanup(stop)
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	drv, conn := serveTextConn(t)
 	connExec(t, conn, "CREATE DATABASE d1", "CREATE DATABASE d2",
 		"CREATE TABLE d1.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)", "CREATE TABLE d2.t (id INT PRIMARY KEY, c VARCHAR(20), k INT)",
 		"USE d1")
@@ -84,22 +69,7 @@ func TestTextInsertTemplate(t *testing.T) {
 // failed query's template (its literals sit where the failed query's
 // did), or a later query of the failed one's shape would run it.
 func TestTextTemplateNotFromAnotherQuery(t *testing.T) {
-	st, err := local.Open(filepath.Join(t.TempDir(), "data"), local.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
-	t.Cleanup(stop)
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	_, conn := serveTextConn(t)
 	connExec(t, conn, "CREATE DATABASE d", "USE d", "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20))")
 	ctx := context.Background()
 	if _, err := conn.ExecContext(ctx, "INSERT INTO t VALUES (1, 'x') ,,"); err == nil {
@@ -113,4 +83,27 @@ func TestTextTemplateNotFromAnotherQuery(t *testing.T) {
 	if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil || n != 1 {
 		t.Fatalf("%d rows (%v), want 1", n, err)
 	}
+}
+
+// serveTextConn serves a new embedded store and returns the driver and a
+// connection to it, closed when the test ends.
+func serveTextConn(t *testing.T) (*session.Driver, *sql.Conn) {
+	t.Helper()
+	st, err := local.Open(filepath.Join(t.TempDir(), "data"), local.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drv, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
+	t.Cleanup(stop)
+	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return drv, conn
 }
