@@ -25,9 +25,7 @@ import (
 // of a batch or none of it; a point read (get) holds one shard. (A batch
 // used to lock every shard it touched for all its changes: write_only's
 // commits release some ten locks, over most of the 16 shards, and that
-// was most of the server's mutex wait once the latches were sharded. With
-// 16 shards, 64 connections' commits still met on them: 64 shards, as the
-// latches have, cut the table's mutex wait 9-30x; docs/perf-write.md.)
+// was most of the server's mutex wait once the latches were sharded.)
 //
 // Point operations are what transactions do; range operations (iterators,
 // range deletes) serve only DDL and tests, and cost a pass over the table.
@@ -38,7 +36,7 @@ type lockTable struct {
 	shards  [lockShards]lockShard
 }
 
-const lockShards = 64
+const lockShards = 16
 
 // lockShard is one shard, padded to a cache line of its own.
 type lockShard struct {

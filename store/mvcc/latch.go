@@ -36,10 +36,9 @@ import (
 // hash of the key, each with its own mutex, so that commands and reads of
 // different keys do not wait for one another (one mutex for all of them
 // was most of the server's mutex wait under sysbench's write workloads). A
-// command locks the shards of its keys, checks and takes all its keys, and
-// unlocks them: it takes all or nothing. It waits for a shard mutex only
-// while it holds none (lockShards), so commands cannot deadlock on shard
-// mutexes, nor make others wait behind their own wait. A guard marked committing is
+// command locks the shards of its keys in ascending order, checks and
+// takes all its keys, and unlocks them: it takes all or nothing, and two
+// commands cannot deadlock on shard mutexes. A guard marked committing is
 // also listed in the shard of its first key, for range readers, which look
 // at every shard that lists one (nCommitting).
 //
@@ -149,7 +148,9 @@ func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*
 	slices.Sort(g.shards)
 	g.shards = slices.Compact(g.shards)
 	for {
-		l.lockShards(g.shards)
+		for _, i := range g.shards {
+			l.shards[i].mu.Lock()
+		}
 		var busy *Guard
 		for i, k := range g.keys {
 			if h, ok := l.shards[g.kshard[i]].held[k]; ok {
@@ -176,35 +177,6 @@ func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	}
-}
-
-// lockShards locks the mutexes of shards (ascending, distinct) and
-// returns with all of them held. It never waits for a mutex while it holds
-// another: when one is taken, it lets go of those it holds, waits for that
-// one alone, and starts again. Waiting while holding would make every
-// command that needs one of the held shards wait too, and under many
-// connections (sysbench at 64 threads on two processors) such waits chain
-// into convoys: each hand-off of a mutex waits for its new owner to be
-// scheduled behind dozens of runnable goroutines.
-func (l *Latches) lockShards(shards []uint8) {
-	for {
-		n := 0
-		for _, i := range shards {
-			if !l.shards[i].mu.TryLock() {
-				break
-			}
-			n++
-		}
-		if n == len(shards) {
-			return
-		}
-		for _, i := range shards[:n] {
-			l.shards[i].mu.Unlock()
-		}
-		sh := &l.shards[shards[n]]
-		sh.mu.Lock()
-		sh.mu.Unlock()
 	}
 }
 

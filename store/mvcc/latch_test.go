@@ -223,60 +223,6 @@ func TestLatchShardsIndependent(t *testing.T) {
 	}
 }
 
-// TestLatchWaitHoldsNoShard: a command that waits for one of its shards'
-// mutexes holds none of its other shards meanwhile, so commands on those
-// shards go on. (Holding them chained waits into convoys at 64
-// connections: docs/perf-write.md, "64 threads against 16".)
-func TestLatchWaitHoldsNoShard(t *testing.T) {
-	l := NewLatches()
-	// a and a2 share a shard, below b's.
-	key := func(prefix string, ok func(uint8) bool) string {
-		for i := 0; ; i++ {
-			if k := fmt.Sprintf("%s%d", prefix, i); ok(latchShardOf(k)) {
-				return k
-			}
-		}
-	}
-	a := key("a", func(s uint8) bool { return s < latchShards-1 })
-	b := key("b", func(s uint8) bool { return s > latchShardOf(a) })
-	a2 := key("c", func(s uint8) bool { return s == latchShardOf(a) })
-	held := &l.shards[latchShardOf(b)]
-	held.mu.Lock()
-	first := make(chan error, 1)
-	go func() {
-		g, err := l.Acquire(context.Background(), 1, [][]byte{[]byte(a), []byte(b)})
-		if err == nil {
-			l.Release(g)
-		}
-		first <- err
-	}()
-	time.Sleep(50 * time.Millisecond) // the first command is now waiting for b's shard
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	second := make(chan error, 1)
-	go func() {
-		g, err := l.Acquire(ctx, 2, [][]byte{[]byte(a2)})
-		if err == nil {
-			l.Release(g)
-		}
-		second <- err
-	}()
-	select {
-	case err := <-second:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Second):
-		held.mu.Unlock()
-		<-second
-		t.Fatalf("a command on %q waited for a command that holds its shard while it waits for %q's", a2, b)
-	}
-	held.mu.Unlock()
-	if err := <-first; err != nil {
-		t.Fatal(err)
-	}
-}
-
 // BenchmarkLatches: what a one-phase commit and a point read do with the
 // latches (acquire three keys, mark them committing, release; read one
 // key), from every P at once, on keys that rarely meet.
