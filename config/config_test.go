@@ -62,6 +62,7 @@ func TestLoadFull(t *testing.T) {
 			SyncLog:                false,
 			GCLifeTime:             Duration(90 * time.Minute),
 			LatestVersionCacheSize: 0,
+			WALMinSyncInterval:     Duration(time.Millisecond),
 		},
 		RocksDB:        RocksDB{DefaultCF: DefaultCF{WriteBufferSize: 128 * MiB, MaxWriteBufferNumber: 4}},
 		Txn:            Txn{LockWaitTimeout: 5, DefaultMode: TxnOptimistic},
@@ -78,6 +79,7 @@ func TestLoadFull(t *testing.T) {
 			`config key storage.sync-log has no effect with store "mocktikv"; ignored`,
 			`config key storage.gc-life-time has no effect with store "mocktikv"; ignored`,
 			`config key storage.latest-version-cache-size has no effect with store "mocktikv"; ignored`,
+			`config key storage.wal-min-sync-interval has no effect with store "mocktikv"; ignored`,
 			`config key rocksdb.defaultcf.write-buffer-size has no effect with store "mocktikv"; ignored`,
 			`config key rocksdb.defaultcf.max-write-buffer-number has no effect with store "mocktikv"; ignored`,
 		},
@@ -217,6 +219,10 @@ func TestLoadErrors(t *testing.T) {
 		name: "zero duration",
 		file: "[storage]\ngc-life-time = \"0s\"\n",
 		want: []string{`:2: storage.gc-life-time: 0s: must be positive`},
+	}, {
+		name: "WAL sync interval too long",
+		file: "[storage]\nwal-min-sync-interval = \"1s\"\n",
+		want: []string{`:2: storage.wal-min-sync-interval: 1s is out of range 0..10ms`},
 	}, {
 		name: "unknown txn mode",
 		file: "[txn]\ndefault-mode = \"relaxed\"\n",

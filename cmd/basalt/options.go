@@ -23,6 +23,7 @@ func storeOptions(cfg *config.Config, logger *slog.Logger) local.Options {
 		MemTableSize:                uint64(cfg.RocksDB.DefaultCF.WriteBufferSize),
 		MemTableStopWritesThreshold: cfg.RocksDB.DefaultCF.MaxWriteBufferNumber,
 		LatestCacheSize:             latestCacheSize(cfg.Storage.LatestVersionCacheSize),
+		WALMinSyncInterval:          time.Duration(cfg.Storage.WALMinSyncInterval),
 		GCLifeTime:                  time.Duration(cfg.Storage.GCLifeTime),
 		// A commit waits for another transaction's lock as long as a
 		// statement would (innodb_lock_wait_timeout).

@@ -17,7 +17,8 @@ func TestStoreOptions(t *testing.T) {
 	cfg := config.Default()
 	o := storeOptions(cfg, logger)
 	if o.NoSync || o.BlockCacheSize != 256<<20 || o.MemTableSize != 16<<20 || o.MemTableStopWritesThreshold != 2 || o.LatestCacheSize != 64<<20 ||
-		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil {
+		o.GCLifeTime != 10*time.Minute || o.CommitLockWait != 50*time.Second || o.Logger == nil ||
+		o.WALMinSyncInterval != 250*time.Microsecond {
 		t.Errorf("defaults: %+v", o)
 	}
 
@@ -27,7 +28,7 @@ func TestStoreOptions(t *testing.T) {
 	}
 	o = storeOptions(cfg, logger)
 	if !o.NoSync || o.BlockCacheSize != 1536<<20 || o.MemTableSize != 128<<20 || o.MemTableStopWritesThreshold != 4 || o.LatestCacheSize != -1 ||
-		o.GCLifeTime != 90*time.Minute || o.CommitLockWait != 5*time.Second {
+		o.GCLifeTime != 90*time.Minute || o.CommitLockWait != 5*time.Second || o.WALMinSyncInterval != time.Millisecond {
 		t.Errorf("full.toml: %+v", o)
 	}
 }

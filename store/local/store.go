@@ -51,6 +51,10 @@ type Options struct {
 	// MemTableStopWritesThreshold is how many full memtables stop writes
 	// until a flush (default 2).
 	MemTableStopWritesThreshold int
+	// WALMinSyncInterval is the least time between two syncs of the WAL
+	// (default 0, none): synced commits that come sooner share the next
+	// sync (store/pebble's Options).
+	WALMinSyncInterval time.Duration
 	// FS is the filesystem that holds the database directory kv/ (default:
 	// the operating system's); tests inject disk faults through it. The
 	// marker, LOCK and tso files are always on the operating system's.
@@ -169,6 +173,7 @@ func Open(dir string, opts Options) (s *Store, err error) {
 		FS:             o.FS,
 
 		MemTableStopWritesThreshold: o.MemTableStopWritesThreshold,
+		WALMinSyncInterval:          o.WALMinSyncInterval,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: cannot open its database: %w", dir, err)

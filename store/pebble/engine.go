@@ -21,6 +21,7 @@ package pebble
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/cockroachdb/pebble/v2"
@@ -40,6 +41,9 @@ type Engine struct {
 	// are built on user keys and a key's versions can be read with
 	// SeekPrefixGE (NewVersionIter).
 	prefixSeeks bool
+	// syncing counts the synced writes in flight (Write), for
+	// Options.WALMinSyncInterval.
+	syncing *atomic.Int64
 }
 
 var (
@@ -161,6 +165,10 @@ func (e *Engine) Write(b *mvcc.Batch, sync bool) error {
 	}
 	if pb.Empty() {
 		return nil
+	}
+	if sync {
+		e.syncing.Add(1)
+		defer e.syncing.Add(-1)
 	}
 	return pb.Commit(writeOptions(sync))
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/basalt-db/basalt/store/mvcc"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -127,4 +129,84 @@ func TestOpenExisting(t *testing.T) {
 	if _, err := Open("db", Options{FS: fs}); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("Open of an emptied database = %v, want an error about missing files", err)
 	}
+}
+
+// TestWALMinSyncInterval: with Options.WALMinSyncInterval, a synced
+// write that ends a sync with others in flight makes the next sync wait
+// out the interval (so that the writes arriving meanwhile share it); a
+// lone writer, one write at a time, is never held up.
+func TestWALMinSyncInterval(t *testing.T) {
+	const interval = 500 * time.Millisecond
+	// Each sync takes 5 ms, so that writes queue behind it.
+	fs := slowSyncFS{FS: vfs.NewMem(), delay: 5 * time.Millisecond}
+	e, err := Open("db", Options{FS: fs, BlockCacheSize: 1 << 20, MemTableSize: 1 << 20, WALMinSyncInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	write := func(key string) {
+		var b mvcc.Batch
+		b.Put(mvcc.CFWrite, []byte(key), []byte("v"))
+		if err := e.Write(&b, true); err != nil {
+			t.Error(err)
+		}
+	}
+	start := time.Now()
+	for i := range 3 {
+		write(fmt.Sprintf("lone%d", i))
+	}
+	if took := time.Since(start); took >= interval*9/10 {
+		t.Errorf("3 synced writes one at a time took %v: a lone writer waited for the interval", took)
+	}
+
+	const writers, each = 8, 1
+	start = time.Now()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				write(fmt.Sprintf("w%d-%d", w, i))
+			}
+		})
+	}
+	wg.Wait()
+	if took := time.Since(start); took < interval*9/10 {
+		t.Errorf("%d writers' %d synced writes took %v: no sync waited for the interval", writers, writers*each, took)
+	}
+}
+
+// slowSyncFS is a filesystem whose files take delay to sync.
+type slowSyncFS struct {
+	vfs.FS
+	delay time.Duration
+}
+
+func (fs slowSyncFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return slowSyncFile{File: f, delay: fs.delay}, err
+}
+
+func (fs slowSyncFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return slowSyncFile{File: f, delay: fs.delay}, err
+}
+
+type slowSyncFile struct {
+	vfs.File
+	delay time.Duration
+}
+
+func (f slowSyncFile) Sync() error {
+	time.Sleep(f.delay)
+	return f.File.Sync()
+}
+
+func (f slowSyncFile) SyncData() error {
+	time.Sleep(f.delay)
+	return f.File.SyncData()
+}
+
+func (f slowSyncFile) SyncTo(length int64) (bool, error) {
+	time.Sleep(f.delay)
+	return f.File.SyncTo(length)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -48,7 +50,21 @@ type Options struct {
 	// it for databases of the old format. An existing database always
 	// opens with the comparer it was created with.
 	LegacyComparer bool
+	// WALMinSyncInterval is the least time between two syncs of the WAL
+	// while at least walGatherAt synced writes are in flight (default 0:
+	// a sync starts as soon as the one before it returns). A synced write
+	// that comes sooner waits out the rest of it, and the writes that
+	// arrive meanwhile share its sync (Pebble's WALMinSyncInterval). With
+	// fewer in flight there is nobody to gather, and a lone writer, one
+	// connection committing in a loop, would only wait: it is not
+	// delayed.
+	WALMinSyncInterval time.Duration
 }
+
+// walGatherAt is how many synced writes must be in flight when a WAL
+// sync ends for the next to wait out Options.WALMinSyncInterval: the
+// ones just synced, not yet returned, and one more that came meanwhile.
+const walGatherAt = 3
 
 func (o *Options) withDefaults() Options {
 	r := *o
@@ -119,6 +135,15 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 		Logger:                      logger{o.Logger},
 		FS:                          o.FS,
 	}
+	syncing := new(atomic.Int64)
+	if d := o.WALMinSyncInterval; d > 0 {
+		po.WALMinSyncInterval = func() time.Duration {
+			if syncing.Load() < walGatherAt {
+				return 0
+			}
+			return d
+		}
+	}
 	if n := o.MaxCompactions; n > 0 {
 		po.CompactionConcurrencyRange = func() (int, int) { return 1, n }
 	}
@@ -168,7 +193,7 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	}
 	wo := po.Clone()
 	wo.EnsureDefaults()
-	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer}, nil
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}, nil
 }
 
 // comparerOf returns the comparer of the database in dir, as its newest
