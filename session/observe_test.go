@@ -37,16 +37,7 @@ func serveObservedOn(t *testing.T, st kv.Storage, logPath string) (*sql.Conn, st
 	_, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true,
 		PlanCacheCapacity: 100, LockWaitTimeout: time.Second, SlowQueryFile: logPath})
 	t.Cleanup(stop)
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := connTo(t, fmt.Sprintf("root@tcp(%s)/?multiStatements=true", addr))
 	return conn, addr.String(), logPath
 }
 

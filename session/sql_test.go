@@ -35,7 +35,14 @@ func startBasalt(t *testing.T) string {
 // open transaction). Both are closed when the test ends.
 func startConn(t *testing.T) *sql.Conn {
 	t.Helper()
-	db, err := sql.Open("mysql", startBasalt(t))
+	return connTo(t, startBasalt(t))
+}
+
+// connTo opens one connection to dsn; it and its pool are closed when
+// the test ends.
+func connTo(t *testing.T, dsn string) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,15 +95,5 @@ func serveTextConn(t *testing.T) (*session.Driver, *sql.Conn) {
 	}
 	drv, _, addr, stop := serveOn(t, st, session.Config{PessimisticByDefault: true, PlanCacheCapacity: 100, LockWaitTimeout: time.Second})
 	t.Cleanup(stop)
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(%s)/", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return drv, conn
+	return drv, connTo(t, fmt.Sprintf("root@tcp(%s)/", addr))
 }
