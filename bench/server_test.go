@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -37,5 +39,25 @@ func TestStartRepicksTakenPort(t *testing.T) {
 	p = &Process{Name: "y", Bin: "/bin/true", Port: taken}
 	if err := p.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Errorf("Start on a taken port without Repick: %v, want 'in use'", err)
+	}
+}
+
+// TestMariaDBRelativeWorkDir: a MariaDB target under a relative work
+// directory (`basalt bench run --work-dir fin`) makes its data directory:
+// mariadb-install-db failed on the relative --datadir it was given.
+func TestMariaDBRelativeWorkDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.Mkdir("work", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := newMariaDB(TargetSpec{Name: "mariadb", Kind: "mariadb"}, "work")
+	if errors.Is(err, errMissing) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.initData(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -344,6 +344,11 @@ func newMariaDB(spec TargetSpec, workDir string) (*managed, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Absolute: mariadb-install-db fails on a relative --datadir (a
+	// relative --work-dir).
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
 	tmpDir := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmpDir, 0o700); err != nil {
 		return nil, err
