@@ -48,10 +48,7 @@ func TestLatestRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		var open struct {
-			startTS uint64
-			primary []byte
-		}
+		var open mockTxn
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
 			case "commit":
@@ -69,36 +66,9 @@ func TestLatestRead(t *testing.T) {
 				}
 				return "ok"
 			case "prewrite":
-				ts, err := st.CurrentTS()
-				if err != nil {
-					t.Fatal(err)
-				}
-				// client-go's prewrites carry a min commit ts, which a
-				// reader at a timestamp pushes past its own to pass.
-				req := &kvrpcpb.PrewriteRequest{StartVersion: ts, MinCommitTs: ts + 1, LockTtl: uint64(time.Minute.Milliseconds())}
-				for _, a := range td.CmdArgs {
-					if a.Key == "primary" {
-						req.PrimaryLock = []byte(a.Vals[0])
-						continue
-					}
-					req.Mutations = append(req.Mutations, &kvrpcpb.Mutation{Op: kvrpcpb.Op_Put, Key: []byte(a.Key), Value: []byte(a.Vals[0])})
-				}
-				for _, err := range mock.Prewrite(req) {
-					if err != nil {
-						return "error: " + err.Error()
-					}
-				}
-				open.startTS, open.primary = ts, req.PrimaryLock
-				return "ok"
+				return open.prewrite(t, st, mock, td)
 			case "commit-primary":
-				ts, err := st.CurrentTS()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := mock.Commit([][]byte{open.primary}, open.startTS, ts); err != nil {
-					return "error: " + err.Error()
-				}
-				return "ok"
+				return open.commitPrimary(t, st, mock)
 			case "get":
 				var k string
 				td.ScanArgs(t, "k", &k)
@@ -131,4 +101,48 @@ func read(snap kv.Snapshot, k string) string {
 		return "error: " + strings.SplitN(err.Error(), "\n", 2)[0]
 	}
 	return string(v)
+}
+
+// mockTxn is a transaction a test script writes straight to the mock's
+// MVCC store: "prewrite k=v ... primary=k" leaves its locks, and
+// "commit-primary" commits its primary only (its secondaries stay locked
+// for a reader to resolve).
+type mockTxn struct {
+	startTS uint64
+	primary []byte
+}
+
+func (o *mockTxn) prewrite(t *testing.T, st *tikv.Storage, mock testutils.MVCCStore, td *datadriven.TestData) string {
+	ts, err := st.CurrentTS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// client-go's prewrites carry a min commit ts, which a reader at a
+	// timestamp pushes past its own to pass.
+	req := &kvrpcpb.PrewriteRequest{StartVersion: ts, MinCommitTs: ts + 1, LockTtl: uint64(time.Minute.Milliseconds())}
+	for _, a := range td.CmdArgs {
+		if a.Key == "primary" {
+			req.PrimaryLock = []byte(a.Vals[0])
+			continue
+		}
+		req.Mutations = append(req.Mutations, &kvrpcpb.Mutation{Op: kvrpcpb.Op_Put, Key: []byte(a.Key), Value: []byte(a.Vals[0])})
+	}
+	for _, err := range mock.Prewrite(req) {
+		if err != nil {
+			return "error: " + err.Error()
+		}
+	}
+	o.startTS, o.primary = ts, req.PrimaryLock
+	return "ok"
+}
+
+func (o *mockTxn) commitPrimary(t *testing.T, st *tikv.Storage, mock testutils.MVCCStore) string {
+	ts, err := st.CurrentTS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mock.Commit([][]byte{o.primary}, o.startTS, ts); err != nil {
+		return "error: " + err.Error()
+	}
+	return "ok"
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/tikv/client-go/v2/testutils"
 	tikvclient "github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/tikvrpc"
@@ -88,10 +87,7 @@ func runKVScript(t *testing.T, file string) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		var open struct {
-			startTS uint64
-			primary []byte
-		}
+		var open mockTxn
 		ctx := context.Background()
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			switch td.Cmd {
@@ -119,34 +115,9 @@ func runKVScript(t *testing.T, file string) {
 				cluster.Split(r.GetId(), ids[0], []byte(at), []uint64{ids[1]}, ids[1])
 				return "ok"
 			case "prewrite":
-				ts, err := st.CurrentTS()
-				if err != nil {
-					t.Fatal(err)
-				}
-				req := &kvrpcpb.PrewriteRequest{StartVersion: ts, MinCommitTs: ts + 1, LockTtl: uint64(time.Minute.Milliseconds())}
-				for _, a := range td.CmdArgs {
-					if a.Key == "primary" {
-						req.PrimaryLock = []byte(a.Vals[0])
-						continue
-					}
-					req.Mutations = append(req.Mutations, &kvrpcpb.Mutation{Op: kvrpcpb.Op_Put, Key: []byte(a.Key), Value: []byte(a.Vals[0])})
-				}
-				for _, err := range mock.Prewrite(req) {
-					if err != nil {
-						return "error: " + err.Error()
-					}
-				}
-				open.startTS, open.primary = ts, req.PrimaryLock
-				return "ok"
+				return open.prewrite(t, st, mock, td)
 			case "commit-primary":
-				ts, err := st.CurrentTS()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := mock.Commit([][]byte{open.primary}, open.startTS, ts); err != nil {
-					return "error: " + err.Error()
-				}
-				return "ok"
+				return open.commitPrimary(t, st, mock)
 			case "scan":
 				var start, end string
 				td.ScanArgs(t, "start", &start)
