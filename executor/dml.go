@@ -54,7 +54,7 @@ func handleFor(ctx *Ctx, t *catalog.TableInfo, row []types.Datum) (tablecodec.Ha
 		enc, err := encodeDatums(vals)
 		return tablecodec.Handle{Common: enc}, err
 	}
-	id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+	id, err := ctx.allocAutoID(t)
 	return tablecodec.IntHandle(id), err
 }
 
@@ -176,7 +176,7 @@ func addRow(ctx *Ctx, p *planner.Insert, w *table.Writer, row []types.Datum, giv
 		generate := ctx.Eval.Mode&expression.ModeNoAutoValueOnZero == 0 &&
 			types.Compare(v, types.NewInt(0)) == 0 && v.Kind() != types.KindString
 		if v.IsNull() || generate {
-			id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+			id, err := ctx.allocAutoID(t)
 			if err != nil {
 				return 0, err
 			}

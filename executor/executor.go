@@ -62,6 +62,12 @@ type Ctx struct {
 	// (foreignkey.go). NoFKChecks (foreign_key_checks off) skips them.
 	IS         *catalog.InfoSchema
 	NoFKChecks bool
+	// AutoIDs, when set, keeps the auto-increment values the statement
+	// generates, so that a run of it after an earlier run was undone (a
+	// duplicate found at commit, a write conflict) generates the same
+	// values: a failing INSERT uses up one value per row, as MySQL's
+	// single run does, not one per attempt.
+	AutoIDs *AutoIDs
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum
@@ -74,6 +80,40 @@ func (ctx *Ctx) write() *table.WriteCtx {
 	ctx.wc = table.WriteCtx{Context: ctx.Context, Eval: ctx.Eval, Reader: ctx.Reader, Txn: ctx.Txn,
 		LazyUniqueChecks: ctx.LazyUniqueChecks}
 	return &ctx.wc
+}
+
+// AutoIDs are the auto-increment values one statement generated, in the
+// order its first run generated them.
+type AutoIDs struct {
+	vals []autoID
+	next int // the recorded value the run hands out next
+}
+
+type autoID struct{ table, id int64 }
+
+// Rewind makes the next run of the statement hand out the recorded values
+// again.
+func (a *AutoIDs) Rewind() { a.next = 0 }
+
+// allocAutoID returns the next auto-increment value of table t for the
+// statement: the value an earlier run generated at this point, if it was
+// for the same table (the values are this node's, and the run that took
+// them was undone), else a new one.
+func (ctx *Ctx) allocAutoID(t *catalog.TableInfo) (int64, error) {
+	a := ctx.AutoIDs
+	if a != nil && a.next < len(a.vals) {
+		if v := a.vals[a.next]; v.table == t.ID {
+			a.next++
+			return v.id, nil
+		}
+		a.vals = a.vals[:a.next] // this run went another way
+	}
+	id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
+	if err == nil && a != nil {
+		a.vals = append(a.vals, autoID{t.ID, id})
+		a.next++
+	}
+	return id, err
 }
 
 // Executor is a running operator.

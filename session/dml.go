@@ -176,10 +176,12 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 	pess := txn.Mode() == kv.Pessimistic
 	is := s.schema()
 	stale := pess && p.pointDML(is)
+	var ids executor.AutoIDs // a run again generates the undone run's values
 	for attempt := 0; ; attempt++ {
+		ids.Rewind()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats,
-			IS: is, NoFKChecks: !s.fkChecks()}
+			IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: &ids}
 		executor.BindSubqueries(ec)
 		if pess {
 			ts := max(s.forUpdateTS, txn.StartTS())
@@ -223,7 +225,9 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 	// with the checks, which report it as MySQL does.
 	lazy := p.insert != nil && !p.insert.Ignore && !p.insert.Replace && len(p.insert.OnDup) == 0
 	began := time.Now()
+	var ids executor.AutoIDs // a run again generates the undone run's values
 	for attempt := 0; ; attempt++ {
+		ids.Rewind()
 		txn, err := s.d.store.Begin(kv.TxnOptions{Mode: kv.Optimistic, LockWait: s.lockWait(), Commit: s.hotVar().commit})
 		if err != nil {
 			return executor.DMLResult{}, err
@@ -232,7 +236,7 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 		s.obs.txnStartTS = txn.StartTS()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
-			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats, IS: is, NoFKChecks: !s.fkChecks()}
+			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats, IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: &ids}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
 		s.obs.readKeys(ec)
