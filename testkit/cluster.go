@@ -319,13 +319,30 @@ func (c *Cluster) waitHTTP(name, url string) {
 func (c *Cluster) killAll() {
 	c.mu.Lock()
 	names := make([]string, 0, len(c.procs))
-	for n := range c.procs {
+	for n, p := range c.procs {
 		names = append(names, n)
+		select {
+		case <-p.done:
+			// It ended by itself (a crash, a fatal error): a failing
+			// test says why.
+			if c.t.Failed() {
+				c.t.Logf("testkit: %s had exited (%v); its output:\n%s", n, p.cmd.ProcessState, tail(p.log.String(), 32<<10))
+			}
+		default:
+		}
 	}
 	c.mu.Unlock()
 	for _, n := range names {
 		c.Kill(n)
 	}
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }
 
 // logLevel is the processes' log level: $BASALT_TEST_LOG_LEVEL, or warn.
