@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/tikv/client-go/v2/tikvrpc"
 	tikvclient "github.com/tikv/client-go/v2/tikv"
+	"github.com/tikv/client-go/v2/tikvrpc"
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/store/tikv"
