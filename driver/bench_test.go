@@ -216,25 +216,7 @@ func BenchmarkSysbench(b *testing.B) {
 		}
 	})
 	b.Run("write_txn", func(b *testing.B) {
-		// oltp_write_only's transaction: two updates, a delete and an
-		// insert of the same id, in a pessimistic transaction.
-		begin := benchPrepare(b, s, "BEGIN")
-		upIdx := benchPrepare(b, s, "UPDATE sbtest1 SET k=k+1 WHERE id=?")
-		upNon := benchPrepare(b, s, "UPDATE sbtest1 SET c=? WHERE id=?")
-		del := benchPrepare(b, s, "DELETE FROM sbtest1 WHERE id=?")
-		ins := benchPrepare(b, s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)")
-		commit := benchPrepare(b, s, "COMMIT")
-		defer reportCPU(b)()
-		for b.Loop() {
-			benchRun(b, begin)
-			benchRun(b, upIdx, id())
-			benchRun(b, upNon, server.BytesValue([]byte(sbString(rng, 10))), id())
-			d := id()
-			benchRun(b, del, d)
-			benchRun(b, ins, d, server.IntValue(rng.Int64N(benchRows)),
-				server.BytesValue([]byte(sbString(rng, 10))), server.BytesValue([]byte(sbString(rng, 5))))
-			benchRun(b, commit)
-		}
+		benchWriteTxn(b, s, rng)
 	})
 }
 
@@ -313,6 +295,57 @@ func BenchmarkPointSelectStores(b *testing.B) {
 				benchRun(b, st, server.IntValue(1+rng.Int64N(benchRows)))
 			}
 			rec.stop(b.N)
+		})
+	}
+}
+
+// benchWriteTxn runs oltp_write_only's transaction on s, b.N times: two
+// updates, a delete and an insert of the same id, in a pessimistic
+// transaction; its cpu-ns/op is the whole transaction's.
+func benchWriteTxn(b *testing.B, s server.Session, rng *rand.Rand) {
+	id := func() server.Value { return server.IntValue(1 + rng.Int64N(benchRows)) }
+	begin := benchPrepare(b, s, "BEGIN")
+	upIdx := benchPrepare(b, s, "UPDATE sbtest1 SET k=k+1 WHERE id=?")
+	upNon := benchPrepare(b, s, "UPDATE sbtest1 SET c=? WHERE id=?")
+	del := benchPrepare(b, s, "DELETE FROM sbtest1 WHERE id=?")
+	ins := benchPrepare(b, s, "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)")
+	commit := benchPrepare(b, s, "COMMIT")
+	defer reportCPU(b)()
+	for b.Loop() {
+		benchRun(b, begin)
+		benchRun(b, upIdx, id())
+		benchRun(b, upNon, server.BytesValue([]byte(sbString(rng, 10))), id())
+		d := id()
+		benchRun(b, del, d)
+		benchRun(b, ins, d, server.IntValue(rng.Int64N(benchRows)),
+			server.BytesValue([]byte(sbString(rng, 10))), server.BytesValue([]byte(sbString(rng, 5))))
+		benchRun(b, commit)
+	}
+}
+
+// BenchmarkWriteTxnStores runs oltp_write_only's transaction
+// (benchWriteTxn) on the embedded store (local) and on store/tikv over
+// client-go's in-process mock cluster (mocktikv), whose cpu-ns/op holds
+// the mock's work, what the stores would do, too:
+//
+//	go test -run '^$' -bench WriteTxnStores -benchtime 3000x -count 5 ./driver/
+func BenchmarkWriteTxnStores(b *testing.B) {
+	if err := tikv.SetLogLevel("error"); err != nil {
+		b.Fatal(err)
+	}
+	mockStore, err := tikv.OpenMock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mock := benchSessionOn(b, mockStore)
+	local := benchSession(b)
+	for _, name := range []string{"local", "mocktikv"} {
+		b.Run(name, func(b *testing.B) {
+			s := mock
+			if name == "local" {
+				s = local
+			}
+			benchWriteTxn(b, s, rand.New(rand.NewPCG(3, 4)))
 		})
 	}
 }

@@ -32,11 +32,14 @@ func TestServiceSQLOnePC(t *testing.T) {
 	for _, tc := range []struct {
 		stmts []string
 		locks int // pessimistic lock requests
+		gets  int // KvGet requests
 	}{
-		{stmts: []string{"UPDATE sbtest1 SET k = k + 1 WHERE id = 1"}},
-		{stmts: []string{"UPDATE sbtest1 SET c = 'x' WHERE id = 2"}},
-		{stmts: []string{"DELETE FROM sbtest1 WHERE id = 3"}},
+		{stmts: []string{"UPDATE sbtest1 SET k = k + 1 WHERE id = 1"}, gets: 1},
+		{stmts: []string{"UPDATE sbtest1 SET c = 'x' WHERE id = 2"}, gets: 1},
+		{stmts: []string{"DELETE FROM sbtest1 WHERE id = 3"}, gets: 1},
 		{stmts: []string{"INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 3, 'c', 'p')"}},
+		// The locks of the pessimistic point DML return the rows they
+		// read: no KvGet after them (store/tikv, lockedValues).
 		{stmts: []string{"BEGIN", "UPDATE sbtest1 SET k = k + 1 WHERE id = 1", "UPDATE sbtest1 SET c = 'y' WHERE id = 2",
 			"DELETE FROM sbtest1 WHERE id = 3", "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 3, 'c', 'p')", "COMMIT"}, locks: 3},
 	} {
@@ -44,10 +47,10 @@ func TestServiceSQLOnePC(t *testing.T) {
 		exec(tc.stmts...)
 		after, pw2 := calls.snapshot(), svc.PrewriteStats()
 		delta := func(m string) int { return after[m] - before[m] }
-		got := fmt.Sprintf("KvPrewrite %d (1PC %d, async commit %d, fallback %d), KvCommit %d, KvPessimisticLock %d",
+		got := fmt.Sprintf("KvPrewrite %d (1PC %d, async commit %d, fallback %d), KvCommit %d, KvPessimisticLock %d, KvGet %d, KvBatchGet %d",
 			delta("KvPrewrite"), pw2.OnePC-pw.OnePC, pw2.AsyncCommit-pw.AsyncCommit, pw2.Fallback-pw.Fallback,
-			delta("KvCommit"), delta("KvPessimisticLock"))
-		want := fmt.Sprintf("KvPrewrite 1 (1PC 1, async commit 0, fallback 0), KvCommit 0, KvPessimisticLock %d", tc.locks)
+			delta("KvCommit"), delta("KvPessimisticLock"), delta("KvGet"), delta("KvBatchGet"))
+		want := fmt.Sprintf("KvPrewrite 1 (1PC 1, async commit 0, fallback 0), KvCommit 0, KvPessimisticLock %d, KvGet %d, KvBatchGet 0", tc.locks, tc.gets)
 		t.Logf("%s: %s", strings.Join(tc.stmts, "; "), got)
 		if got != want {
 			t.Errorf("%s: %s, want %s", strings.Join(tc.stmts, "; "), got, want)

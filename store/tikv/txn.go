@@ -30,6 +30,79 @@ type txn struct {
 	// commitWait, if set, bounds how long Commit waits for a lock its
 	// prewrite met (kv.TxnOptions.LockWait).
 	commitWait time.Duration
+	// locked holds what the pessimistic locks of a few keys at a time
+	// returned (lockedValues). lockedSnap is t.snap read through it.
+	locked     map[string]lockedValue
+	lockedSnap lockedReader
+}
+
+// A pessimistic lock is asked to return its key's value (TiDB's point get
+// of a DML statement locks with ReturnValues): the value is the newest
+// committed, which the locking statement then reads, so its read needs no
+// RPC of its own. The store locks a key only if no commit above the lock's
+// forUpdateTS exists, and while the lock is held no other transaction can
+// commit to it: a read at forUpdateTS or above sees that value, until the
+// transaction ends. A read below it (a plain SELECT at the start
+// timestamp after a lock at a newer one) does not use it.
+//
+// Only a LockKeys of at most lockValuesKeys keys asks for values (the
+// locks of point and batch-point DML and INSERT's key locks), and
+// lockValuesMax values at most are kept per transaction.
+const (
+	lockValuesKeys = 16
+	lockValuesMax  = 4096
+)
+
+// lockedValue is a locked key's newest committed value (nil: none) as
+// its lock at ts returned it.
+type lockedValue struct {
+	val []byte
+	ts  uint64
+}
+
+// lockedReader reads r through the values t's locks returned, for the
+// keys locked at or below ts.
+type lockedReader struct {
+	t  *txn
+	ts uint64
+	r  kv.Retriever
+}
+
+// value is the value the lock of key returned, if it holds at r.ts.
+func (r *lockedReader) value(key []byte) (lockedValue, bool) {
+	lv, ok := r.t.locked[string(key)]
+	return lv, ok && lv.ts <= r.ts
+}
+
+func (r *lockedReader) Get(ctx context.Context, key []byte) ([]byte, error) {
+	if lv, ok := r.value(key); ok {
+		return found(lv.val)
+	}
+	return r.r.Get(ctx, key)
+}
+
+// BatchGet is answered from the locks' values if they hold every key.
+func (r *lockedReader) BatchGet(ctx context.Context, keys [][]byte) (map[string][]byte, error) {
+	if len(r.t.locked) > 0 {
+		out := make(map[string][]byte, len(keys))
+		for _, k := range keys {
+			lv, ok := r.value(k)
+			if !ok {
+				return r.r.BatchGet(ctx, keys)
+			}
+			if len(lv.val) > 0 {
+				out[string(k)] = lv.val
+			}
+		}
+		return out, nil
+	}
+	return r.r.BatchGet(ctx, keys)
+}
+
+func (r *lockedReader) Iter(start, end []byte) (kv.Iterator, error) { return r.r.Iter(start, end) }
+
+func (r *lockedReader) IterReverse(start, end []byte) (kv.Iterator, error) {
+	return r.r.IterReverse(start, end)
 }
 
 // SchemaCheck decides whether a transaction may commit at commitTS (0:
@@ -71,6 +144,7 @@ func (noSchemaVer) SchemaMetaVersion() int64 { return 0 }
 
 func newTxn(s *Storage, kt *transaction.KVTxn, mode kv.Mode) *txn {
 	t := &txn{s: s, kt: kt, mode: mode, snap: snapshot{snap: kt.GetSnapshot(), ts: kt.StartTS(), store: s}, buf: kv.NewMemBuffer()}
+	t.lockedSnap = lockedReader{t: t, ts: kt.StartTS(), r: &t.snap}
 	s.open.add(t, kt.StartTS())
 	return t
 }
@@ -84,7 +158,7 @@ func (t *txn) Savepoint() int          { return t.buf.Savepoint() }
 func (t *txn) RollbackTo(sp int)       { t.buf.RollbackTo(sp) }
 func (t *txn) ReleaseSavepoint(sp int) { t.buf.ReleaseSavepoint(sp) }
 
-func (t *txn) reader() kv.BufferedReader { return kv.BufferedReader{Buf: t.buf, Snap: &t.snap} }
+func (t *txn) reader() kv.BufferedReader { return kv.BufferedReader{Buf: t.buf, Snap: &t.lockedSnap} }
 
 func (t *txn) Get(ctx context.Context, key []byte) ([]byte, error) {
 	return t.reader().Get(ctx, key)
@@ -105,7 +179,7 @@ func (t *txn) ReaderAt(ts uint64) kv.Retriever {
 	if ts == t.kt.StartTS() {
 		return t.reader()
 	}
-	return kv.BufferedReader{Buf: t.buf, Snap: t.s.Snapshot(ts)}
+	return kv.BufferedReader{Buf: t.buf, Snap: &lockedReader{t: t, ts: ts, r: t.s.Snapshot(ts)}}
 }
 
 func (t *txn) Set(key, value []byte) error    { return t.write(key, value, kv.OpPut) }
@@ -148,13 +222,39 @@ func (t *txn) LockKeys(ctx context.Context, forUpdateTS uint64, wait time.Durati
 		waitMs = 1
 	}
 	lctx := tikvkv.NewLockCtx(forUpdateTS, waitMs, time.Now())
+	values := t.mode == kv.Pessimistic && len(keys) <= lockValuesKeys && len(t.locked) < lockValuesMax
+	if values {
+		lctx.InitReturnValues(len(keys))
+	}
 	err := mapErr(t.kt.LockKeys(ctx, lctx, keys...))
+	if err == nil && values {
+		t.lockedValues(lctx)
+	}
 	var dl *kv.DeadlockError
 	if errors.As(err, &dl) {
 		dl.StartTS = t.kt.StartTS()
 		dl.Cycle = append([]uint64{dl.StartTS}, dl.Cycle...)
 	}
 	return err
+}
+
+// lockedValues keeps the values lctx's locks returned. A key this
+// transaction had locked before returns none (AlreadyLocked): what an
+// earlier lock returned, if anything, still holds.
+func (t *txn) lockedValues(lctx *tikvkv.LockCtx) {
+	if t.locked == nil {
+		t.locked = make(map[string]lockedValue, len(lctx.Values))
+	}
+	for k, rv := range lctx.Values {
+		if rv.AlreadyLocked {
+			continue
+		}
+		v := rv.Value
+		if !rv.Exists {
+			v = nil
+		}
+		t.locked[k] = lockedValue{val: v, ts: lctx.ForUpdateTS}
+	}
 }
 
 // Commit moves the buffered writes into the client-go transaction and
