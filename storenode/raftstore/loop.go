@@ -263,7 +263,13 @@ type logWrite struct {
 }
 
 // buildLogWrites adds every peer's snapshot, entries and hard state to
-// batches, one per goroutine of the store pool.
+// batches, one per goroutine of the store pool. A batch is synced only if
+// one of its Readys must be (raft.Ready.MustSync: new entries, a new term
+// or vote) or installs a snapshot. A Ready that only moves the commit
+// index is written unsynced, as etcd and TiKV write it: what it commits is
+// on a quorum's disks already, and should a crash lose the new commit
+// index, raft learns it again from the leader (and loadPeers raises it to
+// the applied index). Under write_only that is one sync in seven or eight.
 func (s *Store) buildLogWrites(rps []readyPeer) ([]logWrite, error) {
 	n := max(1, min(s.cfg.StorePoolSize, len(rps)))
 	writes := make([]logWrite, n)
@@ -277,7 +283,7 @@ func (s *Store) buildLogWrites(rps []readyPeer) ([]logWrite, error) {
 			if err := rp.p.persist(w.wb, &rp.rd); err != nil {
 				return err
 			}
-			w.sync = w.sync || len(rp.rd.Entries) > 0 || !raft.IsEmptyHardState(rp.rd.HardState) || !raft.IsEmptySnap(rp.rd.Snapshot)
+			w.sync = w.sync || rp.rd.MustSync || !raft.IsEmptySnap(rp.rd.Snapshot)
 		}
 		return nil
 	})
