@@ -25,6 +25,9 @@ type readyPeer struct {
 // loop is the store's Ready loop; see the package comment.
 func (s *Store) loop() {
 	defer close(s.stopped)
+	s.logWriter = make(chan logWriteJob)
+	defer close(s.logWriter)
+	go runLogWriter(s.logWriter)
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
 	var ticks int
@@ -120,7 +123,7 @@ func (s *Store) handleReady() error {
 		err = s.commitLogWrites(writes)
 	} else {
 		done := make(chan error, 1)
-		go func() { done <- s.commitLogWrites(writes) }()
+		s.logWriter <- logWriteJob{s: s, writes: writes, done: done}
 		err = s.apply(early)
 		err = errors.Join(err, <-done)
 	}
@@ -254,6 +257,25 @@ func isAdmin(data []byte) bool {
 		data = data[n:]
 	}
 	return false
+}
+
+// logWriteJob is an iteration's log write handed to the store's log
+// writer, to run while the iteration applies what may go first.
+type logWriteJob struct {
+	s      *Store
+	writes []logWrite
+	done   chan<- error
+}
+
+// runLogWriter commits the log writes it is given, one at a time, until
+// jobs is closed. It is one goroutine for the store's life rather than one
+// per iteration: a new goroutine's stack grows, copied, to the depth of a
+// Pebble commit each time, which cost a follower 4% of its CPU under
+// oltp_write_only.
+func runLogWriter(jobs <-chan logWriteJob) {
+	for j := range jobs {
+		j.done <- j.s.commitLogWrites(j.writes)
+	}
 }
 
 // logWrite is one batch of a Ready loop iteration's log writes.
