@@ -94,6 +94,7 @@ func (g *syncGate) counts() (arrived, passed int) {
 type logWriteState struct {
 	puts     map[string]chan error // put-async's answers, by name
 	mark     uint64                // mark's index
+	syncs    map[uint64]uint64     // each store's log syncs at mark
 	isolated uint64                // the store isolate-follower cut off
 }
 
@@ -114,7 +115,11 @@ type logWriteState struct {
 //	isolate-follower region=R  the follower on the highest store drops
 //	                           every message it gets; heal-follower ends it
 //	mark region=R              indexes below are counted from the
-//	                           leader's last index now
+//	                           leader's last index now, syncs from each
+//	                           store's synced log writes now
+//	log-syncs region=R         each store's synced log writes since mark,
+//	                           once every peer has applied the leader's
+//	                           last entry and 200ms have passed
 //	log-state region=R [followers=N] [commit=N] [settle=D]
 //	                           the log indexes persisted on each store and
 //	                           the leader's commit and applied indexes,
@@ -208,6 +213,12 @@ func (c *raftCluster) runLogWrite(t *testing.T, td *datadriven.TestData) (string
 		p.mu.Lock()
 		st.mark = p.lastIndex
 		p.mu.Unlock()
+		st.syncs = map[uint64]uint64{}
+		for _, sid := range c.storeIDs() {
+			st.syncs[sid] = c.stores[sid].rs.LogStats().Syncs
+		}
+	case "log-syncs":
+		return c.logSyncs(region), true
 	case "log-state":
 		return c.logState(t, td, region), true
 	default:
@@ -266,6 +277,43 @@ func (c *raftCluster) logState(t *testing.T, td *datadriven.TestData, region uin
 		out += fmt.Sprintf(" +%d", f)
 	}
 	return out
+}
+
+// logSyncs is log-syncs' output.
+func (c *raftCluster) logSyncs(region uint64) string {
+	leader := c.leader(region)
+	leader.mu.Lock()
+	last := leader.lastIndex
+	leader.mu.Unlock()
+	applied := func() bool {
+		for _, sid := range c.storeIDs() {
+			if p := c.stores[sid].rs.Peer(region); p != nil {
+				p.mu.Lock()
+				a := p.applied
+				p.mu.Unlock()
+				if a < last {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !waitFor(applied) {
+		return "error: not applied everywhere"
+	}
+	time.Sleep(200 * time.Millisecond)
+	var fs []uint64
+	var l uint64
+	for _, sid := range c.storeIDs() {
+		n := c.stores[sid].rs.LogStats().Syncs - c.logWrites.syncs[sid]
+		if sid == leader.self.StoreId {
+			l = n
+		} else if c.stores[sid].rs.Peer(region) != nil {
+			fs = append(fs, n)
+		}
+	}
+	slices.Sort(fs)
+	return fmt.Sprintf("leader: %d\nfollowers: %v", l, fs)
 }
 
 // TestIsAdmin: isAdmin tells an admin command from a write without

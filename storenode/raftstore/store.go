@@ -137,6 +137,9 @@ type Store struct {
 	wakeCh  chan struct{}
 	stopCh  chan struct{}
 	stopped chan struct{}
+	// logWriter: the loop's log writes that overlap its applies go to
+	// the goroutine that serves it (runLogWriter) while the loop runs.
+	logWriter chan logWriteJob
 
 	// lockCF: whether Pebble holds no lock, for reads to skip looking
 	// (lockcf.go); lockCFDone is closed when its checks have stopped.
