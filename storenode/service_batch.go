@@ -95,7 +95,8 @@ func (s *Service) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 			running.Add(1)
 			run := func() {
 				defer running.Done()
-				res := batchResult{id: id, resp: s.dispatch(ctx, req)}
+				res := batchResult{id: id}
+				res.resp, res.scan = s.dispatchBatched(ctx, req)
 				select {
 				case out <- res:
 				case <-ctx.Done():
@@ -152,6 +153,7 @@ func requestContext(req *tikvpb.BatchCommandsRequest_Request) *kvrpcpb.Context {
 type batchResult struct {
 	id   uint64
 	resp *tikvpb.BatchCommandsResponse_Response
+	scan *scanAnswer // resp's memory, to free once resp is sent (nil: none)
 }
 
 // gomaxprocs is runtime.GOMAXPROCS(0); a test sets it.
@@ -167,6 +169,7 @@ type batchSender struct {
 	stream tikvpb.Tikv_BatchCommandsServer
 	out    chan batchResult
 	mu     sync.Mutex
+	scans  []*scanAnswer // a message's scans to free once it is sent (under mu)
 }
 
 // loop writes the results from out to the stream until out is closed
@@ -200,6 +203,7 @@ func (b *batchSender) send(results []batchResult) error {
 		n := min(len(results)+len(b.out), maxResponsesPerMessage)
 		msg := &tikvpb.BatchCommandsResponse{Responses: make([]*tikvpb.BatchCommandsResponse_Response, 0, n),
 			RequestIds: make([]uint64, 0, n)}
+		scans := b.scans[:0]
 		for len(msg.Responses) < maxResponsesPerMessage {
 			var res batchResult
 			if len(results) > 0 {
@@ -218,9 +222,21 @@ func (b *batchSender) send(results []batchResult) error {
 			}
 			msg.Responses = append(msg.Responses, res.resp)
 			msg.RequestIds = append(msg.RequestIds, res.id)
+			if res.scan != nil {
+				scans = append(scans, res.scan)
+			}
 		}
 		if len(msg.Responses) > 0 {
-			if err := b.stream.Send(msg); err != nil {
+			err := b.stream.Send(msg)
+			// Send has marshalled msg (the store's codec, into gRPC's
+			// buffer, and no stats handler keeps it): the scans' memory
+			// can serve other scans.
+			for i, a := range scans {
+				a.free()
+				scans[i] = nil
+			}
+			b.scans = scans[:0]
+			if err != nil {
 				return err
 			}
 		}
@@ -256,6 +272,56 @@ func (a *getAnswer) response() *tikvpb.BatchCommandsResponse_Response {
 	a.cmd.Get = &a.get
 	a.resp.Cmd = &a.cmd
 	return &a.resp
+}
+
+// dispatchBatched is dispatch for a request of the stream that a worker
+// runs: a scan's response is a scanAnswer's, whose memory the sender frees
+// for the next scan once it has sent it.
+func (s *Service) dispatchBatched(ctx context.Context, req *tikvpb.BatchCommandsRequest_Request) (*tikvpb.BatchCommandsResponse_Response, *scanAnswer) {
+	r, ok := req.GetCmd().(*tikvpb.BatchCommandsRequest_Request_Scan)
+	if !ok {
+		return s.dispatch(ctx, req), nil
+	}
+	a := scanAnswers.Get().(*scanAnswer)
+	a.scan.Pairs = a.ptrs[:0]
+	s.kvScan(ctx, r.Scan, &a.scan, &a.pairs)
+	if cap(a.scan.Pairs) > cap(a.ptrs) {
+		a.ptrs = a.scan.Pairs[:0]
+	}
+	a.cmd.Scan = &a.scan
+	a.resp.Cmd = &a.cmd
+	return &a.resp, a
+}
+
+// scanAnswer is a scan's response on the stream with the memory of its
+// pairs, kept for the next scan (scanPairs.keep) rather than made anew
+// and zeroed for every one.
+type scanAnswer struct {
+	resp  tikvpb.BatchCommandsResponse_Response
+	cmd   tikvpb.BatchCommandsResponse_Response_Scan
+	scan  kvrpcpb.ScanResponse
+	ptrs  []*kvrpcpb.KvPair
+	pairs scanPairs
+}
+
+// scanAnswerMaxKept bounds the bytes of pairs a freed scanAnswer may keep:
+// one that served a larger scan is left to the garbage collector.
+const scanAnswerMaxKept = 256 << 10
+
+var scanAnswers = sync.Pool{New: func() any { return &scanAnswer{pairs: scanPairs{keep: true}} }}
+
+// free returns a to scanAnswers once its response has been sent: nothing
+// may use the response or its pairs after that.
+func (a *scanAnswer) free() {
+	if a.pairs.kept > scanAnswerMaxKept {
+		return
+	}
+	a.ptrs = a.ptrs[:0]
+	a.scan = kvrpcpb.ScanResponse{}
+	a.cmd = tikvpb.BatchCommandsResponse_Response_Scan{}
+	a.resp = tikvpb.BatchCommandsResponse_Response{}
+	a.pairs.reset()
+	scanAnswers.Put(a)
 }
 
 // dispatch runs one request of the stream.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package storenode
+
+const raceEnabled = false
