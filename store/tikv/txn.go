@@ -45,6 +45,12 @@ type txn struct {
 // transaction ends. A read below it (a plain SELECT at the start
 // timestamp after a lock at a newer one) does not use it.
 //
+// This relies on the lock being held, as TiDB's pessimistic lock cache
+// does. A lock the store lost (an in-memory lock on a leader change, one
+// another transaction's resolver rolled back) may let a later read return
+// the older value, but such a transaction cannot commit: its prewrite
+// finds the lock missing and fails.
+//
 // Only a LockKeys of at most lockValuesKeys keys asks for values (the
 // locks of point and batch-point DML and INSERT's key locks), and
 // lockValuesMax values at most are kept per transaction.
