@@ -114,7 +114,7 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhas
 		if req.Pessimistic != nil && req.ForUpdateTS > after {
 			after = req.ForUpdateTS
 		}
-		c, err := checkWrites(r, encKey, req.StartTS, after, m.Op == kv.OpInsert)
+		c, err := checkWrites(r, encKey, req.StartTS, after, m.Op == kv.OpInsert, false)
 		if err != nil {
 			return false, nil, err
 		}
@@ -340,7 +340,7 @@ func checkNotExist(r Reader, req *PrewriteRequest, key []byte) error {
 	if req.Pessimistic != nil && req.ForUpdateTS > after {
 		after = req.ForUpdateTS
 	}
-	c, err := checkWrites(r, encKey, req.StartTS, after, true)
+	c, err := checkWrites(r, encKey, req.StartTS, after, true, false)
 	switch {
 	case err != nil:
 		return err
@@ -518,6 +518,11 @@ type PessimisticLockRequest struct {
 	MinCommitTS uint64
 	// LockOnlyIfExists: a key with no value is left unlocked.
 	LockOnlyIfExists bool
+	// Value, if not nil, is told the newest committed value of each key
+	// the request locks or passes over (found false: none; value is the
+	// callee's to keep), read in the pass that checks the key's records
+	// for conflicts. Once the key is locked no commit can change it.
+	Value func(key, value []byte, found bool)
 }
 
 // AcquirePessimisticLock locks req.Keys in order. It returns how many keys
@@ -548,26 +553,37 @@ func AcquirePessimisticLock(r Reader, b *Batch, req *PessimisticLockRequest) (in
 				l.ForUpdateTS = req.ForUpdateTS
 				b.Put(CFLock, encKey, l.encode())
 			}
+			if req.Value != nil {
+				if err := newestValue(r, encKey, key, req.Value); err != nil {
+					return i, err
+				}
+			}
 			continue
 		}
-		commitTS, w, rolledBack, err := newerWrite(r, encKey, req.StartTS, req.ForUpdateTS)
+		// One pass over the key's records answers the conflict check, and
+		// the existence check or the value if asked.
+		want := req.LockOnlyIfExists || req.Value != nil
+		c, err := checkWrites(r, encKey, req.StartTS, req.ForUpdateTS, want, req.Value != nil)
 		if err != nil {
 			return i, err
 		}
-		if rolledBack {
+		if c.rolledBack {
 			return i, &RolledBackError{Key: key, StartTS: req.StartTS}
 		}
-		if commitTS != 0 {
-			return i, &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		if c.commitTS != 0 {
+			return i, &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
 		}
-		if req.LockOnlyIfExists {
-			exists, err := keyExists(r, encKey)
-			if err != nil {
-				return i, err
+		if req.Value != nil {
+			v := c.newest.ShortValue
+			if c.exists && !c.newest.HasShortValue {
+				if v, err = r.Get(CFDefault, versionKey(encKey, c.newest.StartTS)); err != nil {
+					return i, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+				}
 			}
-			if !exists {
-				continue
-			}
+			req.Value(key, v, c.exists)
+		}
+		if req.LockOnlyIfExists && !c.exists {
+			continue
 		}
 		l = &Lock{Kind: LockPessimistic, Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
 			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS}
