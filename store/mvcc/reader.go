@@ -232,6 +232,10 @@ type writeCheck struct {
 	w          Write  // its record
 	rolledBack bool   // transaction startTS was rolled back on the key
 	exists     bool   // the newest committed version is a value
+	// otherRollback: a rollback record of another transaction is at or
+	// above startTS. Without one, and with no error, every record at or
+	// above startTS is a commit at or below afterTS.
+	otherRollback bool
 	// newest is, with keepValue and exists, that value's record; its
 	// ShortValue is a copy.
 	newest Write
@@ -269,6 +273,9 @@ func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists, k
 			}
 			if ts > afterTS && rec.Kind != WriteRollback {
 				return writeCheck{commitTS: ts, w: rec}, nil
+			}
+			if rec.Kind == WriteRollback {
+				c.otherRollback = true
 			}
 		}
 		if !decided && (rec.Kind == WritePut || rec.Kind == WriteDelete) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/basalt-db/basalt/kv"
@@ -14,7 +13,7 @@ import (
 // BenchmarkLockValues measures what a storage node does for a pessimistic
 // lock that returns its key's value (KvPessimisticLock with return_values,
 // as the SQL node's UPDATE asks for it), on a Pebble engine whose
-// memtable holds versions keys of versions each: the lock's checks and
+// memtable holds 10000 keys of 8 versions each: the lock's checks and
 // the value read in one pass (one-pass), or the checks, then a Get of the
 // value (lock-then-get, how storenode read it before). The lock's batch is
 // not applied, so every op finds the same state. keys=1 is the SQL node's
@@ -22,31 +21,8 @@ import (
 //
 //	go test -run '^$' -bench LockValues -count 10 ./store/pebble/
 func BenchmarkLockValues(b *testing.B) {
-	const keys, versions = 10000, 8
-	e, err := Open(filepath.Join(b.TempDir(), "db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
-	key := func(i int) []byte { return fmt.Appendf(nil, "t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i) }
-	ts := uint64(10)
-	for v := range versions {
-		for start := 0; start < keys; start += 1000 {
-			req := &mvcc.PrewriteRequest{StartTS: ts}
-			for i := start; i < start+1000; i++ {
-				req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(i),
-					Value: fmt.Appendf(nil, "value-of-a-typical-row-%d-............................", v)})
-			}
-			var batch mvcc.Batch
-			if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
-				b.Fatal(err)
-			}
-			if err := e.Write(&batch, false); err != nil {
-				b.Fatal(err)
-			}
-			ts += 2
-		}
-	}
+	const keys = 10000
+	e, key, ts := benchVersions(b, keys, 8)
 	for _, n := range []int{1, 4} {
 		for _, mode := range []string{"one-pass", "lock-then-get"} {
 			b.Run(fmt.Sprintf("keys=%d/%s", n, mode), func(b *testing.B) {
