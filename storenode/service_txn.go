@@ -1,10 +1,10 @@
 package storenode
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -212,6 +212,17 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 	mreq := &mvcc.PessimisticLockRequest{Keys: keys, Primary: req.GetPrimaryLock(), StartTS: req.GetStartVersion(),
 		ForUpdateTS: req.GetForUpdateTs(), LockTTL: req.GetLockTtl(), MinCommitTS: req.GetMinCommitTs(),
 		LockOnlyIfExists: req.GetLockOnlyIfExists()}
+	if req.GetReturnValues() || req.GetCheckExistence() {
+		// The values are read as the locks are decided, in the pass that
+		// checks each key's records: once locked, no commit can land on a
+		// key, and its newest committed version is what the transaction
+		// will overwrite.
+		resp.NotFounds = make([]bool, len(keys))
+		if req.GetReturnValues() {
+			resp.Values = make([][]byte, len(keys))
+		}
+		mreq.Value = lockedValues(keys, resp)
+	}
 	err := s.pessimisticLock(ctx, st, mreq, s.lockWait(req.GetWaitTimeout()))
 	var le *mvcc.LockedError
 	if errors.Is(err, kv.ErrLockWaitTimeout) && !errors.As(err, &le) {
@@ -220,6 +231,7 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 		err = s.pessimisticLock(ctx, st, mreq, 0)
 	}
 	if err != nil {
+		resp.Values, resp.NotFounds = nil, nil
 		re, ke := failure(err)
 		if ke != nil && ke.Conflict != nil {
 			ke.Conflict.Primary = req.GetPrimaryLock()
@@ -237,29 +249,37 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 		resp.RegionError, resp.Errors = re, keyErrors(ke)
 		return resp, nil
 	}
-	if !req.GetReturnValues() && !req.GetCheckExistence() {
-		return resp, nil
-	}
-	// The keys are locked: no commit can land on them any more, and their
-	// newest committed versions are what the transaction will overwrite.
-	resp.NotFounds = make([]bool, len(keys))
-	if req.GetReturnValues() {
-		resp.Values = make([][]byte, len(keys))
-	}
-	for i, k := range keys {
-		v, err := mvcc.Get(st.Engine(), k, math.MaxUint64, false)
-		switch {
-		case errors.Is(err, kv.ErrNotFound):
-			resp.NotFounds[i] = true
-		case err != nil:
-			resp.Values, resp.NotFounds = nil, nil
-			resp.RegionError, resp.Errors = nil, keyErrors(keyError(err))
-			return resp, nil
-		case req.GetReturnValues():
-			resp.Values[i] = v
+	return resp, nil
+}
+
+// lockedValues returns the mvcc.PessimisticLockRequest.Value that fills
+// resp's values (if it has room for them) and not-founds at every index
+// of keys that holds key.
+func lockedValues(keys [][]byte, resp *kvrpcpb.PessimisticLockResponse) func(key, value []byte, found bool) {
+	set := func(i int, value []byte, found bool) {
+		resp.NotFounds[i] = !found
+		if resp.Values != nil {
+			resp.Values[i] = value
 		}
 	}
-	return resp, nil
+	if len(keys) <= 8 {
+		return func(key, value []byte, found bool) {
+			for i, k := range keys {
+				if bytes.Equal(k, key) {
+					set(i, value, found)
+				}
+			}
+		}
+	}
+	at := make(map[string][]int, len(keys))
+	for i, k := range keys {
+		at[string(k)] = append(at[string(k)], i)
+	}
+	return func(key, value []byte, found bool) {
+		for _, i := range at[string(key)] {
+			set(i, value, found)
+		}
+	}
 }
 
 // pessimisticLock takes req's locks on st, deciding in a slot of the

@@ -3,10 +3,13 @@ package mvcc
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"reflect"
 	"testing"
 
 	"github.com/basalt-db/basalt/codec"
+	"github.com/basalt-db/basalt/kv"
 )
 
 // TestLockEncoding: every field round-trips, and records written before
@@ -48,4 +51,51 @@ func TestLockEncoding(t *testing.T) {
 	if _, err := decodeLock(enc[:len(enc)-3]); !errors.Is(err, codec.ErrCorrupt) {
 		t.Errorf("a truncated secondary: %v, want corrupt", err)
 	}
+}
+
+// TestPessimisticLockValues: the values a pessimistic lock tells are what
+// Get reads at the newest version, a value kept in CFDefault among them,
+// whether the lock reads them in its conflict check or, on a key it had
+// locked, on their own.
+func TestPessimisticLockValues(t *testing.T) {
+	defer func(n int) { shortValueMaxLen = n }(shortValueMaxLen)
+	shortValueMaxLen = 2
+	eng := NewMemEngine()
+	var b Batch
+	req := &PrewriteRequest{Mutations: []kv.Mutation{{Op: kv.OpPut, Key: []byte("a"), Value: []byte("a long value")},
+		{Op: kv.OpPut, Key: []byte("b"), Value: []byte("b")}, {Op: kv.OpDelete, Key: []byte("c")}}, StartTS: 5}
+	if err := OnePhaseCommit(eng, &b, req, 6); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Write(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}
+	lock := func(ks [][]byte, value func(key, value []byte, found bool)) {
+		t.Helper()
+		var lb Batch
+		req := &PessimisticLockRequest{Keys: ks, Primary: ks[0], StartTS: 10, ForUpdateTS: 10, Value: value}
+		if n, err := AcquirePessimisticLock(eng, &lb, req); n != len(ks) || err != nil {
+			t.Fatalf("locked %d of %d: %v", n, len(ks), err)
+		}
+		if err := eng.Write(&lb, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(state string) {
+		t.Helper()
+		for _, ks := range [][][]byte{keys[:1], keys} { // no batch reader, or one
+			want, got := "", ""
+			for _, k := range ks {
+				v, err := Get(eng, k, math.MaxUint64, false)
+				want += fmt.Sprintf("%s=%q,%v ", k, v, err == nil)
+			}
+			lock(ks, func(key, value []byte, found bool) { got += fmt.Sprintf("%s=%q,%v ", key, value, found) })
+			if got != want {
+				t.Errorf("%s, keys %q: told %s, want %s", state, ks, got, want)
+			}
+		}
+	}
+	check("unlocked")
+	check("locked") // the first check locked them
 }

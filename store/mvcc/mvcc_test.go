@@ -35,7 +35,8 @@ import (
 //	get k=K ts=T [resolved=(T,...)] [committed=(T,...)]
 //	scan ts=T [start=K] [end=K] [reverse] [resolved=(T,...)] [committed=(T,...)]
 //	lock txn=T keys=(K,...) for-update=T [primary=K] [wait=DUR|nowait] [async]
-//	  [min-commit=T] [only-if-exists]
+//	  [min-commit=T] [only-if-exists] [values]
+//	  (values: each key's newest committed value, as the lock reads it)
 //	pessimistic-rollback txn=T keys=(K,...) for-update=T
 //	await txn=T                     result of txn T's async command
 //	waiting txn=T                   whom txn T waits for
@@ -321,9 +322,19 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		if p := str("primary"); p != nil {
 			req.Primary = p
 		}
+		var values strings.Builder
+		if td.HasArg("values") {
+			req.Value = func(key, value []byte, found bool) {
+				if found {
+					fmt.Fprintf(&values, "\n%s=%s", kvtest.Format(key), kvtest.Format(value))
+				} else {
+					fmt.Fprintf(&values, "\n%s: none", kvtest.Format(key))
+				}
+			}
+		}
 		wait := h.wait(t, td)
 		return h.maybeAsync(t, td, req.StartTS, func() string {
-			return result(h.s.PessimisticLock(ctx, req, wait))
+			return result(h.s.PessimisticLock(ctx, req, wait)) + values.String()
 		})
 
 	case "pessimistic-rollback":

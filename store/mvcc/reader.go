@@ -3,6 +3,7 @@ package mvcc
 import (
 	"bytes"
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/basalt-db/basalt/codec"
@@ -221,7 +222,7 @@ func visibleValue(r Reader, it EngineIter, encKey []byte, ts uint64, buf []byte)
 // no transaction commits below its start. Rollback records of other
 // transactions change no data and are skipped.
 func newerWrite(r Reader, encKey []byte, startTS, afterTS uint64) (commitTS uint64, w Write, rolledBack bool, err error) {
-	c, err := checkWrites(r, encKey, startTS, afterTS, false)
+	c, err := checkWrites(r, encKey, startTS, afterTS, false, false)
 	return c.commitTS, c.w, c.rolledBack, err
 }
 
@@ -231,12 +232,19 @@ type writeCheck struct {
 	w          Write  // its record
 	rolledBack bool   // transaction startTS was rolled back on the key
 	exists     bool   // the newest committed version is a value
+	// otherRollback: a rollback record of another transaction is at or
+	// above startTS. Without one, and with no error, every record at or
+	// above startTS is a commit at or below afterTS.
+	otherRollback bool
+	// newest is, with keepValue and exists, that value's record; its
+	// ShortValue is a copy.
+	newest Write
 }
 
 // checkWrites answers newerWrite's questions and, with wantExists,
 // keyExists's too, in one pass over encKey's records: an insert needs
-// both.
-func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bool) (c writeCheck, err error) {
+// both. With keepValue too, it keeps the record of the newest value.
+func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists, keepValue bool) (c writeCheck, err error) {
 	if !wantExists && noWritesSince(r, encKey, startTS) {
 		// Every record it could find is at or above startTS.
 		return c, nil
@@ -266,12 +274,36 @@ func checkWrites(r Reader, encKey []byte, startTS, afterTS uint64, wantExists bo
 			if ts > afterTS && rec.Kind != WriteRollback {
 				return writeCheck{commitTS: ts, w: rec}, nil
 			}
+			if rec.Kind == WriteRollback {
+				c.otherRollback = true
+			}
 		}
 		if !decided && (rec.Kind == WritePut || rec.Kind == WriteDelete) {
 			decided, c.exists = true, rec.Kind == WritePut
+			if keepValue && c.exists {
+				c.newest = rec
+				c.newest.ShortValue = bytes.Clone(rec.ShortValue)
+			}
 		}
 	}
 	return c, nil
+}
+
+// newestValue tells value the newest committed value of encKey (key).
+func newestValue(r Reader, encKey, key []byte, value func(key, value []byte, found bool)) error {
+	it, err := keyVersions(r, CFWrite, encKey)
+	if err != nil {
+		return err
+	}
+	v, found, err := visibleValue(r, it, encKey, math.MaxUint64, nil)
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	value(key, v, found)
+	return nil
 }
 
 // keyExists reports whether encKey's newest committed version is a value.

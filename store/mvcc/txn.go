@@ -87,23 +87,28 @@ func (req *PrewriteRequest) isPessimistic(i int) bool {
 // kv.Mutation.Covered) is not checked for newer commits. A prewrite checks
 // it anyway: there the check also finds the protective rollback record a
 // lock resolver may have left on this very key.
-func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhase bool) (done bool, own *Lock, err error) {
+//
+// clear says that the checks read the key's records from startTS up and
+// found no rollback record there: a commit above startTS cannot overlap
+// one (see overlapsRollback), since any other record above ForUpdateTS
+// would have been a conflict.
+func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhase bool) (done bool, own *Lock, clear bool, err error) {
 	m := &req.Mutations[i]
 	l, err := loadLock(r, encKey)
 	if err != nil {
-		return false, nil, err
+		return false, nil, false, err
 	}
 	if l != nil && l.StartTS != req.StartTS {
-		return false, nil, &LockedError{Lock: l.Info(m.Key)}
+		return false, nil, false, &LockedError{Lock: l.Info(m.Key)}
 	}
 	if l != nil && l.Kind != LockPessimistic {
-		return true, l, nil
+		return true, l, false, nil
 	}
 	switch {
 	case l != nil:
 		// Our pessimistic lock: conflicts were checked when it was taken.
 	case req.isPessimistic(i):
-		return false, nil, fmt.Errorf("%w: key %q, txn %d", ErrPessimisticLockNotFound, m.Key, req.StartTS)
+		return false, nil, false, fmt.Errorf("%w: key %q, txn %d", ErrPessimisticLockNotFound, m.Key, req.StartTS)
 	case onePhase && m.Covered && m.Op != kv.OpInsert:
 		// Conflicts show on the key that covers it.
 	default:
@@ -114,31 +119,31 @@ func checkMutation(r Reader, req *PrewriteRequest, i int, encKey []byte, onePhas
 		if req.Pessimistic != nil && req.ForUpdateTS > after {
 			after = req.ForUpdateTS
 		}
-		c, err := checkWrites(r, encKey, req.StartTS, after, m.Op == kv.OpInsert)
+		c, err := checkWrites(r, encKey, req.StartTS, after, m.Op == kv.OpInsert, false)
 		if err != nil {
-			return false, nil, err
+			return false, nil, false, err
 		}
 		if c.rolledBack {
-			return false, nil, &RolledBackError{Key: m.Key, StartTS: req.StartTS}
+			return false, nil, false, &RolledBackError{Key: m.Key, StartTS: req.StartTS}
 		}
 		if c.commitTS != 0 {
-			return false, nil, &kv.WriteConflictError{Key: m.Key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
+			return false, nil, false, &kv.WriteConflictError{Key: m.Key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
 		}
 		if c.exists {
-			return false, nil, &kv.KeyExistsError{Key: m.Key}
+			return false, nil, false, &kv.KeyExistsError{Key: m.Key}
 		}
-		return false, nil, nil
+		return false, nil, !c.otherRollback, nil
 	}
 	if m.Op == kv.OpInsert {
 		exists, err := keyExists(r, encKey)
 		if err != nil {
-			return false, nil, err
+			return false, nil, false, err
 		}
 		if exists {
-			return false, nil, &kv.KeyExistsError{Key: m.Key}
+			return false, nil, false, &kv.KeyExistsError{Key: m.Key}
 		}
 	}
-	return false, l, nil
+	return false, l, false, nil
 }
 
 func lockKindOf(op kv.Op) LockKind {
@@ -181,16 +186,18 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest, maxTS uint64) (PrewriteR
 		todo                  []int
 		encKeys               = make([][]byte, len(req.Mutations))
 		owns                  = make([]*Lock, len(req.Mutations))
+		clears                = make([]bool, len(req.Mutations))
 		retried, retriedPlain bool
 		retriedMin            uint64
 	)
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKeys[i] = encodeKey(m.Key)
-		done, own, err := checkMutation(r, req, i, encKeys[i], false)
+		done, own, clear, err := checkMutation(r, req, i, encKeys[i], false)
 		if err != nil {
 			return committedBefore(r, req, m.Key, err)
 		}
+		clears[i] = clear
 		if done {
 			retried = true
 			if own.UseAsyncCommit {
@@ -230,7 +237,7 @@ func Prewrite(r Reader, b *Batch, req *PrewriteRequest, maxTS uint64) (PrewriteR
 	for _, i := range todo {
 		m, encKey := &req.Mutations[i], encKeys[i]
 		if onePC {
-			if err := onePhaseRecord(r, b, req, m, encKey, owns[i], ts); err != nil {
+			if err := onePhaseRecord(r, b, req, m, encKey, owns[i], clears[i], ts); err != nil {
 				return PrewriteResult{}, err
 			}
 			continue
@@ -304,17 +311,20 @@ func committedBefore(r Reader, req *PrewriteRequest, key []byte, err error) (Pre
 // onePhaseRecord writes mutation m's commit record at commitTS, releasing
 // own, the transaction's pessimistic lock on the key (nil: none). A
 // lock-only mutation leaves a lock record, which tells a retried prewrite
-// that the transaction committed.
-func onePhaseRecord(r Reader, b *Batch, req *PrewriteRequest, m *kv.Mutation, encKey []byte, own *Lock, commitTS uint64) error {
+// that the transaction committed. clear: the prewrite's checks found no
+// rollback record the commit could overlap (see checkMutation).
+func onePhaseRecord(r Reader, b *Batch, req *PrewriteRequest, m *kv.Mutation, encKey []byte, own *Lock, clear bool, commitTS uint64) error {
 	if own != nil {
 		b.Del(CFLock, encKey)
 	}
 	w := Write{Kind: lockKindOf(m.Op).writeKind(), StartTS: req.StartTS}
-	overlap, err := overlapsRollback(r, encKey, commitTS)
-	if err != nil {
-		return err
+	if !clear {
+		overlap, err := overlapsRollback(r, encKey, commitTS)
+		if err != nil {
+			return err
+		}
+		w.OverlappedRollback = overlap
 	}
-	w.OverlappedRollback = overlap
 	if w.Kind == WritePut {
 		if len(m.Value) <= shortValueMaxLen {
 			w.HasShortValue, w.ShortValue = true, m.Value
@@ -340,7 +350,7 @@ func checkNotExist(r Reader, req *PrewriteRequest, key []byte) error {
 	if req.Pessimistic != nil && req.ForUpdateTS > after {
 		after = req.ForUpdateTS
 	}
-	c, err := checkWrites(r, encKey, req.StartTS, after, true)
+	c, err := checkWrites(r, encKey, req.StartTS, after, true, false)
 	switch {
 	case err != nil:
 		return err
@@ -368,7 +378,7 @@ func OnePhaseCommit(r Reader, b *Batch, req *PrewriteRequest, commitTS uint64) e
 	for i := range req.Mutations {
 		m := &req.Mutations[i]
 		encKey := encodeKey(m.Key)
-		done, own, err := checkMutation(r, req, i, encKey, true)
+		done, own, _, err := checkMutation(r, req, i, encKey, true)
 		if err != nil {
 			return err
 		}
@@ -518,6 +528,11 @@ type PessimisticLockRequest struct {
 	MinCommitTS uint64
 	// LockOnlyIfExists: a key with no value is left unlocked.
 	LockOnlyIfExists bool
+	// Value, if not nil, is told the newest committed value of each key
+	// the request locks or passes over (found false: none; value is the
+	// callee's to keep), read in the pass that checks the key's records
+	// for conflicts. Once the key is locked no commit can change it.
+	Value func(key, value []byte, found bool)
 }
 
 // AcquirePessimisticLock locks req.Keys in order. It returns how many keys
@@ -548,26 +563,37 @@ func AcquirePessimisticLock(r Reader, b *Batch, req *PessimisticLockRequest) (in
 				l.ForUpdateTS = req.ForUpdateTS
 				b.Put(CFLock, encKey, l.encode())
 			}
+			if req.Value != nil {
+				if err := newestValue(r, encKey, key, req.Value); err != nil {
+					return i, err
+				}
+			}
 			continue
 		}
-		commitTS, w, rolledBack, err := newerWrite(r, encKey, req.StartTS, req.ForUpdateTS)
+		// One pass over the key's records answers the conflict check, and
+		// the existence check or the value if asked.
+		want := req.LockOnlyIfExists || req.Value != nil
+		c, err := checkWrites(r, encKey, req.StartTS, req.ForUpdateTS, want, req.Value != nil)
 		if err != nil {
 			return i, err
 		}
-		if rolledBack {
+		if c.rolledBack {
 			return i, &RolledBackError{Key: key, StartTS: req.StartTS}
 		}
-		if commitTS != 0 {
-			return i, &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: w.StartTS, ConflictCommitTS: commitTS}
+		if c.commitTS != 0 {
+			return i, &kv.WriteConflictError{Key: key, StartTS: req.StartTS, ConflictStartTS: c.w.StartTS, ConflictCommitTS: c.commitTS}
 		}
-		if req.LockOnlyIfExists {
-			exists, err := keyExists(r, encKey)
-			if err != nil {
-				return i, err
+		if req.Value != nil {
+			v := c.newest.ShortValue
+			if c.exists && !c.newest.HasShortValue {
+				if v, err = r.Get(CFDefault, versionKey(encKey, c.newest.StartTS)); err != nil {
+					return i, errors.Join(errors.New("mvcc: committed value missing from CFDefault"), err)
+				}
 			}
-			if !exists {
-				continue
-			}
+			req.Value(key, v, c.exists)
+		}
+		if req.LockOnlyIfExists && !c.exists {
+			continue
 		}
 		l = &Lock{Kind: LockPessimistic, Primary: req.Primary, StartTS: req.StartTS, TTL: req.LockTTL,
 			ForUpdateTS: req.ForUpdateTS, MinCommitTS: req.MinCommitTS}
