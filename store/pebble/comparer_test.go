@@ -430,13 +430,7 @@ func fillVersions(b *testing.B, e *Engine, rng *rand.Rand, key func(int) []byte,
 			req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(k), Value: bytes.Clone(value)})
 		}
 		req.Primary = req.Mutations[0].Key
-		var batch mvcc.Batch
-		if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Write(&batch, false); err != nil {
-			b.Fatal(err)
-		}
+		commitOnePhase(b, e, req, ts+1)
 		ts += 2
 	}
 	for lo := 0; lo < n; lo += 1000 {
@@ -458,4 +452,16 @@ func fillVersions(b *testing.B, e *Engine, rng *rand.Rand, key func(int) []byte,
 		time.Sleep(10 * time.Millisecond)
 	}
 	return ts
+}
+
+// commitOnePhase commits req's mutations at commitTS in one phase.
+func commitOnePhase(b testing.TB, e *Engine, req *mvcc.PrewriteRequest, commitTS uint64) {
+	b.Helper()
+	var batch mvcc.Batch
+	if err := mvcc.OnePhaseCommit(e, &batch, req, commitTS); err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Write(&batch, false); err != nil {
+		b.Fatal(err)
+	}
 }

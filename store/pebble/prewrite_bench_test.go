@@ -27,13 +27,7 @@ func benchVersions(b *testing.B, keys, versions int) (e *Engine, key func(i int)
 				req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: key(i),
 					Value: fmt.Appendf(nil, "value-of-a-typical-row-%d-............................", v)})
 			}
-			var batch mvcc.Batch
-			if err := mvcc.OnePhaseCommit(e, &batch, req, ts+1); err != nil {
-				b.Fatal(err)
-			}
-			if err := e.Write(&batch, false); err != nil {
-				b.Fatal(err)
-			}
+			commitOnePhase(b, e, req, ts+1)
 			ts += 2
 		}
 	}
