@@ -6,33 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 	tikvclient "github.com/tikv/client-go/v2/tikv"
-	"github.com/tikv/client-go/v2/tikvrpc"
 
 	"github.com/basalt-db/basalt/kv"
 	"github.com/basalt-db/basalt/store/tikv"
 )
-
-// lockCounter counts the reads and pessimistic locks sent to the stores.
-type lockCounter struct {
-	tikvclient.Client
-	locks, gets atomic.Int64
-}
-
-func (c *lockCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
-	switch req.Type {
-	case tikvrpc.CmdPessimisticLock:
-		c.locks.Add(1)
-	case tikvrpc.CmdGet, tikvrpc.CmdBatchGet:
-		c.gets.Add(1)
-	}
-	return c.Client.SendRequest(ctx, addr, req, timeout)
-}
 
 // TestLockRead runs testdata/lock_read on client-go's mock cluster: a
 // pessimistic transaction's locking reads (a DML statement's point get
@@ -58,7 +39,7 @@ func TestLockRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	datadriven.Walk(t, "testdata/lock_read", func(t *testing.T, path string) {
-		counter := &lockCounter{}
+		counter := &rpcCounter{}
 		st, err := tikv.OpenMockWrapped(func(c tikvclient.Client) tikvclient.Client {
 			counter.Client = c
 			return counter
@@ -141,7 +122,7 @@ func TestLockRead(t *testing.T) {
 					ts = txn.StartTS()
 				}
 				r := txn.ReaderAt(ts)
-				gets := counter.gets.Load()
+				gets := counter.reads()
 				var b strings.Builder
 				if len(keys) == 1 {
 					v, err := r.Get(ctx, keys[0])
@@ -167,7 +148,7 @@ func TestLockRead(t *testing.T) {
 						fmt.Fprintf(&b, "%s: %q\n", k, got[k])
 					}
 				}
-				fmt.Fprintf(&b, "Get RPCs: %d", counter.gets.Load()-gets)
+				fmt.Fprintf(&b, "Get RPCs: %d", counter.reads()-gets)
 				return b.String()
 			}
 			t.Fatalf("unknown command %s", td.Cmd)

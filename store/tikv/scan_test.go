@@ -20,21 +20,29 @@ import (
 	"github.com/basalt-db/basalt/store/tikv"
 )
 
-// scanCounter counts the Scan and Get RPCs client-go sends.
-type scanCounter struct {
+// rpcCounter counts the Scan, Get, BatchGet and PessimisticLock RPCs
+// client-go sends.
+type rpcCounter struct {
 	tikvclient.Client
-	scans, gets atomic.Int64
+	scans, gets, batchGets, locks atomic.Int64
 }
 
-func (c *scanCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
+func (c *rpcCounter) SendRequest(ctx context.Context, addr string, req *tikvrpc.Request, timeout time.Duration) (*tikvrpc.Response, error) {
 	switch req.Type {
 	case tikvrpc.CmdScan:
 		c.scans.Add(1)
 	case tikvrpc.CmdGet:
 		c.gets.Add(1)
+	case tikvrpc.CmdBatchGet:
+		c.batchGets.Add(1)
+	case tikvrpc.CmdPessimisticLock:
+		c.locks.Add(1)
 	}
 	return c.Client.SendRequest(ctx, addr, req, timeout)
 }
+
+// reads counts the Get and BatchGet RPCs.
+func (c *rpcCounter) reads() int64 { return c.gets.Load() + c.batchGets.Load() }
 
 // TestScan runs testdata/scan on client-go's mock cluster: what a forward
 // scan reads, how many Scan RPCs it sends, and whether walking its rows
@@ -76,7 +84,7 @@ func runKVScript(t *testing.T, file string) {
 	}
 	datadriven.Walk(t, file, func(t *testing.T, path string) {
 		var mock testutils.MVCCStore
-		counter := &scanCounter{}
+		counter := &rpcCounter{}
 		var cluster *testutils.MockCluster
 		st, err := tikv.OpenMockCluster(func(c tikvclient.Client) tikvclient.Client {
 			mock = c.(*testutils.MockClient).MvccStore
@@ -183,7 +191,7 @@ func runKVScript(t *testing.T, file string) {
 	})
 }
 
-func scan(t *testing.T, r kv.Retriever, counter *scanCounter, start, end string, reverse bool) string {
+func scan(t *testing.T, r kv.Retriever, counter *rpcCounter, start, end string, reverse bool) string {
 	scans := counter.scans.Load()
 	var it kv.Iterator
 	var err error
