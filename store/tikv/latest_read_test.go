@@ -56,11 +56,7 @@ func TestLatestRead(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, a := range td.CmdArgs {
-					if err := txn.Set([]byte(a.Key), []byte(a.Vals[0])); err != nil {
-						t.Fatal(err)
-					}
-				}
+				writeArgs(t, txn, td.CmdArgs)
 				if err := txn.Commit(context.Background()); err != nil {
 					return "error: " + err.Error()
 				}

@@ -71,17 +71,7 @@ func TestLockRead(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				for _, a := range td.CmdArgs {
-					var err error
-					if a.Vals[0] == "-" {
-						err = w.Delete([]byte(a.Key))
-					} else {
-						err = w.Set([]byte(a.Key), []byte(a.Vals[0]))
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				writeArgs(t, w, td.CmdArgs)
 				if td.Cmd == "commit" {
 					if err := w.Commit(ctx); err != nil {
 						return "error: " + err.Error()
@@ -155,4 +145,20 @@ func TestLockRead(t *testing.T) {
 			return ""
 		})
 	})
+}
+
+// writeArgs buffers the writes k=v ... in w (v "-": delete k).
+func writeArgs(t *testing.T, w kv.Txn, args []datadriven.CmdArg) {
+	t.Helper()
+	for _, a := range args {
+		var err error
+		if a.Vals[0] == "-" {
+			err = w.Delete([]byte(a.Key))
+		} else {
+			err = w.Set([]byte(a.Key), []byte(a.Vals[0]))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
