@@ -62,12 +62,13 @@ type Ctx struct {
 	// (foreignkey.go). NoFKChecks (foreign_key_checks off) skips them.
 	IS         *catalog.InfoSchema
 	NoFKChecks bool
-	// AutoIDs, when set, keeps the auto-increment values the statement
-	// generates, so that a run of it after an earlier run was undone (a
-	// duplicate found at commit, a write conflict) generates the same
-	// values: a failing INSERT uses up one value per row, as MySQL's
+	// AutoIDs keeps the auto-increment values the statement generates.
+	// A caller that runs the statement again after an earlier run was
+	// undone (a duplicate found at commit, a write conflict) passes the
+	// earlier run's AutoIDs, rewound, so that the run again generates the
+	// same values: a failing INSERT uses up one value per row, as MySQL's
 	// single run does, not one per attempt.
-	AutoIDs *AutoIDs
+	AutoIDs AutoIDs
 
 	// work holds the rows each running recursive CTE's round reads.
 	work map[int][][]types.Datum
@@ -83,10 +84,13 @@ func (ctx *Ctx) write() *table.WriteCtx {
 }
 
 // AutoIDs are the auto-increment values one statement generated, in the
-// order its first run generated them.
+// order its first run generated them. The first is kept inline: most
+// statements generate one at most, and a statement's record then costs
+// no allocation.
 type AutoIDs struct {
-	vals []autoID
-	next int // the recorded value the run hands out next
+	n, next int      // values recorded; the one the run hands out next
+	first   autoID   // the first value
+	more    []autoID // the values after it
 }
 
 type autoID struct{ table, id int64 }
@@ -95,22 +99,38 @@ type autoID struct{ table, id int64 }
 // again.
 func (a *AutoIDs) Rewind() { a.next = 0 }
 
+func (a *AutoIDs) at(i int) autoID {
+	if i == 0 {
+		return a.first
+	}
+	return a.more[i-1]
+}
+
+func (a *AutoIDs) add(v autoID) {
+	if a.n == 0 {
+		a.first = v
+	} else {
+		a.more = append(a.more[:a.n-1], v)
+	}
+	a.n++
+}
+
 // allocAutoID returns the next auto-increment value of table t for the
 // statement: the value an earlier run generated at this point, if it was
 // for the same table (the values are this node's, and the run that took
 // them was undone), else a new one.
 func (ctx *Ctx) allocAutoID(t *catalog.TableInfo) (int64, error) {
-	a := ctx.AutoIDs
-	if a != nil && a.next < len(a.vals) {
-		if v := a.vals[a.next]; v.table == t.ID {
+	a := &ctx.AutoIDs
+	if a.next < a.n {
+		if v := a.at(a.next); v.table == t.ID {
 			a.next++
 			return v.id, nil
 		}
-		a.vals = a.vals[:a.next] // this run went another way
+		a.n = a.next // this run went another way: forget the rest
 	}
 	id, err := ctx.Catalog.AllocAutoID(ctx.Context, t, 1)
-	if err == nil && a != nil {
-		a.vals = append(a.vals, autoID{t.ID, id})
+	if err == nil {
+		a.add(autoID{t.ID, id})
 		a.next++
 	}
 	return id, err

@@ -181,7 +181,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 		ids.Rewind()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig, RuntimeStats: s.rtStats,
-			IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: &ids}
+			IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: ids}
 		executor.BindSubqueries(ec)
 		if pess {
 			ts := max(s.forUpdateTS, txn.StartTS())
@@ -195,6 +195,7 @@ func (s *Session) dmlInTxn(ctx context.Context, p *dmlPlan, eval *expression.Ctx
 		}
 		sp := txn.Savepoint()
 		res, err := p.run(ec)
+		ids = ec.AutoIDs
 		s.obs.readKeys(ec)
 		if err == nil {
 			txn.ReleaseSavepoint(sp)
@@ -236,9 +237,10 @@ func (s *Session) dmlAutocommit(ctx context.Context, is *catalog.InfoSchema, p *
 		s.obs.txnStartTS = txn.StartTS()
 		ec := &executor.Ctx{Context: ctx, Eval: eval, Reader: txn, Txn: txn, ForUpdateTS: txn.StartTS(),
 			LockWait: s.lockWait(), Catalog: s.d.catalog, Mem: s.stmtMem(txn), Triggers: trig,
-			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats, IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: &ids}
+			LazyUniqueChecks: lazy, RuntimeStats: s.rtStats, IS: is, NoFKChecks: !s.fkChecks(), AutoIDs: ids}
 		executor.BindSubqueries(ec)
 		res, err := p.run(ec)
+		ids = ec.AutoIDs
 		s.obs.readKeys(ec)
 		if err == nil {
 			err = txn.Commit(ctx)
