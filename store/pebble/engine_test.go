@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,8 +138,7 @@ func TestOpenExisting(t *testing.T) {
 // lone writer, one write at a time, is never held up.
 func TestWALMinSyncInterval(t *testing.T) {
 	const interval = 500 * time.Millisecond
-	// Each sync takes 5 ms, so that writes queue behind it.
-	fs := slowSyncFS{FS: vfs.NewMem(), delay: 5 * time.Millisecond}
+	fs := &gatedSyncFS{FS: vfs.NewMem()}
 	e, err := Open("db", Options{FS: fs, BlockCacheSize: 1 << 20, MemTableSize: 1 << 20, WALMinSyncInterval: interval})
 	if err != nil {
 		t.Fatal(err)
@@ -159,54 +159,79 @@ func TestWALMinSyncInterval(t *testing.T) {
 		t.Errorf("3 synced writes one at a time took %v: a lone writer waited for the interval", took)
 	}
 
-	const writers, each = 8, 1
+	// The first writer's sync is held until the other writers are all
+	// inside Write, so that it ends with 8 synced writes in flight (the
+	// scheduler alone may let them arrive one sync apart or all before
+	// the first sync).
+	const writers = 8
+	entered, release := fs.holdNextSync()
 	start = time.Now()
 	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			for i := range each {
-				write(fmt.Sprintf("w%d-%d", w, i))
-			}
-		})
+	wg.Go(func() { write("w0") })
+	<-entered
+	for w := 1; w < writers; w++ {
+		wg.Go(func() { write(fmt.Sprintf("w%d", w)) })
 	}
+	for e.syncing.Load() < writers {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
 	wg.Wait()
 	if took := time.Since(start); took < interval*9/10 {
-		t.Errorf("%d writers' %d synced writes took %v: no sync waited for the interval", writers, writers*each, took)
+		t.Errorf("%d writers' synced writes took %v: no sync waited for the interval", writers, took)
 	}
 }
 
-// slowSyncFS is a filesystem whose files take delay to sync.
-type slowSyncFS struct {
+// gatedSyncFS is a filesystem whose next file sync can be held
+// (holdNextSync) until the test releases it.
+type gatedSyncFS struct {
 	vfs.FS
-	delay time.Duration
+	gate atomic.Pointer[syncGate]
 }
 
-func (fs slowSyncFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+type syncGate struct{ entered, release chan struct{} }
+
+// holdNextSync makes the next sync of any file close entered and wait
+// until release is closed.
+func (fs *gatedSyncFS) holdNextSync() (entered <-chan struct{}, release chan struct{}) {
+	g := &syncGate{entered: make(chan struct{}), release: make(chan struct{})}
+	fs.gate.Store(g)
+	return g.entered, g.release
+}
+
+func (fs *gatedSyncFS) wait() {
+	if g := fs.gate.Swap(nil); g != nil {
+		close(g.entered)
+		<-g.release
+	}
+}
+
+func (fs *gatedSyncFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, category)
-	return slowSyncFile{File: f, delay: fs.delay}, err
+	return gatedSyncFile{File: f, fs: fs}, err
 }
 
-func (fs slowSyncFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+func (fs *gatedSyncFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
-	return slowSyncFile{File: f, delay: fs.delay}, err
+	return gatedSyncFile{File: f, fs: fs}, err
 }
 
-type slowSyncFile struct {
+type gatedSyncFile struct {
 	vfs.File
-	delay time.Duration
+	fs *gatedSyncFS
 }
 
-func (f slowSyncFile) Sync() error {
-	time.Sleep(f.delay)
+func (f gatedSyncFile) Sync() error {
+	f.fs.wait()
 	return f.File.Sync()
 }
 
-func (f slowSyncFile) SyncData() error {
-	time.Sleep(f.delay)
+func (f gatedSyncFile) SyncData() error {
+	f.fs.wait()
 	return f.File.SyncData()
 }
 
-func (f slowSyncFile) SyncTo(length int64) (bool, error) {
-	time.Sleep(f.delay)
+func (f gatedSyncFile) SyncTo(length int64) (bool, error) {
+	f.fs.wait()
 	return f.File.SyncTo(length)
 }
