@@ -288,41 +288,11 @@ region-max-size = "48KiB"
 // TestClusterDeadlock: pessimistic transactions whose keys are led by
 // different stores wait for each other in a cycle of two, then of three;
 // the detector (on the store leading the first region) finds each cycle
-// within a second (or, under load, at the closing wait's retry a second
-// later: see below), and the transaction that closed it gets Deadlock.
+// at once, and the transaction that closed it gets Deadlock.
 func TestClusterDeadlock(t *testing.T) {
-	// A waiter leaves the detector when its wait-for-lock-timeout ends
-	// and rejoins at the client's retry; a cycle closed in that gap is
-	// found at the waiter's retry instead, and then the waiter, not the
-	// closing transaction, is the victim (as in TiKV). The waits here
-	// outlast the test, so that the closing wait is always the one to
-	// find the cycle.
-	c, cli := startCluster(t, "[pessimistic-txn]\nwait-for-lock-timeout = \"30s\"\n", "fatal")
-	ctx := context.Background()
 	a, b, k3 := []byte("dl/a"), []byte("dl/b"), []byte("dl/c")
-	if _, err := cli.KVStore.SplitRegions(ctx, [][]byte{a, b, k3}, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitReplicated(t, c, 3, 4)
-	spreadLeaders(t, c, [][]byte{a, b, k3})
-
-	lock := func(txn *transaction.KVTxn, keys ...[]byte) error {
-		ts, err := cli.CurrentTimestamp("global")
-		if err != nil {
-			return err
-		}
-		// Bounded, so that an undetected cycle fails the test with a lock
-		// wait timeout instead of hanging it.
-		return txn.LockKeys(ctx, tikvkv.NewLockCtx(ts, 10000, time.Now()), keys...)
-	}
-	begin := func() *transaction.KVTxn {
-		txn, err := cli.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		txn.SetPessimistic(true)
-		return txn
-	}
+	c, d := startDeadlockCluster(t, a, b, k3)
+	lock, begin := d.lock, d.begin
 	// cycle makes txns[i] hold keys[i] and then wait for keys[i+1]; the
 	// last one's wait closes the cycle and must fail with Deadlock.
 	cycle := func(keys [][]byte) {
@@ -371,6 +341,126 @@ func TestClusterDeadlock(t *testing.T) {
 	}
 	cycle([][]byte{a, b})
 	cycle([][]byte{a, b, k3})
+}
+
+// deadlockCluster runs pessimistic transactions on a cluster whose lock
+// waits outlast a test. A waiter leaves the detector when its
+// wait-for-lock-timeout ends and rejoins at the client's retry; a cycle
+// closed in that gap is found at the waiter's retry instead, and then
+// the waiter, not the closing transaction, is the victim (as in TiKV).
+// With the waits lasting, the closing wait is always the one to find
+// the cycle.
+type deadlockCluster struct {
+	t   *testing.T
+	cli *txnkv.Client
+}
+
+// startDeadlockCluster starts a cluster with keys in regions of their
+// own, led by different stores.
+func startDeadlockCluster(t *testing.T, keys ...[]byte) (*testkit.Cluster, deadlockCluster) {
+	c, cli := startCluster(t, "[pessimistic-txn]\nwait-for-lock-timeout = \"30s\"\n", "fatal")
+	if _, err := cli.KVStore.SplitRegions(context.Background(), keys, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicated(t, c, 3, len(keys)+1)
+	spreadLeaders(t, c, keys)
+	return c, deadlockCluster{t, cli}
+}
+
+func (d deadlockCluster) begin() *transaction.KVTxn {
+	txn, err := d.cli.Begin()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	txn.SetPessimistic(true)
+	return txn
+}
+
+// lock locks keys for txn, waiting up to 20 s for other transactions:
+// bounded, so that an undetected cycle fails a test with a lock wait
+// timeout instead of hanging it.
+func (d deadlockCluster) lock(txn *transaction.KVTxn, keys ...[]byte) error {
+	ts, err := d.cli.CurrentTimestamp("global")
+	if err != nil {
+		return err
+	}
+	return txn.LockKeys(context.Background(), tikvkv.NewLockCtx(ts, 20000, time.Now()), keys...)
+}
+
+// TestClusterDeadlockOwnerMoves: a wait reported to the detector's owner
+// is known to the next owner too, once leadership of the first region
+// moves (the stores send their live waits to a new owner), so a cycle
+// closed after the move is still found.
+func TestClusterDeadlockOwnerMoves(t *testing.T) {
+	a, b := []byte("dlo/a"), []byte("dlo/b")
+	c, dl := startDeadlockCluster(t, a, b)
+	first, second := dl.begin(), dl.begin()
+	for _, l := range []struct {
+		txn *transaction.KVTxn
+		key []byte
+	}{{first, a}, {second, b}} {
+		if err := dl.lock(l.txn, l.key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting := make(chan error, 1)
+	go func() { waiting <- dl.lock(first, b) }()
+	waitDetectorEntries(t, c, []uint64{first.StartTS()})
+
+	// Move the detector: the leader of the region holding the empty key
+	// goes to another store (asked again every 2 s until it has: on a
+	// loaded machine a transfer may be given up before it completes).
+	owner, _ := detectorEntries(t, c)
+	if owner == "" {
+		t.Fatal("no store runs the deadlock detector")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for attempt := 0; ; attempt++ {
+		if now, _ := detectorEntries(t, c); now != "" && now != owner {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the detector did not move from %s: %+v", owner, pdRegions(t, c.PD))
+		}
+		for _, r := range pdRegions(t, c.PD) {
+			if r.StartKey != "" || r.Leader == nil {
+				continue
+			}
+			// Each follower in turn, should one be slow to catch up.
+			var followers []uint64
+			for _, p := range r.Peers {
+				if p.StoreID != r.Leader.StoreID {
+					followers = append(followers, p.StoreID)
+				}
+			}
+			if len(followers) > 0 {
+				to := followers[attempt%len(followers)]
+				body := fmt.Sprintf(`{"name": "transfer-leader", "region_id": %d, "to_store_id": %d}`, r.ID, to)
+				if resp, err := http.Post("http://"+c.PD+"/pd/api/v1/operators", "application/json", strings.NewReader(body)); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+		time.Sleep(2 * time.Second) // a transfer asked again starts over
+	}
+	// The new owner learns the wait from its store, which reported it
+	// before the move.
+	waitDetectorEntries(t, c, []uint64{first.StartTS()})
+
+	err := dl.lock(second, a)
+	var dlErr *tikverr.ErrDeadlock
+	if !errors.As(err, &dlErr) {
+		t.Fatalf("closing the cycle after the detector moved: %v, want Deadlock", err)
+	}
+	if err := second.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waiting; err != nil {
+		t.Fatalf("the waiter, once the victim rolled back: %v", err)
+	}
+	if err := first.Rollback(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // spreadLeaders asks PD to move the leaders of the regions holding keys
@@ -558,27 +648,15 @@ func readAll(t *testing.T, cli *txnkv.Client, want map[int]bool) {
 }
 
 // waitDetectorEntries waits until the cluster's deadlock detector knows a
-// wait of each of txns (TiKV's GetWaitForEntries, from whichever store
-// owns it): the stores report their waits on a stream, which a loaded
-// machine may take a while to deliver.
+// wait of each of txns: the stores report their waits on a stream, which
+// a loaded machine may take a while to deliver.
 func waitDetectorEntries(t *testing.T, c *testkit.Cluster, txns []uint64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		for i := 1; i <= 3; i++ {
-			conn, err := grpc.NewClient(c.StoreAddr(storeName(i)), grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			resp, err := deadlock.NewDeadlockClient(conn).GetWaitForEntries(ctx, &deadlock.WaitForEntriesRequest{})
-			cancel()
-			conn.Close()
-			if err != nil {
-				continue
-			}
+		if owner, entries := detectorEntries(t, c); owner != "" {
 			known := map[uint64]bool{}
-			for _, e := range resp.Entries {
+			for _, e := range entries {
 				known[e.Txn] = true
 			}
 			if !slices.ContainsFunc(txns, func(txn uint64) bool { return !known[txn] }) {
@@ -590,4 +668,25 @@ func waitDetectorEntries(t *testing.T, c *testkit.Cluster, txns []uint64) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// detectorEntries asks each store for the waits its deadlock detector
+// knows (TiKV's GetWaitForEntries): it returns the store that answers,
+// the detector's owner, and the waits; "" if none answers.
+func detectorEntries(t *testing.T, c *testkit.Cluster) (string, []deadlock.WaitForEntry) {
+	t.Helper()
+	for i := 1; i <= 3; i++ {
+		conn, err := grpc.NewClient(c.StoreAddr(storeName(i)), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		resp, err := deadlock.NewDeadlockClient(conn).GetWaitForEntries(ctx, &deadlock.WaitForEntriesRequest{})
+		cancel()
+		conn.Close()
+		if err == nil {
+			return storeName(i), resp.Entries
+		}
+	}
+	return "", nil
 }

@@ -24,8 +24,15 @@ import (
 
 // waitEntryTTL: an edge not cleaned up by then is dropped (its store may
 // have died). Lock waits end within pessimistic-txn.wait-for-lock-timeout
-// (1 s by default) and are registered again if they go on.
+// (1 s by default) and are registered again if they go on; a longer
+// timeout makes the edges live that much longer (waitGraphTTL).
 const waitEntryTTL = 3 * time.Second
+
+// waitGraphTTL is how long the detector keeps an edge for a store whose
+// lock waits last up to lockWait.
+func waitGraphTTL(lockWait time.Duration) time.Duration {
+	return max(waitEntryTTL, lockWait+2*time.Second)
+}
 
 type waitEdge struct {
 	entry deadlock.WaitForEntry
@@ -34,11 +41,14 @@ type waitEdge struct {
 
 // waitGraph is the cluster's wait-for graph, kept by the detector's owner.
 type waitGraph struct {
+	ttl   time.Duration // an edge older than this is dropped
 	mu    sync.Mutex
 	edges map[uint64]map[uint64]*waitEdge // txn → the txn it waits for → edge
 }
 
-func newWaitGraph() *waitGraph { return &waitGraph{edges: map[uint64]map[uint64]*waitEdge{}} }
+func newWaitGraph(ttl time.Duration) *waitGraph {
+	return &waitGraph{ttl: ttl, edges: map[uint64]map[uint64]*waitEdge{}}
+}
 
 // detect adds e's edge unless it closes a cycle; then it returns the
 // cycle's edges, ending with e.
@@ -65,7 +75,7 @@ func (g *waitGraph) path(txn, target uint64, now time.Time, seen map[uint64]bool
 	}
 	seen[txn] = true
 	for next, e := range g.edges[txn] {
-		if now.Sub(e.at) > waitEntryTTL {
+		if now.Sub(e.at) > g.ttl {
 			delete(g.edges[txn], next)
 			continue
 		}
@@ -87,7 +97,7 @@ func (g *waitGraph) entries() []deadlock.WaitForEntry {
 	var out []deadlock.WaitForEntry
 	for _, edges := range g.edges {
 		for _, e := range edges {
-			if now.Sub(e.at) <= waitEntryTTL {
+			if now.Sub(e.at) <= g.ttl {
 				out = append(out, e.entry)
 			}
 		}
@@ -104,6 +114,12 @@ func (g *waitGraph) cleanUpWaitFor(txn, waitFor uint64) {
 			delete(g.edges, txn)
 		}
 	}
+}
+
+func (g *waitGraph) clear() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.edges)
 }
 
 func (g *waitGraph) cleanUp(txn uint64) {
@@ -196,13 +212,30 @@ func newDetectorClient(n *Node, waits *mvcc.WaitManager) *detectorClient {
 	return &detectorClient{n: n, waits: waits, queue: make(chan *deadlock.DeadlockRequest, 4096)}
 }
 
-func (d *detectorClient) push(tp deadlock.DeadlockRequestType, key []byte, txn, holder uint64) {
-	req := &deadlock.DeadlockRequest{Tp: tp, Entry: deadlock.WaitForEntry{Txn: txn, WaitForTxn: holder,
+func detectorRequest(tp deadlock.DeadlockRequestType, key []byte, txn, holder uint64) *deadlock.DeadlockRequest {
+	return &deadlock.DeadlockRequest{Tp: tp, Entry: deadlock.WaitForEntry{Txn: txn, WaitForTxn: holder,
 		Key: append([]byte(nil), key...), KeyHash: keyHash(key)}}
+}
+
+func (d *detectorClient) push(tp deadlock.DeadlockRequestType, key []byte, txn, holder uint64) {
 	select {
-	case d.queue <- req:
+	case d.queue <- detectorRequest(tp, key, txn, holder):
 	default: // the owner is unreachable and the queue full: local detection only
 	}
+}
+
+// liveWaits are Detect requests for the store's current waits. Reports
+// sent to a store that had just stopped owning the detector are lost (it
+// refuses them), and so are those dropped while no owner was known: a
+// reporter that reaches an owner sends its live waits first, so that the
+// owner's graph has every wait that goes on, not only those that begin
+// after it took over.
+func (d *detectorClient) liveWaits() []*deadlock.DeadlockRequest {
+	var reqs []*deadlock.DeadlockRequest
+	d.waits.Waits(func(key []byte, txn, holder uint64) {
+		reqs = append(reqs, detectorRequest(deadlock.DeadlockRequestType_Detect, key, txn, holder))
+	})
+	return reqs
 }
 
 // Detect implements mvcc.Detector.
@@ -231,13 +264,27 @@ func (d *detectorClient) deliver(resp *deadlock.DeadlockResponse) {
 // run sends the queue to the owner, finding it again when it changes.
 func (d *detectorClient) run(ctx context.Context, graph *waitGraph) {
 	defer d.n.wg.Done()
+	var served bool // the last round served the queue here
 	for ctx.Err() == nil {
 		owner, addr := d.n.detectorOwner(ctx)
+		if served && owner != d.n.storeID {
+			// The graph is stale from now on: the waits' clean-ups go to
+			// the new owner. Should this store own the detector again, it
+			// starts from the waits reported to it then.
+			graph.clear()
+			served = false
+		}
 		switch {
 		case owner == 0:
 			d.drainFor(ctx, 200*time.Millisecond, nil)
 		case owner == d.n.storeID:
 			// Served here, until this store stops owning the detector.
+			if !served {
+				for _, req := range d.liveWaits() {
+					d.handle(graph, req)
+				}
+			}
+			served = true
 			d.drainFor(ctx, time.Second, graph)
 		default:
 			if err := d.stream(ctx, addr); err != nil && ctx.Err() == nil {
@@ -260,13 +307,17 @@ func (d *detectorClient) drainFor(ctx context.Context, dur time.Duration, graph 
 		case <-t.C:
 			return
 		case req := <-d.queue:
-			if graph == nil {
-				continue
-			}
-			if resp := graph.handle(req); resp != nil {
-				d.deliver(resp)
+			if graph != nil {
+				d.handle(graph, req)
 			}
 		}
+	}
+}
+
+// handle serves one of this store's own requests on its graph.
+func (d *detectorClient) handle(graph *waitGraph, req *deadlock.DeadlockRequest) {
+	if resp := graph.handle(req); resp != nil {
+		d.deliver(resp)
 	}
 }
 
@@ -293,6 +344,11 @@ func (d *detectorClient) stream(ctx context.Context, addr string) error {
 			d.deliver(resp)
 		}
 	}()
+	for _, req := range d.liveWaits() {
+		if err := st.Send(req); err != nil {
+			return err
+		}
+	}
 	// Check the owner again now and then: leadership of the first region
 	// may move.
 	recheck := time.NewTicker(time.Second)

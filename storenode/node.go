@@ -124,7 +124,7 @@ func Start(cfg Config, log *slog.Logger) (_ *Node, err error) {
 	svc.TSO = n.pd.tso // a new leader syncs max_ts before async commit or 1PC
 	n.grpc = grpc.NewServer(append(serverOptions(cfg), grpc.UnaryInterceptor(svc.CheckCluster))...)
 	tikvpb.RegisterTikvServer(n.grpc, &tikvServer{Service: svc, rs: n.rs, drop: &n.drop})
-	graph := newWaitGraph()
+	graph := newWaitGraph(waitGraphTTL(svc.lockWait(0)))
 	deadlock.RegisterDeadlockServer(n.grpc, &deadlockService{graph: graph, owner: n.ownsDetector})
 	detector := newDetectorClient(n, n.rs.Waits())
 	n.rs.Waits().SetDetector(detector)

@@ -117,6 +117,16 @@ func (m *WaitManager) Register(key []byte, startTS, holder uint64) (*Waiter, err
 	return w, nil
 }
 
+// Waits calls f for each wait registered now, with the key waited for,
+// the waiting transaction and the lock's holder. f must not call m.
+func (m *WaitManager) Waits(f func(key []byte, txn, holder uint64)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, w := range m.waitFor {
+		f([]byte(w.key), w.startTS, w.holder)
+	}
+}
+
 // Deadlock wakes transaction txn, if it still waits for holder, with err:
 // the detector found that its wait closes a cycle.
 func (m *WaitManager) Deadlock(txn, holder uint64, err *kv.DeadlockError) {
