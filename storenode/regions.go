@@ -51,3 +51,11 @@ type Region interface {
 	// and values) and keys, for PD's heartbeats.
 	RecordRead(bytes, keys uint64)
 }
+
+// writeFloorSetter is a Region with a write filter (raftstore's
+// writefilter.go) to turn on once its leader has synced max ts with PD in
+// its term: every record of the region's former leaders lies below that
+// timestamp.
+type writeFloorSetter interface {
+	SetWriteFloor(term, floor uint64)
+}

@@ -41,10 +41,15 @@ func (s *Service) KvPrewrite(ctx context.Context, req *kvrpcpb.PrewriteRequest) 
 		return resp, nil
 	}
 	if mreq.AsyncCommit || mreq.TryOnePC {
-		if rerr := s.cm.syncRegion(ctx, r.Meta().GetId(), r.LeaderTerm(), s.TSO); rerr != nil {
+		term := r.LeaderTerm()
+		if rerr := s.cm.syncRegion(ctx, r.Meta().GetId(), term, s.TSO); rerr != nil {
 			s.stats.notSynced.Add(1)
 			resp.RegionError = rerr
 			return resp, nil
+		}
+		if f, ok := r.(writeFloorSetter); ok {
+			// Max ts now holds a timestamp from PD taken in this term.
+			f.SetWriteFloor(term, s.cm.MaxTS()+1)
 		}
 	}
 	if len(mreq.NotExist) > 0 || slices.ContainsFunc(mreq.Mutations, func(m kv.Mutation) bool { return m.Op == kv.OpInsert }) {

@@ -25,10 +25,26 @@ import (
 //
 // Only a store that sees every write of its engine may keep the table:
 // the embedded store does; a region's follower, which applies writes
-// decided elsewhere, does not.
+// decided elsewhere, does not. A storage node's regions share one table
+// (WriteTable) and each keeps its own floor, which the node holds at
+// math.MaxUint64 (nothing proven) while the region's replica does not lead,
+// and sets, once it leads, to a timestamp above every record its former
+// leaders could have written (see Options.WriteFloor).
 type recentWrites struct {
-	floor   atomic.Uint64
+	floor *atomic.Uint64
+	*WriteTable
+}
+
+// WriteTable is the hashed table of recent writes (see recentWrites), for
+// Stores over disjoint keys to share (Options.WriteTable). Safe for
+// concurrent use.
+type WriteTable struct {
 	buckets []atomic.Uint64
+}
+
+// NewWriteTable returns an empty table.
+func NewWriteTable() *WriteTable {
+	return &WriteTable{buckets: make([]atomic.Uint64, recentBuckets)}
 }
 
 // recentBuckets is the table's size: 512 KiB. A bucket is raised by the
@@ -40,13 +56,13 @@ const recentBuckets = 1 << 16
 var recentSeed = maphash.MakeSeed()
 
 func newRecentWrites(floor uint64) *recentWrites {
-	r := &recentWrites{buckets: make([]atomic.Uint64, recentBuckets)}
+	r := &recentWrites{floor: new(atomic.Uint64), WriteTable: NewWriteTable()}
 	r.floor.Store(floor)
 	return r
 }
 
-func (r *recentWrites) bucket(encKey []byte) *atomic.Uint64 {
-	return &r.buckets[maphash.Bytes(recentSeed, encKey)&(recentBuckets-1)]
+func (t *WriteTable) bucket(encKey []byte) *atomic.Uint64 {
+	return &t.buckets[maphash.Bytes(recentSeed, encKey)&(recentBuckets-1)]
 }
 
 // note records a CFWrite record of encKey at version ts.
@@ -55,7 +71,7 @@ func (r *recentWrites) note(encKey []byte, ts uint64) {
 }
 
 // raiseFloor records records of any key at versions up to ts.
-func (r *recentWrites) raiseFloor(ts uint64) { raise(&r.floor, ts) }
+func (r *recentWrites) raiseFloor(ts uint64) { raise(r.floor, ts) }
 
 func raise(a *atomic.Uint64, ts uint64) {
 	for {
@@ -106,6 +122,15 @@ type writeFilter interface {
 
 func (f filteredReader) noWritesSince(encKey []byte, ts uint64) bool {
 	return f.recent.noneSince(encKey, ts)
+}
+
+// NewVersionIter implements VersionReader for the checks that do read
+// the engine: the wrapped Reader's VersionIter, nil if it has none.
+func (f filteredReader) NewVersionIter(cf CF) (VersionIter, error) {
+	if vr, ok := f.Reader.(VersionReader); ok {
+		return vr.NewVersionIter(cf)
+	}
+	return nil, nil
 }
 
 // noWritesSince asks r, if it is a writeFilter.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/basalt-db/basalt/kv"
@@ -34,7 +35,7 @@ type Store struct {
 
 	onePhaseOnly bool          // Options.OnePhaseOnly
 	cache        *latestCache  // see latest.go; nil unless Options.LatestCacheSize > 0
-	recent       *recentWrites // see recent.go; nil unless Options.WriteFilterFloor > 0
+	recent       *recentWrites // see recent.go; nil unless Options.WriteFilterFloor > 0 or WriteTable is set
 }
 
 // Options choose how a Store serves. The zero value is the shared core, as
@@ -61,6 +62,19 @@ type Options struct {
 	// the transaction started skips the engine (see recent.go). The
 	// embedded store sets it to a fresh timestamp when it opens.
 	WriteFilterFloor uint64
+	// WriteTable and WriteFloor, both set, give the Store a write filter
+	// over a table it shares with other Stores whose engines hold other
+	// keys (a storage node's regions), and a floor of its own that the
+	// caller owns. The Store notes every CFWrite record it writes in the
+	// table, whatever the floor, and its conflict checks trust the filter
+	// below the floor's current value. The caller may raise the floor at
+	// any time (math.MaxUint64: the filter proves nothing), and may lower
+	// it to ts only when every CFWrite record that is in the engine, or
+	// may yet be written to it, and that no Store noted in the table, has
+	// a version below ts (a region's leader: see storenode/raftstore's
+	// Peer.SetWriteFloor). WriteFilterFloor is then ignored.
+	WriteTable *WriteTable
+	WriteFloor *atomic.Uint64
 	// Latches and Waits, if set, are shared with other Stores: a storage
 	// node runs one Store per region, over the region's replicated engine,
 	// and all of them share the node's latches and lock waits, so that a
@@ -80,7 +94,10 @@ func NewStore(eng Engine, clock Clock, opts Options) (*Store, error) {
 	if s.waits == nil {
 		s.waits = NewWaitManager(clock)
 	}
-	if opts.WriteFilterFloor > 0 {
+	switch {
+	case opts.WriteTable != nil && opts.WriteFloor != nil:
+		s.recent = &recentWrites{floor: opts.WriteFloor, WriteTable: opts.WriteTable}
+	case opts.WriteFilterFloor > 0:
 		s.recent = newRecentWrites(opts.WriteFilterFloor)
 	}
 	if opts.LatestCacheSize > 0 {
@@ -478,7 +495,7 @@ func (s *Store) Prewrite(ctx context.Context, req *PrewriteRequest, maxTS func()
 			mts = maxTS()
 		}
 		var b Batch
-		res, err := Prewrite(s.eng, &b, req, mts)
+		res, err := Prewrite(s.reader(), &b, req, mts)
 		if err != nil {
 			return PrewriteResult{}, err
 		}

@@ -312,13 +312,15 @@ func committedBefore(r Reader, req *PrewriteRequest, key []byte, err error) (Pre
 // own, the transaction's pessimistic lock on the key (nil: none). A
 // lock-only mutation leaves a lock record, which tells a retried prewrite
 // that the transaction committed. clear: the prewrite's checks found no
-// rollback record the commit could overlap (see checkMutation).
+// rollback record the commit could overlap (see checkMutation); nor can
+// there be one where the write filter proves the key has no record at or
+// above commitTS.
 func onePhaseRecord(r Reader, b *Batch, req *PrewriteRequest, m *kv.Mutation, encKey []byte, own *Lock, clear bool, commitTS uint64) error {
 	if own != nil {
 		b.Del(CFLock, encKey)
 	}
 	w := Write{Kind: lockKindOf(m.Op).writeKind(), StartTS: req.StartTS}
-	if !clear {
+	if !clear && !noWritesSince(r, encKey, commitTS) {
 		overlap, err := overlapsRollback(r, encKey, commitTS)
 		if err != nil {
 			return err

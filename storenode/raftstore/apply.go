@@ -336,6 +336,7 @@ func (p *Peer) destroy() error {
 	p.destroyed = true
 	p.serving.Store(false)
 	p.isLeader.Store(false)
+	p.dropWriteFloorLocked()
 	p.leaseReady.Store(false)
 	p.endLease()
 	p.failPending(&RegionError{Err: &errorpb.Error{Message: "region removed from this store",

@@ -463,11 +463,15 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 		}
 		if wasLeader && !isLeader {
 			p.locks.clear() // lost with the leadership (memlocks.go)
+			p.dropWriteFloorLocked()
 			p.transferring = false
 			p.leaseReady.Store(false)
 			p.endLease()
 			p.failPending(p.notLeaderLocked())
 		}
+	}
+	if t := p.writeFloorTerm.Load(); t != 0 && (!p.isLeader.Load() || p.rn.BasicStatus().Term != t) {
+		p.dropWriteFloorLocked()
 	}
 	for _, rs := range rd.ReadStates {
 		if len(rs.RequestCtx) == 8 {

@@ -3,6 +3,7 @@ package raftstore
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,11 @@ type Peer struct {
 	// store's lock is taken before peers' locks are, never after).
 	serving atomic.Bool
 	mvcc    atomic.Pointer[mvcc.Store]
+	// writeFloor and writeFloorTerm: the floor of the region's write
+	// filter, math.MaxUint64 unless this peer leads, and the term it was
+	// set for (writefilter.go).
+	writeFloor     atomic.Uint64
+	writeFloorTerm atomic.Uint64
 	// written counts the bytes applied to the region since its size was
 	// last measured.
 	written atomic.Uint64
@@ -113,6 +119,7 @@ func (s *Store) newPeer(region *metapb.Region, self *metapb.Peer, initialized bo
 		appliedCh: make(chan struct{}), props: map[uint64]proposal{}, reads: map[uint64]pendingRead{},
 		nextID: uint64(time.Now().UnixNano())}
 	p.locks.total = &s.memLockBytes
+	p.writeFloor.Store(math.MaxUint64)
 	ms := raft.NewMemoryStorage()
 	if truncIndex > 0 {
 		if err := ms.ApplySnapshot(raftpb.Snapshot{Metadata: raftpb.SnapshotMetadata{
@@ -160,7 +167,7 @@ func (p *Peer) publish() {
 	p.meta.Store(p.region)
 	p.serving.Store(p.initialized && !p.destroyed)
 	st, _ := mvcc.NewStore(&regionEngine{p: p, epoch: p.region.RegionEpoch}, mvcc.RealClock{},
-		mvcc.Options{Latches: p.s.latches, Waits: p.s.waits})
+		mvcc.Options{Latches: p.s.latches, Waits: p.s.waits, WriteTable: p.s.writeTable, WriteFloor: &p.writeFloor})
 	p.mvcc.Store(st)
 }
 

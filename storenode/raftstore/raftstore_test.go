@@ -61,7 +61,7 @@ import (
 //	snapshots-applied store=S  how many snapshots the store installed
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
-// memlocks_test.go and logwrite_test.go.
+// memlocks_test.go, writefilter_test.go and logwrite_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -82,6 +82,9 @@ type raftCluster struct {
 	electionTicks int
 	// logWrites: what logwrite_test.go's commands left running.
 	logWrites logWriteState
+	// floorTerms: per store, the term of the write floor that
+	// writefilter_test.go's write-floor saw last.
+	floorTerms map[uint64]uint64
 }
 
 type testStore struct {
@@ -476,6 +479,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runMemLocks(t, td); ok {
+		return out
+	}
+	if out, ok := c.runWriteFilter(t, td); ok {
 		return out
 	}
 	if out, ok := c.runLogWrite(t, td); ok {

@@ -96,6 +96,9 @@ type Store struct {
 	latches *mvcc.Latches
 	waits   *mvcc.WaitManager
 	trans   *transport
+	// writeTable: the recent writes of the regions this store leads, for
+	// their conflict checks (writefilter.go).
+	writeTable *mvcc.WriteTable
 
 	mu    sync.RWMutex
 	peers map[uint64]*Peer // by region ID
@@ -159,7 +162,7 @@ func NewStore(cfg Config) (*Store, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{cfg: cfg, log: cfg.Logger, eng: cfg.Engine, db: cfg.Engine.DB(),
-		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}),
+		latches: mvcc.NewLatches(), waits: mvcc.NewWaitManager(mvcc.RealClock{}), writeTable: mvcc.NewWriteTable(),
 		peers: map[uint64]*Peer{}, tombstones: map[uint64]uint64{},
 		wakeCh: make(chan struct{}, 1), stopCh: make(chan struct{}), stopped: make(chan struct{}),
 		lockCF: newLockCF(), lockCFDone: make(chan struct{})}
