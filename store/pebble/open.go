@@ -193,7 +193,9 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	}
 	wo := po.Clone()
 	wo.EnsureDefaults()
-	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}, nil
+	e = &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}
+	e.iters.start()
+	return e, nil
 }
 
 // comparerOf returns the comparer of the database in dir, as its newest

@@ -257,7 +257,9 @@ func (p *Peer) persistSnapshot(_ *pebble.Batch, snap raftpb.Snapshot) error {
 	paths = append(paths, statePath)
 	p.s.lockCF.begin() // the snapshot may bring locks
 	defer p.s.lockCF.end()
-	if err := p.s.db.Ingest(context.Background(), paths); err != nil {
+	err = p.s.db.Ingest(context.Background(), paths)
+	p.s.eng.DataChanged()
+	if err != nil {
 		return fmt.Errorf("raftstore: region %d: ingesting snapshot %s: %w", region.Id, key, err)
 	}
 	// Older snapshots of the region received meanwhile are of no use now.
