@@ -14,11 +14,13 @@ import (
 // they were made.
 //
 // A Pebble iterator reads the database as it was when the iterator was
-// made, and Pebble v2 cannot bring one up to date. Making one costs a
-// point read about 40% of its CPU on a store of a few levels
-// (BenchmarkPointRead), most of it in opening each level's table for the
-// seek, which a reused iterator skips while its next seek stays in the
-// same tables. So an iterator is reused only while dataGen is what it was
+// made, and Pebble v2 cannot bring one up to date. Making one, and
+// opening each level's table for its first seek (which a reused iterator
+// skips while its next seek stays in the same tables), was a tenth to a
+// fifth of a point read's CPU (BenchmarkPointRead, 400k keys over L0, L5
+// and L6: 7.4 against 6.6 µs present, 5.7 against 4.9 µs absent, medians
+// of 8 alternated runs on a loaded machine; docs/cluster-bench/README.md).
+// So an iterator is reused only while dataGen is what it was
 // when the iterator was made: every change to the data (Write, ClearCF,
 // Ingest here; raftstore's applies through DataChanged) adds one to it
 // once the change is visible and before its writer returns or tells
