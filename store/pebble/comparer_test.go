@@ -114,14 +114,9 @@ func TestComparerOrder(t *testing.T) {
 //	reopen                         close it and open its files again
 //	comparer                       the comparer it opened with, and whether
 //	                               point reads use prefix seeks
-//	commit start=T commit=T [raw] one-phase commit (mvcc.OnePhaseCommit)
+//	commit start=T commit=T        one-phase commit (mvcc.OnePhaseCommit)
 //	                               of the mutations below: put K V,
-//	                               insert K V, delete K; raw: the batch
-//	                               written on DB() without DataChanged
-//	data-changed                   DataChanged
-//	clear-cf cf=write              ClearCF
-//	iters                          version iterators made and reused so
-//	                               far, and idle now
+//	                               insert K V, delete K
 //	get k=K ts=T                   mvcc.Get (not reading locks)
 //	flush                          the memtable to L0
 //	compact                        everything down to the last level
@@ -196,36 +191,10 @@ func TestVersionReads(t *testing.T) {
 				if err := mvcc.OnePhaseCommit(e, &b, req, u64("commit")); err != nil {
 					return "error: " + err.Error()
 				}
-				if td.HasArg("raw") {
-					// As raftstore applies: a Pebble batch of its own.
-					pb := e.DB().NewBatch()
-					for _, ent := range b.Entries {
-						if err := pb.Set(cfKey(ent.CF, ent.Key), ent.Value, nil); err != nil {
-							t.Fatal(err)
-						}
-					}
-					if err := pb.Commit(nil); err != nil {
-						t.Fatal(err)
-					}
-					return "ok"
-				}
 				if err := e.Write(&b, false); err != nil {
 					t.Fatal(err)
 				}
 				return "ok"
-			case "data-changed":
-				e.DataChanged()
-				return "ok"
-			case "clear-cf":
-				if err := e.ClearCF(mvcc.CFWrite, false); err != nil {
-					t.Fatal(err)
-				}
-				return "ok"
-			case "iters":
-				e.iters.mu.Lock()
-				idle := len(e.iters.idle)
-				e.iters.mu.Unlock()
-				return fmt.Sprintf("made=%d reused=%d idle=%d", e.iters.made.Load(), e.iters.reused.Load(), idle)
 			case "get":
 				var k string
 				td.ScanArgs(t, "k", &k)

@@ -44,9 +44,6 @@ type Engine struct {
 	// syncing counts the synced writes in flight (Write), for
 	// Options.WALMinSyncInterval.
 	syncing *atomic.Int64
-	// iters are the idle version iterators and the data's generation
-	// (version_iters.go).
-	iters versionIters
 }
 
 var (
@@ -125,48 +122,21 @@ func (e *Engine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
 	if !e.prefixSeeks || cf == mvcc.CFLock {
 		return nil, nil
 	}
-	// The generation before the iterator: a change that lands after this
-	// load and before the iterator is made makes it newer than gen, and
-	// it is then closed rather than kept.
-	gen := e.iters.dataGen.Load()
-	it := e.iters.takeIdle(cf, gen)
-	if it == nil {
-		span := &cfSpans[cf]
-		var err error
-		if it, err = e.db.NewIter(&pebble.IterOptions{LowerBound: span[0], UpperBound: span[1]}); err != nil {
-			return nil, err
-		}
-		e.iters.made.Add(1)
+	span := &cfSpans[cf]
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: span[0], UpperBound: span[1]})
+	if err != nil {
+		return nil, err
 	}
-	return &versionIter{iter: iter{it: it, cf: cf}, e: e, gen: gen}, nil
+	return &versionIter{iter: iter{it: it, cf: cf}}, nil
 }
 
 // versionIter is mvcc.VersionIter over a Pebble iterator of one column
-// family. Its Close keeps the Pebble iterator for the engine's next
-// version iterator if the data has not changed since gen
-// (version_iters.go).
-type versionIter struct {
-	iter
-	e   *Engine
-	gen uint64 // the data's generation when the iterator was made
-}
+// family.
+type versionIter struct{ iter }
 
 // SeekVersion implements mvcc.VersionIter. Comparer splits cf ++ key
 // into cf ++ enc(k) and the timestamp.
 func (i *versionIter) SeekVersion(key []byte) bool { return i.it.SeekPrefixGE(i.seekKey(key)) }
-
-// Close implements mvcc.VersionIter. A second Close does nothing.
-func (i *versionIter) Close() error {
-	it := i.it
-	if it == nil {
-		return nil
-	}
-	i.it = nil
-	if i.e.iters.putIdle(it, i.cf, i.gen) {
-		return nil
-	}
-	return it.Close()
-}
 
 // Write implements mvcc.Engine: the batch is one Pebble batch. Concurrent
 // synced writes share WAL syncs: Pebble's commit pipeline groups them.
@@ -200,8 +170,6 @@ func (e *Engine) Write(b *mvcc.Batch, sync bool) error {
 		e.syncing.Add(1)
 		defer e.syncing.Add(-1)
 	}
-	// Even a failed commit may have reached the memtable.
-	defer e.DataChanged()
 	return pb.Commit(writeOptions(sync))
 }
 
@@ -232,7 +200,6 @@ func writeOptions(sync bool) *pebble.WriteOptions {
 
 // ClearCF deletes every key of cf.
 func (e *Engine) ClearCF(cf mvcc.CF, sync bool) error {
-	defer e.DataChanged()
 	return e.db.DeleteRange([]byte{byte(cf)}, []byte{byte(cf) + 1}, writeOptions(sync))
 }
 
@@ -251,7 +218,7 @@ func (e *Engine) Metrics() *Metrics { return e.db.Metrics() }
 
 // DB returns the Pebble database, for benchmarks and tools that compact,
 // flush or read it raw. Keys there carry their column family's prefix;
-// writes must go through Write, or be followed by DataChanged.
+// writes must go through Write.
 func (e *Engine) DB() *pebble.DB { return e.db }
 
 // Dir is the database's directory.
@@ -263,10 +230,7 @@ func (e *Engine) Dir() string { return e.dir }
 func (e *Engine) FS() vfs.FS { return e.fs }
 
 // Close closes the database.
-func (e *Engine) Close() error {
-	e.iters.close()
-	return e.db.Close()
-}
+func (e *Engine) Close() error { return e.db.Close() }
 
 // iter strips the column family prefix from a Pebble iterator.
 type iter struct {

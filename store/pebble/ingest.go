@@ -74,7 +74,6 @@ func (e *Engine) Ingest(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	defer e.DataChanged()
 	return e.db.Ingest(ctx, paths)
 }
 

@@ -193,9 +193,7 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	}
 	wo := po.Clone()
 	wo.EnsureDefaults()
-	e = &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}
-	e.iters.start()
-	return e, nil
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}, nil
 }
 
 // comparerOf returns the comparer of the database in dir, as its newest

@@ -118,12 +118,7 @@ func (p *Peer) handleCommitted(rd *raft.Ready) error {
 	if err := wb.Set(applyStateKey(p.region.Id), mustMarshal(&apply), nil); err != nil {
 		return err
 	}
-	err := wb.Commit(pebble.NoSync)
-	// Before the in-memory locks settle and the proposers and readers
-	// waiting on the applied index learn of it: reads that may see this
-	// batch must not reuse an older iterator (store/pebble's DataChanged).
-	p.s.eng.DataChanged()
-	if err != nil {
+	if err := wb.Commit(pebble.NoSync); err != nil {
 		return err
 	}
 	for _, cmd := range written {
@@ -335,9 +330,7 @@ func (p *Peer) destroy() error {
 	if err := wb.Set(regionStateKey(id), mustMarshal(&state), nil); err != nil {
 		return err
 	}
-	err := wb.Commit(pebble.Sync)
-	p.s.eng.DataChanged()
-	if err != nil {
+	if err := wb.Commit(pebble.Sync); err != nil {
 		return err
 	}
 	p.destroyed = true

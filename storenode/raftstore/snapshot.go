@@ -257,9 +257,7 @@ func (p *Peer) persistSnapshot(_ *pebble.Batch, snap raftpb.Snapshot) error {
 	paths = append(paths, statePath)
 	p.s.lockCF.begin() // the snapshot may bring locks
 	defer p.s.lockCF.end()
-	err = p.s.db.Ingest(context.Background(), paths)
-	p.s.eng.DataChanged()
-	if err != nil {
+	if err := p.s.db.Ingest(context.Background(), paths); err != nil {
 		return fmt.Errorf("raftstore: region %d: ingesting snapshot %s: %w", region.Id, key, err)
 	}
 	// Older snapshots of the region received meanwhile are of no use now.
