@@ -181,10 +181,7 @@ func (s *Server) etcdConfig() (*embed.Config, error) {
 	ec.EnablePprof = true // /debug/pprof on the client URL, as PD serves it
 	ec.AutoCompactionMode = "periodic"
 	ec.AutoCompactionRetention = "1h"
-	ec.GRPCAdditionalServerOptions = []grpc.ServerOption{
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
-		grpc.MaxSendMsgSize(maxMsgSize),
-	}
+	ec.GRPCAdditionalServerOptions = grpcServerOptions()
 	ec.ServiceRegister = func(gs *grpc.Server) {
 		pdpb.RegisterPDServer(gs, &grpcService{s: s})
 		meta_storagepb.RegisterMetaStorageServer(gs, &metaStorage{s: s})
@@ -356,4 +353,28 @@ func (s *Server) getU64(ctx context.Context, key string) (uint64, error) {
 		return 0, fmt.Errorf("pd: %s is malformed", key)
 	}
 	return binary.BigEndian.Uint64(resp.Kvs[0].Value), nil
+}
+
+// grpcStreamWindow and grpcConnWindow are the gRPC server's fixed
+// flow-control windows (a stream's, the connection's), as the storage
+// node's (storenode/node.go).
+const (
+	grpcStreamWindow = 2 << 20
+	grpcConnWindow   = 8 * grpcStreamWindow
+)
+
+// grpcServerOptions are the options of the gRPC server that PD's and
+// etcd's services share: keepalive limits that pd/client and client-go
+// need (they ping every 10 s, with no stream open at times), and fixed
+// flow-control windows. Without them gRPC-Go sizes the windows itself and,
+// to do so, pings the client after the first frame that follows each
+// ping's ack: on a SQL node's TSO stream, a transaction's start and commit
+// timestamps one request each, that was a PING, its ack and a
+// WINDOW_UPDATE for most requests (docs/cluster-bench/README.md).
+func grpcServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
+		grpc.MaxSendMsgSize(maxMsgSize),
+		grpc.InitialWindowSize(grpcStreamWindow), grpc.InitialConnWindowSize(grpcConnWindow),
+	}
 }

@@ -25,7 +25,12 @@ import (
 	"github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/txnkv/transaction"
 	"github.com/tikv/client-go/v2/util"
+	pd "github.com/tikv/pd/client"
+	"github.com/tikv/pd/client/opt"
+	"github.com/tikv/pd/client/pkg/caller"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 )
 
 // Storage is kv.Storage over a client-go KVStore.
@@ -72,7 +77,7 @@ func (s *Storage) variables() *tikvkv.Variables {
 // oracle's PD client is boundedTSO, so that a commit does not wait for
 // timestamps longer than tsoWait.
 func Open(pdAddrs []string) (*Storage, error) {
-	pdClient, err := tikv.NewPDClient(pdAddrs)
+	pdClient, err := newPDClient(pdAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("connect to PD at %v: %w", pdAddrs, err)
 	}
@@ -101,6 +106,31 @@ func Open(pdAddrs []string) (*Storage, error) {
 		store.EnableTxnLocalLatches(cfg.TxnLocalLatches.Capacity)
 	}
 	return &Storage{store: store, close: store.Close}, nil
+}
+
+// newPDClient is client-go's tikv.NewPDClient with fixed flow-control
+// windows, client-go's own for its stores' connections
+// ([tikv-client] grpc-initial-window-size and
+// grpc-initial-conn-window-size). With gRPC-Go's default, dynamic,
+// windows the client pings PD to size them after the first frame that
+// follows each ping's ack: on the TSO stream, where each transaction's
+// start and commit timestamps are one small response each, a PING and its
+// ack for most responses (docs/cluster-bench/README.md).
+func newPDClient(pdAddrs []string) (pd.Client, error) {
+	cfg := tikvconfig.GetGlobalConfig()
+	return pd.NewClient(caller.Component("client-go"), pdAddrs,
+		pd.SecurityOption{CAPath: cfg.Security.ClusterSSLCA, CertPath: cfg.Security.ClusterSSLCert, KeyPath: cfg.Security.ClusterSSLKey},
+		opt.WithGRPCDialOptions(
+			grpc.WithKeepaliveParams(keepalive.ClientParameters{
+				Time:    time.Duration(cfg.TiKVClient.GrpcKeepAliveTime) * time.Second,
+				Timeout: cfg.TiKVClient.GetGrpcKeepAliveTimeout(),
+			}),
+			grpc.WithInitialWindowSize(cfg.TiKVClient.GrpcInitialWindowSize),
+			grpc.WithInitialConnWindowSize(cfg.TiKVClient.GrpcInitialConnWindowSize),
+		),
+		opt.WithCustomTimeoutOption(time.Duration(cfg.PDClient.PDServerTimeout)*time.Second),
+		opt.WithForwardingOption(cfg.EnableForwarding),
+	)
 }
 
 // OpenMock returns a storage on client-go's in-process mock cluster (one
