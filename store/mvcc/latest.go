@@ -186,6 +186,11 @@ func (f freq) add(now uint64) freq {
 	return freq(uint64(w)<<32 | cur<<16 | prev)
 }
 
+// counted is the freq of n events in the window of tick now.
+func counted(now uint64, n uint64) freq {
+	return freq(uint64(uint32(now>>windowShift))<<32 | min(n, 0xffff)<<16)
+}
+
 // at is f's weight at tick now: this window's count plus half the
 // previous one's; counts older than that are forgotten.
 func (f freq) at(now uint64) uint64 {
@@ -684,7 +689,8 @@ func (c *latestCache) noteRead(r Reader, key []byte) {
 		}
 	}
 	sh.mu.Unlock()
-	if load && c.admit(freq(0).add(c.tick.Add(1))) {
+	// Its readHeatToLoad sampled reads stand for readSample times as many.
+	if load && c.admit(counted(c.tick.Add(1), readHeatToLoad*readSample)) {
 		c.load(r, slices.Clone(p))
 	}
 }

@@ -615,3 +615,29 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestLatestCacheFreq: a chunk's count is this window's events plus half
+// the previous window's; older ones are forgotten.
+func TestLatestCacheFreq(t *testing.T) {
+	const w = 1 << windowShift
+	var f freq
+	for range 6 {
+		f = f.add(5 * w)
+	}
+	for _, c := range []struct{ now, want uint64 }{{5 * w, 6}, {6*w - 1, 6}, {6 * w, 3}, {7 * w, 0}, {99 * w, 0}} {
+		if got := f.at(c.now); got != c.want {
+			t.Errorf("6 events in window 5, at window %d+%d: %d, want %d", c.now/w, c.now%w, got, c.want)
+		}
+	}
+	f = f.add(6 * w).add(6 * w) // the next window: 6 become the previous
+	if got := f.at(6 * w); got != 2+3 {
+		t.Errorf("2 events after 6 the window before: %d, want 5", got)
+	}
+	f = f.add(8 * w) // a window skipped: the previous is empty
+	if got := f.at(8 * w); got != 1 {
+		t.Errorf("after a window with no event: %d, want 1", got)
+	}
+	if got := counted(8*w, 1<<20).at(8 * w); got != 0xffff {
+		t.Errorf("a count past 16 bits: %d, want 65535", got)
+	}
+}
