@@ -24,6 +24,7 @@
 //	basalt_store_latest_cache_bytes                      gauge      their keys and values
 //	basalt_store_latest_cache_loads_total                counter    chunks loaded
 //	basalt_store_latest_cache_evictions_total            counter    chunks evicted for room
+//	basalt_store_latest_cache_refused_total              counter    chunks hot enough to load, refused by a full cache
 //
 // and the Go runtime's and the process's standard metrics (go_*, process_*).
 package metrics
@@ -75,6 +76,7 @@ type LatestCacheStats struct {
 	Bytes     int64
 	Loads     uint64
 	Evictions uint64
+	Refused   uint64
 }
 
 // latestCacheFunc reports the callback SetLatestCacheFunc installs.
@@ -113,6 +115,8 @@ func latestCacheMetrics() []prometheus.Collector {
 			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Loads) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("evictions_total", "Chunks evicted from the latest-version cache to stay under its size.")),
 			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Evictions) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts(opts("refused_total", "Chunks hot enough to load that a full latest-version cache refused: no hotter than the chunk they would evict.")),
+			latestCacheStat(func(s LatestCacheStats) float64 { return float64(s.Refused) })),
 	}
 }
 

@@ -156,12 +156,15 @@ func TestLatestCache(t *testing.T) {
 	if v := value(t, "basalt_store_latest_cache_chunks"); v != 0 {
 		t.Errorf("unset: %v", v)
 	}
-	SetLatestCacheFunc(func() LatestCacheStats { return LatestCacheStats{Chunks: 3, Bytes: 4096, Loads: 5, Evictions: 2} })
+	SetLatestCacheFunc(func() LatestCacheStats {
+		return LatestCacheStats{Chunks: 3, Bytes: 4096, Loads: 5, Evictions: 2, Refused: 7}
+	})
 	for name, want := range map[string]float64{
 		"basalt_store_latest_cache_chunks":          3,
 		"basalt_store_latest_cache_bytes":           4096,
 		"basalt_store_latest_cache_loads_total":     5,
 		"basalt_store_latest_cache_evictions_total": 2,
+		"basalt_store_latest_cache_refused_total":   7,
 	} {
 		if v := value(t, name); v != want {
 			t.Errorf("%s = %v, want %v", name, v, want)

@@ -57,7 +57,7 @@ func localStoreStats(st *local.Store) []dashboard.Stat {
 		{Name: "block cache hit rate", Value: hitRate},
 		{Name: "block cache hits / misses", Value: fmt.Sprintf("%d / %d", m.BlockCache.Hits, m.BlockCache.Misses)},
 		{Name: "latest-version cache", Value: fmt.Sprintf("%d chunks, %s", lc.Chunks, bytesText(lc.Bytes))},
-		{Name: "latest-version cache loads / evictions", Value: fmt.Sprintf("%d / %d", lc.Loads, lc.Evictions)},
+		{Name: "latest-version cache loads / evictions / refused", Value: fmt.Sprintf("%d / %d / %d", lc.Loads, lc.Evictions, lc.Refused)},
 	}
 }
 

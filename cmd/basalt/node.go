@@ -90,7 +90,7 @@ func startNode(cfg *config.Config, info buildInfo, logger *slog.Logger, newEngin
 	if store, ok := n.store.(*local.Store); ok {
 		metrics.SetLatestCacheFunc(func() metrics.LatestCacheStats {
 			st := store.LatestCacheStats()
-			return metrics.LatestCacheStats{Chunks: st.Chunks, Bytes: st.Bytes, Loads: st.Loads, Evictions: st.Evictions}
+			return metrics.LatestCacheStats{Chunks: st.Chunks, Bytes: st.Bytes, Loads: st.Loads, Evictions: st.Evictions, Refused: st.Refused}
 		})
 	}
 

@@ -71,14 +71,15 @@ type latestCache struct {
 	evictMu sync.Mutex            // one evictor at a time
 
 	loads, evictions atomic.Uint64 // chunks loaded, and evicted for room
+	refused          atomic.Uint64 // heated chunks not loaded: no hotter than a victim (admit)
 }
 
 // cacheShard holds the chunks whose prefixes hash to it.
 type cacheShard struct {
 	chunks atomic.Pointer[map[string]*chunk] // replaced whole under mu
 
-	mu   sync.Mutex     // serializes changes to chunks, heat and readHeat
-	heat map[string]int // crowded scans seen per chunk prefix not cached
+	mu   sync.Mutex      // serializes changes to chunks, heat and readHeat
+	heat map[string]freq // crowded scans seen per chunk prefix not cached
 
 	// Point reads heat chunks too, counted in one-second windows, so that
 	// a chunk read often enough is cached even without old versions.
@@ -111,10 +112,11 @@ type LatestCacheStats struct {
 	Bytes     int64  // their keys and values, as counted against the limit
 	Loads     uint64 // chunks loaded since the store opened
 	Evictions uint64 // chunks evicted to stay under the limit
+	Refused   uint64 // chunks heated enough to load, refused as no hotter than the chunk they would evict
 }
 
 func (c *latestCache) stats() LatestCacheStats {
-	return LatestCacheStats{Chunks: int(c.count.Load()), Bytes: c.size.Load(), Loads: c.loads.Load(), Evictions: c.evictions.Load()}
+	return LatestCacheStats{Chunks: int(c.count.Load()), Bytes: c.size.Load(), Loads: c.loads.Load(), Evictions: c.evictions.Load(), Refused: c.refused.Load()}
 }
 
 // all returns every chunk cached or being loaded, in no order.
@@ -136,15 +138,81 @@ const (
 	heatToLoad     = 4
 	chunkMaxKeys   = 256
 	maxScanChunks  = 4
-	noLoad         = -1 << 30 // heat of a chunk found unfit to cache
-	slotOverhead   = 96       // bytes per cached key besides key and value
-	maxHeatEntries = 1 << 16  // over all shards
+	slotOverhead   = 96      // bytes per cached key besides key and value
+	maxHeatEntries = 1 << 16 // over all shards
 	// One point read in readSample of a key whose chunk is not cached is
 	// counted; readHeatToLoad counted reads within a second load the
 	// chunk: about 128 reads a second of at most 256 keys.
 	readSample     = 16
 	readHeatToLoad = 8
+	// A full cache loads a chunk only if its heat is above admitMargin
+	// times the reads of the chunk it would evict (admit).
+	admitMargin = 2
+	// Heat and reads are counted in windows of 1<<windowShift ticks of
+	// the cache's clock (one tick per read of a cached chunk and per
+	// crowded scan of one not cached), the previous window's at half
+	// weight: about 3 s of oltp_read_write at 64 threads on 4 x 100k rows.
+	windowShift = 14
 )
+
+// freq counts a chunk's events (reads while cached, crowded scans while
+// not) in the current window of the cache's clock and the one before,
+// in one word that an atomic can hold:
+//
+//	window (32 bits) | this window's count (16) | the previous window's (16)
+//
+// where window is the clock's tick >> windowShift (its low 32 bits).
+type freq uint64
+
+// unfit is the heat of a chunk found unfit to cache; no tick makes it.
+const unfit = ^freq(0)
+
+func (f freq) parts() (window uint32, cur, prev uint64) {
+	return uint32(f >> 32), uint64(f>>16) & 0xffff, uint64(f) & 0xffff
+}
+
+// add returns f with one more event at tick now.
+func (f freq) add(now uint64) freq {
+	w, cur, prev := f.parts()
+	if nw := uint32(now >> windowShift); nw != w {
+		if nw == w+1 {
+			prev = cur
+		} else {
+			prev = 0
+		}
+		w, cur = nw, 0
+	}
+	cur = min(cur+1, 0xffff)
+	return freq(uint64(w)<<32 | cur<<16 | prev)
+}
+
+// counted is the freq of n events in the window of tick now.
+func counted(now uint64, n uint64) freq {
+	return freq(uint64(uint32(now>>windowShift))<<32 | min(n, 0xffff)<<16)
+}
+
+// at is f's weight at tick now: this window's count plus half the
+// previous one's; counts older than that are forgotten.
+func (f freq) at(now uint64) uint64 {
+	w, cur, prev := f.parts()
+	switch uint32(now>>windowShift) - w {
+	case 0:
+		return cur + prev/2
+	case 1:
+		return cur / 2
+	}
+	return 0
+}
+
+// read1 counts a read of ch at tick now.
+func (ch *chunk) read1(now uint64) {
+	for {
+		old := ch.reads.Load()
+		if ch.reads.CompareAndSwap(old, uint64(freq(old).add(now))) {
+			return
+		}
+	}
+}
 
 type chunk struct {
 	owner       *latestCache
@@ -155,6 +223,7 @@ type chunk struct {
 	complete atomic.Bool
 	dead     atomic.Bool   // removed from the cache; set under mu
 	used     atomic.Uint64 // cache tick of the last read
+	reads    atomic.Uint64 // a freq: reads in the recent windows
 	size     atomic.Int64  // bytes of keys and values; in owner.size while not dead
 }
 
@@ -176,7 +245,7 @@ func newLatestCache(limit int64) *latestCache {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.chunks.Store(&map[string]*chunk{})
-		sh.heat, sh.readHeat = make(map[string]int), make(map[string]int)
+		sh.heat, sh.readHeat = make(map[string]freq), make(map[string]int)
 	}
 	return c
 }
@@ -480,6 +549,7 @@ func (c *latestCache) slotsOf(start, end []byte) (slots []*slot, ok bool) {
 	slots = []*slot{} // not nil: a Scanner over no cached key is still cached
 	for _, ch := range chunks {
 		ch.used.Store(now)
+		ch.read1(now)
 		s := *ch.slots.Load()
 		lo, hi := 0, len(s)
 		if bytes.Compare(start, ch.prefix) > 0 {
@@ -509,7 +579,9 @@ func (c *latestCache) get(key []byte) (sl *slot, found bool) {
 	if ch == nil || !ch.complete.Load() {
 		return nil, false
 	}
-	ch.used.Store(c.tick.Add(1))
+	now := c.tick.Add(1)
+	ch.used.Store(now)
+	ch.read1(now)
 	return ch.find(key), true
 }
 
@@ -519,11 +591,17 @@ func (c *latestCache) noteCrowded(r Reader, start, end []byte) {
 	if len(start) == 0 || end == nil {
 		return
 	}
-	var load [][]byte
+	type heated struct {
+		p []byte
+		f freq
+	}
+	var load []heated
 	p := start[:len(start)-1]
 	for range maxScanChunks {
-		if c.lookup(p) == nil && c.shardOf(p).heatUp(p) {
-			load = append(load, slices.Clone(p))
+		if c.lookup(p) == nil {
+			if f, ok := c.shardOf(p).heatUp(p, c.tick.Add(1)); ok {
+				load = append(load, heated{slices.Clone(p), f})
+			}
 		}
 		end2 := kv.PrefixEnd(p)
 		if end2 == nil || bytes.Compare(end, end2) <= 0 || len(end2) != len(p) {
@@ -531,31 +609,61 @@ func (c *latestCache) noteCrowded(r Reader, start, end []byte) {
 		}
 		p = end2
 	}
-	for _, p := range load {
-		c.load(r, p)
+	for _, h := range load {
+		if c.admit(h.f) {
+			c.loadWith(r, h.p, h.f, nil)
+		}
 	}
 }
 
 // heatUp counts a crowded scan of the chunk of prefix p, of this shard
-// and not cached, and says whether the chunk should now be loaded.
-func (sh *cacheShard) heatUp(p []byte) (load bool) {
+// and not cached, at cache tick now, and says whether the chunk is now
+// hot enough to load, with its heat.
+func (sh *cacheShard) heatUp(p []byte, now uint64) (f freq, load bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if (*sh.chunks.Load())[string(p)] != nil {
-		return false // loaded meanwhile
+		return 0, false // loaded meanwhile
 	}
 	h, seen := sh.heat[string(p)]
 	if !seen && len(sh.heat) >= maxHeatEntries/cacheShards {
 		clear(sh.heat)
 	}
-	if h < 0 {
-		return false // unfit
+	if h == unfit {
+		return 0, false
 	}
-	if h++; h >= heatToLoad {
-		load, h = true, 0
-	}
+	h = h.add(now)
 	sh.heat[string(p)] = h
-	return load
+	return h, h.at(now) >= heatToLoad
+}
+
+// admit says whether a chunk of heat f may be loaded. While the cache has
+// room for another chunk of the average size, any may; once it is full, a
+// load evicts a chunk, and only a chunk clearly hotter than the one it
+// would evict (admitMargin times the reads of the least recently read of
+// a sample) is worth the engine read that loads it. Under uniform keys
+// over more chunks than the cache holds, every chunk is as hot as every
+// other: loading each chunk once heated (four crowded scans) and
+// evicting another took turns about 250 times a second in
+// oltp_read_write, 12% of the server's CPU, for a hit rate no better than
+// keeping the chunks already there (docs/perf-read.md, h-rw10). This is
+// TinyLFU's admission (Einziger et al.), on counts that halve every
+// window of the cache's clock.
+func (c *latestCache) admit(f freq) bool {
+	n, size := c.count.Load(), c.size.Load()
+	if n == 0 || size+size/n <= c.limit {
+		return true
+	}
+	victim := c.leastUsed()
+	if victim == nil {
+		return true
+	}
+	now := c.tick.Load()
+	if f.at(now) > admitMargin*freq(victim.reads.Load()).at(now) {
+		return true
+	}
+	c.refused.Add(1)
+	return false
 }
 
 // noteRead counts a point read of key, whose chunk is not cached, and
@@ -573,7 +681,7 @@ func (c *latestCache) noteRead(r Reader, key []byte) {
 		clear(sh.readHeat)
 	}
 	load := false
-	if sh.heat[string(p)] != noLoad {
+	if sh.heat[string(p)] != unfit {
 		sh.readHeat[string(p)]++
 		if sh.readHeat[string(p)] >= readHeatToLoad {
 			delete(sh.readHeat, string(p))
@@ -581,7 +689,8 @@ func (c *latestCache) noteRead(r Reader, key []byte) {
 		}
 	}
 	sh.mu.Unlock()
-	if load {
+	// Its readHeatToLoad sampled reads stand for readSample times as many.
+	if load && c.admit(counted(c.tick.Add(1), readHeatToLoad*readSample)) {
 		c.load(r, slices.Clone(p))
 	}
 }
@@ -591,13 +700,16 @@ func (c *latestCache) noteRead(r Reader, key []byte) {
 var errUnfit = errors.New("mvcc: chunk unfit to cache")
 
 // load reads the chunk of prefix p from r into the cache.
-func (c *latestCache) load(r Reader, p []byte) { c.loadWith(r, p, nil) }
+func (c *latestCache) load(r Reader, p []byte) { c.loadWith(r, p, 0, nil) }
 
-// loadWith is load calling afterRead, if not nil, once it has read the
-// engine and before it fills the chunk: tests commit there.
-func (c *latestCache) loadWith(r Reader, p []byte, afterRead func()) {
+// loadWith is load of a chunk whose heat was f (its reads start there,
+// so that a chunk just loaded is not the first to go), calling
+// afterRead, if not nil, once it has read the engine and before it fills
+// the chunk: tests commit there.
+func (c *latestCache) loadWith(r Reader, p []byte, f freq, afterRead func()) {
 	ch := &chunk{owner: c, prefix: p, end: kv.PrefixEnd(p)}
 	ch.slots.Store(&[]*slot{})
+	ch.reads.Store(uint64(f))
 	sh := c.shardOf(p)
 	sh.mu.Lock()
 	old := *sh.chunks.Load()
@@ -605,6 +717,7 @@ func (c *latestCache) loadWith(r Reader, p []byte, afterRead func()) {
 		sh.mu.Unlock()
 		return
 	}
+	delete(sh.heat, string(p))
 	c.addLength(len(p)) // before the chunk can be found by its length
 	m := make(map[string]*chunk, len(old)+1)
 	for k, v := range old {
@@ -623,7 +736,7 @@ func (c *latestCache) loadWith(r Reader, p []byte, afterRead func()) {
 	if err != nil {
 		sh.mu.Lock()
 		if errors.Is(err, errUnfit) {
-			sh.heat[string(p)] = noLoad
+			sh.heat[string(p)] = unfit
 		}
 		c.removeIn(sh, func(x *chunk) bool { return x == ch })
 		sh.mu.Unlock()

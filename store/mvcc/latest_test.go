@@ -436,6 +436,74 @@ func TestLatestCacheBigBatch(t *testing.T) {
 	}
 }
 
+// TestLatestCacheAdmission: once the cache is full, a chunk as hot as
+// those cached is not loaded in place of one of them, and a chunk clearly
+// hotter is. Under uniform keys over more chunks than the cache holds,
+// loading every chunk heated by a few crowded scans and evicting another
+// took turns about 250 times a second in oltp_read_write, 12% of the
+// server's CPU, for no better a hit rate (docs/perf-read.md, h-rw10).
+func TestLatestCacheAdmission(t *testing.T) {
+	// Each chunk: 8 keys of 2 bytes with one-byte values, 2 x 2 + 1 + 96 =
+	// 101 bytes each; the cache holds two chunks.
+	w := newLatestWorld(t, 2*8*101)
+	for v := range 10 {
+		var ms []kv.Mutation
+		for _, c := range []byte("abc") {
+			for k := range 8 {
+				ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: []byte{c, byte(k)}, Value: []byte{'0' + byte(v)}})
+			}
+		}
+		if err := w.commit(ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := func(c byte) (cached bool) {
+		t.Helper()
+		ts, done := w.readTS()
+		defer done()
+		cached, diff := w.scanBoth([]byte{c, 0}, []byte{c, 8}, ts, false)
+		if diff != "" {
+			t.Fatal(diff)
+		}
+		return cached
+	}
+	// a and b are loaded while there is room, then read as often as
+	// they were scanned before.
+	for _, c := range []byte("ab") {
+		for range heatToLoad {
+			scan(c)
+		}
+		for i := range heatToLoad {
+			if !scan(c) {
+				t.Fatalf("read %d of chunk %c: not cached", i, c)
+			}
+		}
+	}
+	if st, _ := w.s.LatestCacheStats(); st.Chunks != 2 || st.Loads != 2 || st.Bytes != 2*8*101 {
+		t.Fatalf("after loading a and b: %+v", st)
+	}
+	// c, scanned as often as a and b were read, stays out.
+	for i := range 2 * heatToLoad {
+		if scan('c') {
+			t.Fatalf("scan %d of c: loaded in place of a chunk as hot", i)
+		}
+	}
+	if st, _ := w.s.LatestCacheStats(); st.Loads != 2 || st.Evictions != 0 || st.Refused == 0 {
+		t.Fatalf("after scanning c as often as a and b were read: %+v", st)
+	}
+	// Scanned more than twice as often as the chunk it evicts was read
+	// (its heat when loaded, then its reads), it goes in.
+	for range 2*heatToLoad + 1 {
+		scan('c')
+	}
+	if !scan('c') {
+		t.Fatal("c, twice as hot as a chunk cached, was not loaded")
+	}
+	if st, _ := w.s.LatestCacheStats(); st.Loads != 3 || st.Evictions != 1 {
+		t.Fatalf("after c was loaded: %+v", st)
+	}
+}
+
 // TestLatestCacheLoadCost checks that loading a chunk into a cache of
 // thousands, and evicting one for room, costs about the same as into a
 // cache of a few: neither copies nor sorts every chunk. They did, under
@@ -546,4 +614,30 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLatestCacheFreq: a chunk's count is this window's events plus half
+// the previous window's; older ones are forgotten.
+func TestLatestCacheFreq(t *testing.T) {
+	const w = 1 << windowShift
+	var f freq
+	for range 6 {
+		f = f.add(5 * w)
+	}
+	for _, c := range []struct{ now, want uint64 }{{5 * w, 6}, {6*w - 1, 6}, {6 * w, 3}, {7 * w, 0}, {99 * w, 0}} {
+		if got := f.at(c.now); got != c.want {
+			t.Errorf("6 events in window 5, at window %d+%d: %d, want %d", c.now/w, c.now%w, got, c.want)
+		}
+	}
+	f = f.add(6 * w).add(6 * w) // the next window: 6 become the previous
+	if got := f.at(6 * w); got != 2+3 {
+		t.Errorf("2 events after 6 the window before: %d, want 5", got)
+	}
+	f = f.add(8 * w) // a window skipped: the previous is empty
+	if got := f.at(8 * w); got != 1 {
+		t.Errorf("after a window with no event: %d, want 1", got)
+	}
+	if got := counted(8*w, 1<<20).at(8 * w); got != 0xffff {
+		t.Errorf("a count past 16 bits: %d, want 65535", got)
+	}
 }

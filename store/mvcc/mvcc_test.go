@@ -509,7 +509,7 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 				}
 			}
 		}
-		h.s.cache.loadWith(h.eng, str("prefix"), during)
+		h.s.cache.loadWith(h.eng, str("prefix"), 0, during)
 		return h.dumpCache()
 
 	case "cache":
