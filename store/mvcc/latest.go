@@ -141,8 +141,7 @@ const (
 	maxHeatEntries = 1 << 16  // over all shards
 	// One point read in readSample of a key whose chunk is not cached is
 	// counted; readHeatToLoad counted reads within a second load the
-	// chunk: about 128 reads a second of at most 256 keys. While the
-	// cache has room, the first counted read loads it (hasRoom).
+	// chunk: about 128 reads a second of at most 256 keys.
 	readSample     = 16
 	readHeatToLoad = 8
 )
@@ -560,19 +559,11 @@ func (sh *cacheShard) heatUp(p []byte) (load bool) {
 }
 
 // noteRead counts a point read of key, whose chunk is not cached, and
-// loads the chunk from r once it is read often, or at once while the
-// cache has room: one read in readSample is counted.
+// loads the chunk from r once it is read often.
 func (c *latestCache) noteRead(r Reader, key []byte) {
 	if len(key) == 0 || rand.Uint32()%readSample != 0 {
 		return
 	}
-	c.noteSampledRead(r, key)
-}
-
-// noteSampledRead counts a sampled point read of key (not empty), whose
-// chunk is not cached, and loads the chunk if it is now read often enough
-// or fits without evicting any (hasRoom).
-func (c *latestCache) noteSampledRead(r Reader, key []byte) {
 	p := key[:len(key)-1]
 	now := time.Now().Unix()
 	sh := c.shardOf(p)
@@ -584,7 +575,7 @@ func (c *latestCache) noteSampledRead(r Reader, key []byte) {
 	load := false
 	if sh.heat[string(p)] != noLoad {
 		sh.readHeat[string(p)]++
-		if sh.readHeat[string(p)] >= readHeatToLoad || c.hasRoom() {
+		if sh.readHeat[string(p)] >= readHeatToLoad {
 			delete(sh.readHeat, string(p))
 			load = true
 		}
@@ -593,22 +584,6 @@ func (c *latestCache) noteSampledRead(r Reader, key []byte) {
 	if load {
 		c.load(r, slices.Clone(p))
 	}
-}
-
-// hasRoom says whether one more chunk, of the mean size of those cached,
-// fits under the limit without evicting any. While it does, a chunk is
-// loaded at its first sampled point read: nothing is dropped for it, and
-// every later read of its keys is served from memory instead of seeking
-// each level of the LSM. Once the cache is full, only chunks read
-// readHeatToLoad times a second displace others, so that reads spread
-// over more keys than fit make no churn of loads and evictions.
-func (c *latestCache) hasRoom() bool {
-	size, n := c.size.Load(), c.count.Load()
-	mean := int64(0)
-	if n > 0 {
-		mean = size / n
-	}
-	return size+mean < c.limit
 }
 
 // errUnfit says a chunk's keys do not all have the chunk's key length, or

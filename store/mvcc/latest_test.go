@@ -399,48 +399,6 @@ func TestLatestCacheEviction(t *testing.T) {
 	}
 }
 
-// TestLatestCachePointReadsFillRoom: a point read loads its chunk at once
-// while the cache has room for it, and not once the cache is full, where
-// only a chunk read often displaces others. Under sysbench's uniform
-// oltp_update_non_index over 4 x 100k rows, every chunk was read a few
-// times a second, none reached the 128 reads a second that loaded it, and
-// each UPDATE's read sought every level of the LSM (a quarter of the
-// server's CPU; docs/perf-write.md).
-func TestLatestCachePointReadsFillRoom(t *testing.T) {
-	// Each chunk below counts 8 x (2 x 2 + 100 + 96) = 1,600 bytes: the
-	// second fits under 3,500 bytes, a third would not.
-	w := newLatestWorld(t, 3500)
-	for _, c := range []byte("abc") {
-		var ms []kv.Mutation
-		for k := range 8 {
-			ms = append(ms, kv.Mutation{Op: kv.OpPut, Key: []byte{c, byte(k)}, Value: bytes.Repeat([]byte{c}, 100)})
-		}
-		if err := w.commit(ms); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, c := range []byte("abc") {
-		w.s.cache.noteSampledRead(w.eng, []byte{c, 1})
-		_, cached := w.s.cache.get([]byte{c, 1})
-		if want := i < 2; cached != want {
-			t.Errorf("chunk %c cached %t after one read, want %t", c, cached, want)
-		}
-	}
-	if st, _ := w.s.LatestCacheStats(); st.Loads != 2 || st.Evictions != 0 {
-		t.Fatalf("stats: %+v", st)
-	}
-	// Read often, c displaces one of them.
-	for range readHeatToLoad - 1 {
-		w.s.cache.noteSampledRead(w.eng, []byte{'c', 1})
-	}
-	if _, cached := w.s.cache.get([]byte{'c', 1}); !cached {
-		t.Fatal("a chunk read often was not cached in a full cache")
-	}
-	if st, _ := w.s.LatestCacheStats(); st.Loads != 3 || st.Evictions != 1 {
-		t.Fatalf("stats: %+v", st)
-	}
-}
-
 // TestLatestCacheBigBatch checks that a batch bigger than bigBatch drops
 // the cached chunks it writes to (and only those), and that reads then
 // see its writes.
