@@ -173,8 +173,9 @@ type Storage struct {
 	// embedded store's WAL while several commits are in flight: a synced
 	// commit that comes sooner waits out the rest of it, and the commits
 	// that arrive meanwhile share its sync (Pebble's WALMinSyncInterval).
-	// A lone committer is never held up. 0 syncs as soon as the last sync
-	// returns.
+	// A lone committer is never held up, and neither are the commits
+	// after a sync that 8 or more arrived to (they share the next one
+	// without waiting). 0 syncs as soon as the last sync returns.
 	WALMinSyncInterval Duration `toml:"wal-min-sync-interval"`
 }
 

@@ -41,9 +41,9 @@ type Engine struct {
 	// are built on user keys and a key's versions can be read with
 	// SeekPrefixGE (NewVersionIter).
 	prefixSeeks bool
-	// syncing counts the synced writes in flight (Write), for
-	// Options.WALMinSyncInterval.
-	syncing *atomic.Int64
+	// syncing counts the synced writes in flight (Write), and arrived
+	// those that ever entered Write, for Options.WALMinSyncInterval.
+	syncing, arrived *atomic.Int64
 }
 
 var (
@@ -168,6 +168,7 @@ func (e *Engine) Write(b *mvcc.Batch, sync bool) error {
 	}
 	if sync {
 		e.syncing.Add(1)
+		e.arrived.Add(1)
 		defer e.syncing.Add(-1)
 	}
 	return pb.Commit(writeOptions(sync))

@@ -135,7 +135,8 @@ func TestOpenExisting(t *testing.T) {
 // TestWALMinSyncInterval: with Options.WALMinSyncInterval, a synced
 // write that ends a sync with others in flight makes the next sync wait
 // out the interval (so that the writes arriving meanwhile share it); a
-// lone writer, one write at a time, is never held up.
+// lone writer, one write at a time, is never held up, and neither are
+// writers that arrive walGroupEnough or more to a sync.
 func TestWALMinSyncInterval(t *testing.T) {
 	const interval = 500 * time.Millisecond
 	fs := &gatedSyncFS{FS: vfs.NewMem()}
@@ -160,25 +161,33 @@ func TestWALMinSyncInterval(t *testing.T) {
 	}
 
 	// The first writer's sync is held until the other writers are all
-	// inside Write, so that it ends with 8 synced writes in flight (the
+	// inside Write, so that it ends with them all in flight (the
 	// scheduler alone may let them arrive one sync apart or all before
 	// the first sync).
-	const writers = 8
-	entered, release := fs.holdNextSync()
-	start = time.Now()
-	var wg sync.WaitGroup
-	wg.Go(func() { write("w0") })
-	<-entered
-	for w := 1; w < writers; w++ {
-		wg.Go(func() { write(fmt.Sprintf("w%d", w)) })
+	concurrent := func(writers int) time.Duration {
+		entered, release := fs.holdNextSync()
+		start := time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() { write("w0") })
+		<-entered
+		for w := 1; w < writers; w++ {
+			wg.Go(func() { write(fmt.Sprintf("w%d", w)) })
+		}
+		for e.syncing.Load() < int64(writers) {
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+		wg.Wait()
+		return time.Since(start)
 	}
-	for e.syncing.Load() < writers {
-		time.Sleep(time.Millisecond)
+	if n, took := walGroupEnough, concurrent(walGroupEnough); took >= interval*9/10 {
+		t.Errorf("%d writers' synced writes took %v: a sync that %d writes arrived to waited for the interval", n, took, n)
 	}
-	close(release)
-	wg.Wait()
-	if took := time.Since(start); took < interval*9/10 {
-		t.Errorf("%d writers' synced writes took %v: no sync waited for the interval", writers, took)
+	// The last sync ended with the writers not yet returned, in flight:
+	// let the interval it started pass.
+	time.Sleep(interval)
+	if n, took := walGroupEnough-1, concurrent(walGroupEnough-1); took < interval*9/10 {
+		t.Errorf("%d writers' synced writes took %v: no sync waited for the interval", n, took)
 	}
 }
 

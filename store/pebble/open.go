@@ -51,13 +51,15 @@ type Options struct {
 	// opens with the comparer it was created with.
 	LegacyComparer bool
 	// WALMinSyncInterval is the least time between two syncs of the WAL
-	// while at least walGatherAt synced writes are in flight (default 0:
-	// a sync starts as soon as the one before it returns). A synced write
+	// while at least walGatherAt synced writes are in flight and fewer
+	// than walGroupEnough arrived since the sync before (default 0: a
+	// sync starts as soon as the one before it returns). A synced write
 	// that comes sooner waits out the rest of it, and the writes that
 	// arrive meanwhile share its sync (Pebble's WALMinSyncInterval). With
 	// fewer in flight there is nobody to gather, and a lone writer, one
 	// connection committing in a loop, would only wait: it is not
-	// delayed.
+	// delayed. With walGroupEnough arriving per sync, the next sync is
+	// shared widely without waiting, and waiting would only add latency.
 	WALMinSyncInterval time.Duration
 }
 
@@ -65,6 +67,11 @@ type Options struct {
 // sync ends for the next to wait out Options.WALMinSyncInterval: the
 // ones just synced, not yet returned, and one more that came meanwhile.
 const walGatherAt = 3
+
+// walGroupEnough is how many synced writes arriving between the ends of
+// two WAL syncs make the next sync start without waiting out
+// Options.WALMinSyncInterval.
+const walGroupEnough = 8
 
 func (o *Options) withDefaults() Options {
 	r := *o
@@ -135,10 +142,14 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 		Logger:                      logger{o.Logger},
 		FS:                          o.FS,
 	}
-	syncing := new(atomic.Int64)
+	syncing, arrived := new(atomic.Int64), new(atomic.Int64)
 	if d := o.WALMinSyncInterval; d > 0 {
+		// Pebble calls this at the end of each sync of the WAL.
+		var seen atomic.Int64 // arrived at the end of the sync before
 		po.WALMinSyncInterval = func() time.Duration {
-			if syncing.Load() < walGatherAt {
+			n := arrived.Load()
+			group := n - seen.Swap(n)
+			if syncing.Load() < walGatherAt || group >= walGroupEnough {
 				return 0
 			}
 			return d
@@ -193,7 +204,7 @@ func Open(dir string, opts Options) (e *Engine, err error) {
 	}
 	wo := po.Clone()
 	wo.EnsureDefaults()
-	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing}, nil
+	return &Engine{db: db, dir: dir, fs: o.FS, opts: wo, prefixSeeks: po.Comparer == Comparer, syncing: syncing, arrived: arrived}, nil
 }
 
 // comparerOf returns the comparer of the database in dir, as its newest
