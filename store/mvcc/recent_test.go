@@ -11,19 +11,6 @@ import (
 	"github.com/basalt-db/basalt/kv"
 )
 
-// writeReads counts the CFWrite iterators an engine hands out.
-type writeReads struct {
-	Engine
-	n int
-}
-
-func (e *writeReads) NewIter(cf CF, lower, upper []byte) (EngineIter, error) {
-	if cf == CFWrite {
-		e.n++
-	}
-	return e.Engine.NewIter(cf, lower, upper)
-}
-
 // TestWriteFilterSkipsEngine checks that with the write filter a commit
 // and a pessimistic lock on keys nobody wrote since their transaction
 // started read no CFWrite record, and that they still do where the filter
@@ -33,7 +20,7 @@ func TestWriteFilterSkipsEngine(t *testing.T) {
 	ctx := context.Background()
 	for _, filter := range []bool{false, true} {
 		t.Run(fmt.Sprintf("filter=%t", filter), func(t *testing.T) {
-			eng := &writeReads{Engine: NewMemEngine()}
+			eng := &cfWriteReads{Engine: NewMemEngine()}
 			opts := Options{Sync: true, OnePhaseOnly: true}
 			if filter {
 				opts.WriteFilterFloor = 100
