@@ -45,11 +45,13 @@ rss:
 
 # The fault tests of cluster mode through SQL (issue 16; e2e/chaos*_test.go),
 # each a minute or more under sysbench and the bank workload, and
+# storenode's deadlock detector moving while a wait goes on, and
 # store/tikv's bounds on a cluster whose every store is down; not part of
 # `make test`. Their charts go to chaos-out/.
 chaos: test-deps
 	mkdir -p chaos-out
 	BASALT_CHAOS=1 BASALT_CHAOS_OUT=$(CURDIR)/chaos-out $(GO) test -count=1 -run '^TestChaos' -v -timeout 30m ./e2e/
+	BASALT_CHAOS=1 $(GO) test -count=1 -run '^TestClusterDeadlockOwnerMoves$$' -v -timeout 10m ./storenode/
 	BASALT_CHAOS=1 $(GO) test -count=1 -run '^TestStoresUnavailable$$' -v -timeout 10m ./store/tikv/
 
 # TPC-C with go-tpc, as a user would run it, against Basalt and against a

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -391,7 +392,14 @@ func (d deadlockCluster) lock(txn *transaction.KVTxn, keys ...[]byte) error {
 // is known to the next owner too, once leadership of the first region
 // moves (the stores send their live waits to a new owner), so a cycle
 // closed after the move is still found.
+//
+// It waits for PD to move a leader, which under CI's load has taken more
+// than 20 s: it runs with `make chaos` (BASALT_CHAOS=1), not in the
+// default test run.
 func TestClusterDeadlockOwnerMoves(t *testing.T) {
+	if os.Getenv("BASALT_CHAOS") == "" {
+		t.Skip("waits on a leader transfer; set BASALT_CHAOS=1 (make chaos)")
+	}
 	a, b := []byte("dlo/a"), []byte("dlo/b")
 	c, dl := startDeadlockCluster(t, a, b)
 	first, second := dl.begin(), dl.begin()
