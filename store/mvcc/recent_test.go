@@ -40,16 +40,10 @@ func TestWriteFilterSkipsEngine(t *testing.T) {
 			}
 			reads := func(what string, want int, f func() error) {
 				t.Helper()
-				eng.n = 0
-				if err := f(); err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
 				if !filter {
 					want = max(want, 1) // every check reads without the filter
 				}
-				if eng.n != want {
-					t.Errorf("%s: %d CFWrite reads, want %d", what, eng.n, want)
-				}
+				eng.expect(t, what, want, f)
 			}
 			reads("commit of an unwritten key", 0, func() error { return commit(110, 111, kv.OpPut, "a") })
 			reads("commit of two unwritten keys", 0, func() error { return commit(112, 113, kv.OpPut, "b", "c") })
@@ -81,6 +75,18 @@ func (e *cfWriteReads) NewIter(cf CF, lower, upper []byte) (EngineIter, error) {
 		e.n++
 	}
 	return e.Engine.NewIter(cf, lower, upper)
+}
+
+// expect runs f and checks that it read want CFWrite records.
+func (e *cfWriteReads) expect(t *testing.T, what string, want int, f func() error) {
+	t.Helper()
+	e.n = 0
+	if err := f(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if e.n != want {
+		t.Errorf("%s: %d CFWrite reads, want %d", what, e.n, want)
+	}
 }
 
 func (e *cfWriteReads) Get(cf CF, key []byte) ([]byte, error) {
@@ -133,13 +139,7 @@ func TestWriteFilterPrewrite(t *testing.T) {
 	}
 	reads := func(what string, want int, f func() error) {
 		t.Helper()
-		eng.n = 0
-		if err := f(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if eng.n != want {
-			t.Errorf("%s: %d CFWrite reads, want %d", what, eng.n, want)
-		}
+		eng.expect(t, what, want, f)
 	}
 	// The lock's check, the index key's check, the row key's rollback lookup.
 	reads("floor off", 3, func() error { return txn(s, 110, "r1", "i1") })
