@@ -1,0 +1,108 @@
+package raftstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// runRegain runs the commands for a leader that loses its region and
+// wins it back between two Readys (testdata/regain):
+//
+//	regain-unseen region=R store=S
+//	                           with S's Ready loop paused (pause-loop),
+//	                           wait until another store leads the region in
+//	                           a higher term and S's peer follows it (the
+//	                           leader's messages step into it, the loop
+//	                           takes no Ready); then hand S's peer the
+//	                           leadership back as a leader transfer does
+//	                           (MsgTimeoutNow), send its vote requests as
+//	                           its loop would, and wait until the votes
+//	                           make it leader, still without a Ready
+//	leader-term region=R store=S
+//	                           whether S's LeaderTerm is its raft term
+func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, bool) {
+	arg := func(key string) uint64 {
+		var v uint64
+		td.ScanArgs(t, key, &v)
+		return v
+	}
+	switch td.Cmd {
+	case "regain-unseen":
+		sid := arg("store")
+		p := c.stores[sid].rs.Peer(arg("region"))
+		first := p.leaderTerm.Load()
+		// Another store leads, in a higher term, and S's peer follows it.
+		var other *Peer
+		var st raft.BasicStatus
+		deadline := time.Now().Add(10 * time.Second)
+		for other == nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			p.mu.Lock()
+			st = p.rn.BasicStatus()
+			p.mu.Unlock()
+			if st.RaftState != raft.StateFollower || st.Lead == 0 || st.Term <= first {
+				continue
+			}
+			for osid, s := range c.stores {
+				if q := s.rs.Peer(arg("region")); osid != sid && q != nil && q.self.Id == st.Lead && q.IsLeader() {
+					other = q
+				}
+			}
+		}
+		if other == nil {
+			return fmt.Sprintf("error: store %d's peer does not follow another leader: %+v", sid, st), true
+		}
+		// The entries S's peer got from the new leader, which make its log
+		// as long as the leader's: the leader's empty entry of its term.
+		other.mu.Lock()
+		ost := other.rn.Status()
+		other.mu.Unlock()
+		last, lastTerm := ost.Progress[other.self.Id].Match, ost.Term
+		p.mu.Lock()
+		// The new leader transfers the leadership to S's peer, which
+		// campaigns at once (raft's hup(campaignTransfer)).
+		err := p.rn.Step(raftpb.Message{Type: raftpb.MsgTimeoutNow, From: other.self.Id, To: p.self.Id, Term: st.Term})
+		st2 := p.rn.BasicStatus()
+		var votes []raftpb.Message
+		for _, q := range p.region.Peers {
+			if q.Id != p.self.Id {
+				votes = append(votes, raftpb.Message{Type: raftpb.MsgVote, From: p.self.Id, To: q.Id, Term: st2.Term,
+					LogTerm: lastTerm, Index: last, Context: []byte(campaignTransfer)})
+			}
+		}
+		p.mu.Unlock()
+		if err != nil || st2.RaftState != raft.StateCandidate {
+			return fmt.Sprintf("error: no campaign: %v %+v", err, st2), true
+		}
+		c.stores[sid].rs.trans.send(p, votes)
+		for time.Now().Before(deadline) {
+			p.mu.Lock()
+			st = p.rn.BasicStatus()
+			p.mu.Unlock()
+			if st.RaftState == raft.StateLeader {
+				return fmt.Sprintf("store %d leads again, %d terms on", sid, st.Term-first), true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return fmt.Sprintf("error: store %d did not win: %+v", sid, st), true
+	case "leader-term":
+		p := c.stores[arg("store")].rs.Peer(arg("region"))
+		p.mu.Lock()
+		term := p.rn.BasicStatus().Term
+		p.mu.Unlock()
+		lt := p.LeaderTerm()
+		switch {
+		case lt == 0:
+			return "not leader", true
+		case lt == term:
+			return "current", true
+		}
+		return fmt.Sprintf("%d behind its raft term", term-lt), true
+	}
+	return "", false
+}
