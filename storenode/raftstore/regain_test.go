@@ -24,7 +24,8 @@ import (
 //	                           its loop would, and wait until the votes
 //	                           make it leader, still without a Ready
 //	leader-term region=R store=S
-//	                           whether S's LeaderTerm is its raft term
+//	                           whether S's LeaderTerm is the term of the
+//	                           last Ready its loop handled
 func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -93,16 +94,16 @@ func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, 
 	case "leader-term":
 		p := c.stores[arg("store")].rs.Peer(arg("region"))
 		p.mu.Lock()
-		term := p.rn.BasicStatus().Term
-		p.mu.Unlock()
+		hs, _, _ := p.storage.MemoryStorage.InitialState() // the last Ready's
 		lt := p.LeaderTerm()
+		p.mu.Unlock()
 		switch {
 		case lt == 0:
 			return "not leader", true
-		case lt == term:
+		case lt == hs.Term:
 			return "current", true
 		}
-		return fmt.Sprintf("%d behind its raft term", term-lt), true
+		return fmt.Sprintf("%d behind the term of its last Ready", hs.Term-lt), true
 	}
 	return "", false
 }
