@@ -26,6 +26,9 @@ import (
 //	leader-term region=R store=S
 //	                           whether S's LeaderTerm is the term of the
 //	                           last Ready its loop handled
+//	in-lease region=R store=S  once S's peer serves commands (it leads and
+//	                           applied its term's first entry), whether
+//	                           its lease holds now
 func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -91,6 +94,15 @@ func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, 
 			time.Sleep(10 * time.Millisecond)
 		}
 		return fmt.Sprintf("error: store %d did not win: %+v", sid, st), true
+	case "in-lease":
+		p := c.stores[arg("store")].rs.Peer(arg("region"))
+		if !waitFor(p.leaseReady.Load) {
+			return "not serving", true
+		}
+		if p.inLease(monoNow()) {
+			return "in lease", true
+		}
+		return "no lease", true
 	case "leader-term":
 		p := c.stores[arg("store")].rs.Peer(arg("region"))
 		p.mu.Lock()
