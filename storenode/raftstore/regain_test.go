@@ -62,11 +62,12 @@ func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, 
 			return fmt.Sprintf("error: store %d's peer does not follow another leader: %+v", sid, st), true
 		}
 		// The entries S's peer got from the new leader, which make its log
-		// as long as the leader's: the leader's empty entry of its term.
+		// as long as the leader's: the leader's empty entry of its term
+		// (in the leader's first MsgApp, which its peer on S stepped
+		// before anything else from it).
 		other.mu.Lock()
-		ost := other.rn.Status()
+		last, lastTerm := other.lastIndex, other.rn.BasicStatus().Term
 		other.mu.Unlock()
-		last, lastTerm := ost.Progress[other.self.Id].Match, ost.Term
 		p.mu.Lock()
 		// The new leader transfers the leadership to S's peer, which
 		// campaigns at once (raft's hup(campaignTransfer)).
