@@ -25,7 +25,8 @@ import (
 //	                           make it leader, still without a Ready
 //	leader-term region=R store=S
 //	                           whether S's LeaderTerm is the term of the
-//	                           last Ready its loop handled
+//	                           last Ready its loop handled, once it has
+//	                           handled one in raft's current term
 //	in-lease region=R store=S  once S's peer serves commands (it leads and
 //	                           applied its term's first entry), whether
 //	                           its lease holds now
@@ -90,7 +91,12 @@ func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, 
 			st = p.rn.BasicStatus()
 			p.mu.Unlock()
 			if st.RaftState == raft.StateLeader {
-				return fmt.Sprintf("store %d leads again, %d terms on", sid, st.Term-first), true
+				if st.Term < first+2 {
+					return fmt.Sprintf("error: store %d leads in term %d, its last Ready's was %d", sid, st.Term, first), true
+				}
+				// (2 terms on, or more if stores 2 and 3 needed more
+				// than one election.)
+				return fmt.Sprintf("store %d leads again, in a later term", sid), true
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -106,10 +112,18 @@ func (c *raftCluster) runRegain(t *testing.T, td *datadriven.TestData) (string, 
 		return "no lease", true
 	case "leader-term":
 		p := c.stores[arg("store")].rs.Peer(arg("region"))
-		p.mu.Lock()
-		hs, _, _ := p.storage.MemoryStorage.InitialState() // the last Ready's
-		lt := p.LeaderTerm()
-		p.mu.Unlock()
+		// Once the loop has handled a Ready in raft's current term (resume
+		// returns at once): the hard state it persisted, and what it did
+		// with it, under the same lock.
+		var hs raftpb.HardState
+		var lt uint64
+		waitFor(func() bool {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			hs, _, _ = p.storage.MemoryStorage.InitialState() // the last Ready's
+			lt = p.LeaderTerm()
+			return hs.Term == p.rn.BasicStatus().Term
+		})
 		switch {
 		case lt == 0:
 			return "not leader", true
