@@ -79,11 +79,34 @@ func (hs *heartbeatStreams) get(store uint64) *heartbeatStream {
 	return hs.byStore[store]
 }
 
-// endedOp is how a region's last operator ended, for GetOperator.
+// endedOp is how a region's last operator ended, for GetOperator, and
+// when (adminHold).
 type endedOp struct {
 	desc   string
 	kind   opKind
 	status pdpb.OperatorStatus
+	at     time.Time
+}
+
+// adminHold: for this long after an admin operator that places a region
+// (a transfer-leader or a scatter asked for; not a split) carried out its
+// step, the balance schedulers leave that region alone; the replica
+// checker does not.
+//
+// PD's balance-leader tolerates a difference of about ten leaders between
+// two stores (leaderTolerantSizeRatio, 5, on either side), so a leader
+// moved by pd-ctl's `operator add transfer-leader` stays where it was
+// put; ours balances to within one leader, and without the hold moved
+// such a leader back at the new leader's first heartbeat, tens of
+// milliseconds after the move (the new leader reports at once). Other
+// regions may still move to make up for it.
+const adminHold = 10 * time.Minute
+
+// heldLocked says whether region id is in its adminHold. The caller holds
+// c.mu.
+func (c *cluster) heldLocked(id uint64, now time.Time) bool {
+	e, ok := c.ended[id]
+	return ok && e.kind == opAdmin && e.desc != descSplit && e.status == pdpb.OperatorStatus_SUCCESS && now.Sub(e.at) < adminHold
 }
 
 // endOpLocked ends the region's operator under way with status (counted
@@ -96,7 +119,7 @@ func (c *cluster) endOpLocked(id uint64, status pdpb.OperatorStatus) {
 	event := map[pdpb.OperatorStatus]string{pdpb.OperatorStatus_SUCCESS: "finished", pdpb.OperatorStatus_TIMEOUT: "timeout",
 		pdpb.OperatorStatus_CANCEL: "canceled", pdpb.OperatorStatus_REPLACE: "replaced"}[status]
 	operatorEvents.WithLabelValues(op.kind.String(), event).Inc()
-	c.ended[id] = endedOp{desc: op.describe(), kind: op.kind, status: status}
+	c.ended[id] = endedOp{desc: op.describe(), kind: op.kind, status: status, at: time.Now()}
 	delete(c.ops, id)
 }
 

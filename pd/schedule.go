@@ -412,6 +412,9 @@ func (c *cluster) schedule(r *metapb.Region, leader *metapb.Peer) *step {
 		}
 	}
 	v := c.viewLocked(now)
+	if c.heldLocked(r.Id, now) {
+		v.noBalanceRegion, v.noBalanceLeader = true, true
+	}
 	s, kind, err := v.nextStep(r, leader, func() (uint64, error) {
 		ctx, cancel := context.WithTimeout(c.s.ctx, 3*time.Second)
 		defer cancel()

@@ -99,13 +99,16 @@ type logWriteState struct {
 }
 
 // runLogWrite runs the commands for the Ready loop's log writes
-// (testdata/logwrite), each acting on the region's leader of the moment:
+// (testdata/logwrite), each acting on the region's leader of the moment
+// (the log-sync commands: on store S, if given):
 //
-//	stall-log-sync region=R    the leader's store holds its WAL syncs
-//	release-log-sync region=R [n=N]
+//	stall-log-sync region=R [store=S]
+//	                           the leader's store holds its WAL syncs
+//	release-log-sync region=R [store=S] [n=N]
 //	                           let N held syncs through (waiting until
 //	                           they have passed), or stop holding
-//	wait-log-sync region=R     wait until the leader's store holds a sync
+//	wait-log-sync region=R [store=S]
+//	                           wait until the leader's store holds a sync
 //	put-async region=R name=A k=v ...
 //	                           propose a write on the leader and return
 //	                           once raft has it; put-result tells its end
@@ -132,11 +135,20 @@ func (c *raftCluster) runLogWrite(t *testing.T, td *datadriven.TestData) (string
 		td.ScanArgs(t, "region", &region)
 	}
 	st := &c.logWrites
+	// gate: the sync gate of the store given (store=S), else the leader's.
+	gate := func() *syncGate {
+		if td.HasArg("store") {
+			var sid uint64
+			td.ScanArgs(t, "store", &sid)
+			return c.stores[sid].gate
+		}
+		return c.stores[c.leader(region).self.StoreId].gate
+	}
 	switch td.Cmd {
 	case "stall-log-sync":
-		c.stores[c.leader(region).self.StoreId].gate.stall()
+		gate().stall()
 	case "release-log-sync":
-		g := c.stores[c.leader(region).self.StoreId].gate
+		g := gate()
 		if !td.HasArg("n") {
 			g.open()
 			return "", true
@@ -151,7 +163,7 @@ func (c *raftCluster) runLogWrite(t *testing.T, td *datadriven.TestData) (string
 			return "error: the syncs let through did not pass", true
 		}
 	case "wait-log-sync":
-		g := c.stores[c.leader(region).self.StoreId].gate
+		g := gate()
 		if !waitFor(func() bool { a, p := g.counts(); return a > p }) {
 			return "error: no sync held", true
 		}

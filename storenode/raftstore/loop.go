@@ -86,12 +86,14 @@ var overlapLogWrite = true
 //     the followers is answered without waiting for the next writes' fsync.
 func (s *Store) handleReady() error {
 	var rps []readyPeer
+	readyAt := monoNow()
 	s.loopPeers = s.appendPeers(s.loopPeers[:0])
 	for _, p := range s.loopPeers {
 		p.mu.Lock()
 		if !p.destroyed && p.rn.HasReady() {
 			rd := p.rn.Ready()
-			rps = append(rps, readyPeer{p: p, rd: rd, early: overlapLogWrite && appliesEarly(&rd, p.lastIndex)})
+			early := overlapLogWrite && appliesEarly(&rd, p.lastIndex) && !p.regainsLocked(&rd)
+			rps = append(rps, readyPeer{p: p, rd: rd, early: early})
 		}
 		p.mu.Unlock()
 	}
@@ -131,7 +133,7 @@ func (s *Store) handleReady() error {
 		return err
 	}
 	for _, rp := range rps {
-		if err := rp.p.afterPersist(&rp.rd); err != nil {
+		if err := rp.p.afterPersist(&rp.rd, readyAt); err != nil {
 			return err
 		}
 	}
@@ -218,6 +220,16 @@ func appliesEarly(rd *raft.Ready, persisted uint64) bool {
 		}
 	}
 	return true
+}
+
+// regainsLocked says whether rd shows a leader in a term other than the
+// one it last became leader in: it lost its leadership and won it back
+// since the last Ready, a change of role that rd's SoftState does not
+// show (see afterPersist). Nothing applies before afterPersist has seen
+// it: an apply would let the peer serve with its old term's first index.
+// Call with mu held.
+func (p *Peer) regainsLocked(rd *raft.Ready) bool {
+	return p.isLeader.Load() && !raft.IsEmptyHardState(rd.HardState) && rd.HardState.Term != p.leaderTerm.Load()
 }
 
 // isAdmin says whether data, an encoded raft_cmdpb.RaftCmdRequest, holds
@@ -422,8 +434,9 @@ func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready) error {
 	return nil
 }
 
-// afterPersist updates the peer's memory once its Ready is durable.
-func (p *Peer) afterPersist(rd *raft.Ready) error {
+// afterPersist updates the peer's memory once its Ready is durable;
+// readyAt is when the loop took it, before any of its messages went out.
+func (p *Peer) afterPersist(rd *raft.Ready, readyAt int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.destroyed {
@@ -445,30 +458,46 @@ func (p *Peer) afterPersist(rd *raft.Ready) error {
 			return err
 		}
 	}
+	wasLeader := p.isLeader.Load()
+	isLeader := wasLeader
 	if rd.SoftState != nil {
-		wasLeader := p.isLeader.Load()
 		p.leaderID = rd.SoftState.Lead
-		isLeader := rd.SoftState.RaftState == raft.StateLeader
-		p.isLeader.Store(isLeader)
-		if isLeader && !wasLeader {
-			// The empty entry a new leader appends is the last one now.
-			p.termStart = p.lastIndex
-			p.termStartAt = monoNow()
-			p.transferring = false
-			p.leaderTerm.Store(p.rn.BasicStatus().Term)
-			p.leaseReady.Store(false) // until termStart applies
-			p.leaseUntil.Store(0)
-			p.flow.take() // counted as a follower: not news
-			p.s.log.Info("became leader", "region", p.region.Id, "term", p.rn.BasicStatus().Term, "index", p.termStart)
-		}
-		if wasLeader && !isLeader {
-			p.locks.clear() // lost with the leadership (memlocks.go)
-			p.dropWriteFloorLocked()
-			p.transferring = false
-			p.leaseReady.Store(false)
-			p.endLease()
-			p.failPending(p.notLeaderLocked())
-		}
+		isLeader = rd.SoftState.RaftState == raft.StateLeader
+	}
+	var term uint64 // the raft term as of rd
+	if wasLeader || isLeader {
+		hs, _, _ := p.storage.MemoryStorage.InitialState() // rd's, set above
+		term = hs.Term
+	}
+	// A leader whose term moved since the last Ready lost its leadership
+	// and won it again in between (it stepped down on a message of a
+	// higher term and won the next election before the loop took a
+	// Ready): the Ready shows no change of role, but another leader may
+	// have served writes meanwhile, so everything this peer held for its
+	// old term goes, as if the loop had seen it follow.
+	regained := wasLeader && isLeader && term != p.leaderTerm.Load()
+	if wasLeader && (!isLeader || regained) {
+		p.locks.clear() // lost with the leadership (memlocks.go)
+		p.dropWriteFloorLocked()
+		p.transferring = false
+		p.leaseReady.Store(false)
+		p.endLease()
+		p.failPending(p.notLeaderLocked())
+	}
+	p.isLeader.Store(isLeader)
+	if isLeader && (!wasLeader || regained) {
+		// The empty entry a new leader appends is the last one now. The
+		// term began before rd's messages carried it to the followers:
+		// their promise not to vote (lease.go) runs from when they got
+		// it, so the lease may count from when rd was taken.
+		p.termStart = p.lastIndex
+		p.termStartAt = readyAt
+		p.transferring = false
+		p.leaderTerm.Store(term)
+		p.leaseReady.Store(false) // until termStart applies
+		p.leaseUntil.Store(0)
+		p.flow.take() // counted as a follower: not news
+		p.s.log.Info("became leader", "region", p.region.Id, "term", term, "index", p.termStart)
 	}
 	if t := p.writeFloorTerm.Load(); t != 0 && (!p.isLeader.Load() || p.rn.BasicStatus().Term != t) {
 		p.dropWriteFloorLocked()

@@ -61,7 +61,8 @@ import (
 //	snapshots-applied store=S  how many snapshots the store installed
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
-// memlocks_test.go, writefilter_test.go and logwrite_test.go.
+// memlocks_test.go, writefilter_test.go, logwrite_test.go and
+// regain_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -485,6 +486,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runLogWrite(t, td); ok {
+		return out
+	}
+	if out, ok := c.runRegain(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
