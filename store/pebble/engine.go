@@ -123,14 +123,7 @@ func (e *Engine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
 		return nil, nil
 	}
 	span := &cfSpans[cf]
-	// UseL6Filters: Pebble skips the last level's filters by default, on
-	// the view that a key sought is usually there. A row's versions are
-	// in whichever level its last writes reached, often not L6, and an
-	// insert's existence check seeks keys that are nowhere: a filter that
-	// rules L6 out spares its index and data block seeks
-	// (BenchmarkPointRead: 35% less CPU per absent read, about 8% per
-	// present one, 2026-11-28).
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: span[0], UpperBound: span[1], UseL6Filters: true})
+	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: span[0], UpperBound: span[1]})
 	if err != nil {
 		return nil, err
 	}
