@@ -20,9 +20,11 @@ type txn struct {
 	mode    kv.Mode
 	snap    snapshot
 	buf     *kv.MemBuffer
+	bufMem  kv.MemBuffer // what buf points to: one allocation with the txn
 
 	// locked holds the keys this txn surely holds pessimistic locks on
-	// (pessimistic mode), or the keys to check at commit (optimistic mode).
+	// (pessimistic mode), or the keys to check at commit (optimistic mode);
+	// nil until LockKeys adds one (an autocommit write locks none).
 	locked map[string]struct{}
 	// tried holds every key a failed LockKeys may have locked: they are
 	// released at the end, but cannot be counted on at commit.
@@ -45,8 +47,9 @@ type txn struct {
 }
 
 func newTxn(s *Store, startTS uint64, mode kv.Mode) *txn {
-	return &txn{s: s, startTS: startTS, mode: mode, snap: snapshot{s: s, ts: startTS},
-		buf: kv.NewMemBuffer(), locked: make(map[string]struct{})}
+	t := &txn{s: s, startTS: startTS, mode: mode, snap: snapshot{s: s, ts: startTS}}
+	t.buf = &t.bufMem
+	return t
 }
 
 func (t *txn) StartTS() uint64 { return t.startTS }
@@ -110,6 +113,9 @@ func (t *txn) LockKeys(ctx context.Context, forUpdateTS uint64, wait time.Durati
 	}
 	if len(need) == 0 {
 		return nil
+	}
+	if t.locked == nil {
+		t.locked = make(map[string]struct{}, len(need))
 	}
 	if t.mode == kv.Optimistic {
 		for _, k := range need {

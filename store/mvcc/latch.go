@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Latches serialize the commands that write the same keys, and tell readers
@@ -98,6 +99,50 @@ type Guard struct {
 	// isRange: a range latch, over [start, end) rather than keys.
 	isRange    bool
 	start, end []byte
+	// keyArr and shardArr back keys, kshard and shards for commands of
+	// up to guardInline keys (a single-row write's row key and index
+	// entries), which then allocate the guard, its channel and one string
+	// for their keys only.
+	keyArr   [guardInline]string
+	shardArr [2 * guardInline]uint8
+}
+
+// guardInline is how many keys a Guard holds without allocating slices.
+const guardInline = 4
+
+// setKeys sets g.keys (sorted, distinct), g.kshard and g.shards. The keys
+// are copied into one string that they all share.
+func (g *Guard) setKeys(keys [][]byte) {
+	n := 0
+	for _, k := range keys {
+		n += len(k)
+	}
+	all := make([]byte, 0, n)
+	for _, k := range keys {
+		all = append(all, k...)
+	}
+	str := unsafe.String(unsafe.SliceData(all), len(all))
+	if len(keys) <= guardInline {
+		g.keys = g.keyArr[:len(keys)]
+		g.kshard = g.shardArr[:0]
+	} else {
+		g.keys = make([]string, len(keys))
+		g.kshard = make([]uint8, 0, 2*len(keys))
+	}
+	off := 0
+	for i, k := range keys {
+		g.keys[i] = str[off : off+len(k)]
+		off += len(k)
+	}
+	slices.Sort(g.keys)
+	g.keys = slices.Compact(g.keys)
+	g.kshard = g.kshard[:len(g.keys)]
+	for i, k := range g.keys {
+		g.kshard[i] = latchShardOf(k)
+	}
+	g.shards = append(g.kshard[len(g.keys):len(g.keys)], g.kshard...)
+	slices.Sort(g.shards)
+	g.shards = slices.Compact(g.shards)
 }
 
 // holds reports whether g latches key.
@@ -134,19 +179,7 @@ func NewLatches() *Latches {
 func (l *Latches) Acquire(ctx context.Context, startTS uint64, keys [][]byte) (*Guard, error) {
 	g := &Guard{released: make(chan struct{})}
 	g.startTS.Store(startTS)
-	g.keys = make([]string, len(keys))
-	for i, k := range keys {
-		g.keys[i] = string(k)
-	}
-	slices.Sort(g.keys)
-	g.keys = slices.Compact(g.keys)
-	g.kshard = make([]uint8, len(g.keys), 2*len(g.keys))
-	for i, k := range g.keys {
-		g.kshard[i] = latchShardOf(k)
-	}
-	g.shards = append(g.kshard[len(g.keys):], g.kshard...)
-	slices.Sort(g.shards)
-	g.shards = slices.Compact(g.shards)
+	g.setKeys(keys)
 	for {
 		for _, i := range g.shards {
 			l.shards[i].mu.Lock()

@@ -255,3 +255,31 @@ func BenchmarkLatches(b *testing.B) {
 		}
 	})
 }
+
+// TestLatchGuardAllocs: a command of a few keys (a row and its index
+// entries) allocates its guard, the guard's channel and one string for
+// all its keys, and nothing more, however many keys up to guardInline.
+func TestLatchGuardAllocs(t *testing.T) {
+	l := NewLatches()
+	ctx := context.Background()
+	keys := [][]byte{[]byte("t1_r00000007"), []byte("t1_i1_0042_r7"), []byte("t1_i1_0043_r7")}
+	allocs := testing.AllocsPerRun(100, func() {
+		g, err := l.Acquire(ctx, 10, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.MarkCommitting(g)
+		l.Release(g)
+	})
+	if allocs > 3 {
+		t.Errorf("Acquire, MarkCommitting and Release of 3 keys: %.0f allocations, want at most 3", allocs)
+	}
+	g, err := l.Acquire(ctx, 11, [][]byte{keys[2], keys[0], keys[2], keys[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"t1_i1_0042_r7", "t1_i1_0043_r7", "t1_r00000007"}; !slices.Equal(g.keys, want) {
+		t.Errorf("guard keys %q, want sorted and distinct %q", g.keys, want)
+	}
+	l.Release(g)
+}

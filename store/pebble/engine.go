@@ -127,12 +127,19 @@ func (e *Engine) NewVersionIter(cf mvcc.CF) (mvcc.VersionIter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &versionIter{iter: iter{it: it, cf: cf}}, nil
+	vi := &versionIter{iter: iter{it: it, cf: cf}}
+	vi.buf = vi.arr[:0]
+	return vi, nil
 }
 
 // versionIter is mvcc.VersionIter over a Pebble iterator of one column
-// family.
-type versionIter struct{ iter }
+// family. arr holds the seek key of a point read (a row key or an index
+// entry and its timestamp, with the CF byte), so that it needs no
+// allocation of its own.
+type versionIter struct {
+	iter
+	arr [64]byte
+}
 
 // SeekVersion implements mvcc.VersionIter. Comparer splits cf ++ key
 // into cf ++ enc(k) and the timestamp.
