@@ -5,6 +5,8 @@ import (
 	"context"
 
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"github.com/tikv/client-go/v2/config/retry"
 	tikvkv "github.com/tikv/client-go/v2/kv"
 	"github.com/tikv/client-go/v2/tikv"
 	"github.com/tikv/client-go/v2/tikvrpc"
@@ -45,16 +47,16 @@ func (sn *snapshot) firstBatch(start, end []byte) (kvIter, error) {
 	if sn.store == nil || len(end) == 0 || bytes.Compare(start, end) >= 0 {
 		return nil, nil
 	}
+	if it, ok := sn.firstBatchStream(start, end); ok {
+		return it, nil
+	}
 	st := sn.store.store
 	bo := tikv.NewBackofferWithVars(context.Background(), scanMaxBackoff, sn.store.variables())
 	loc, err := st.GetRegionCache().LocateKey(bo, start)
 	if err != nil {
 		return nil, err
 	}
-	reqEnd := end
-	if len(loc.EndKey) > 0 && bytes.Compare(loc.EndKey, end) < 0 {
-		reqEnd = loc.EndKey
-	}
+	reqEnd := scanEnd(loc, end)
 	req := tikvrpc.NewRequest(tikvrpc.CmdScan, &kvrpcpb.ScanRequest{StartKey: start, EndKey: reqEnd,
 		Limit: scanBatch, Version: sn.ts})
 	resp, err := st.SendReq(bo, req, loc.Region, tikv.ReadTimeoutMedium)
@@ -65,7 +67,60 @@ func (sn *snapshot) firstBatch(start, end []byte) (kvIter, error) {
 		return nil, nil
 	}
 	sr, ok := resp.Resp.(*kvrpcpb.ScanResponse)
-	if !ok || sr.GetError() != nil || st.CheckVisibility(sn.ts) != nil {
+	if !ok {
+		return nil, nil
+	}
+	return sn.batchIter(loc, start, end, reqEnd, sr)
+}
+
+// scanEnd is end, or loc's end if the region ends before it.
+func scanEnd(loc *tikv.KeyLocation, end []byte) []byte {
+	if len(loc.EndKey) > 0 && bytes.Compare(loc.EndKey, end) < 0 {
+		return loc.EndKey
+	}
+	return end
+}
+
+// firstBatchStream is firstBatch's Scan sent on the store's read stream
+// (readconn.go), as directGet sends a get: only when the key's region is
+// cached with a leader, and its answer only when it is clean; false
+// sends it the other way.
+func (sn *snapshot) firstBatchStream(start, end []byte) (kvIter, bool) {
+	s := sn.store
+	if s.reads == nil || s.store.CheckVisibility(sn.ts) != nil {
+		return nil, false
+	}
+	cache := s.store.GetRegionCache()
+	loc := cache.TryLocateKey(start)
+	if loc == nil {
+		return nil, false
+	}
+	rpcCtx, err := cache.GetTiKVRPCContext(retry.NewNoopBackoff(context.Background()), loc.Region, tikvkv.ReplicaReadLeader, 0)
+	if err != nil || rpcCtx == nil || rpcCtx.ProxyStore != nil {
+		return nil, false
+	}
+	reqEnd := scanEnd(loc, end)
+	req := &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{
+		Context: readContext(rpcCtx, tikv.ReadTimeoutMedium), StartKey: start, EndKey: reqEnd, Limit: scanBatch, Version: sn.ts}}}
+	resp, err := s.reads.call(context.Background(), rpcCtx.Addr, req)
+	if err != nil {
+		return nil, false
+	}
+	sr := resp.GetScan()
+	if sr == nil || sr.GetRegionError() != nil {
+		return nil, false
+	}
+	it, err := sn.batchIter(loc, start, end, reqEnd, sr)
+	if err != nil || it == nil {
+		return nil, false
+	}
+	return it, true
+}
+
+// batchIter is firstBatch's iterator over sr's pairs, the answer to a Scan
+// of [start, reqEnd) in loc's region; nil, nil if the answer is not clean.
+func (sn *snapshot) batchIter(loc *tikv.KeyLocation, start, end, reqEnd []byte, sr *kvrpcpb.ScanResponse) (kvIter, error) {
+	if sr.GetError() != nil || sn.store.store.CheckVisibility(sn.ts) != nil {
 		return nil, nil
 	}
 	pairs := sr.GetPairs()

@@ -39,6 +39,10 @@ type Storage struct {
 	close  func() error
 	closed atomic.Bool
 	open   openTxns // for MinStartTS
+	// reads carries get.go's and scan.go's direct reads to the stores
+	// (readconn.go); nil on client-go's mock cluster, where they go
+	// through client-go's RPC client.
+	reads *readClient
 	// vars are client-go's variables every snapshot and transaction
 	// gets: the backoff weight (SetBackoffWeight).
 	vars atomic.Pointer[tikvkv.Variables]
@@ -105,7 +109,11 @@ func Open(pdAddrs []string) (*Storage, error) {
 	if cfg.TxnLocalLatches.Enabled {
 		store.EnableTxnLocalLatches(cfg.TxnLocalLatches.Capacity)
 	}
-	return &Storage{store: store, close: store.Close}, nil
+	reads := newReadClient()
+	return &Storage{store: store, reads: reads, close: func() error {
+		reads.close()
+		return store.Close()
+	}}, nil
 }
 
 // newPDClient is client-go's tikv.NewPDClient with fixed flow-control

@@ -1,0 +1,429 @@
+package tikv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+	tikvconfig "github.com/tikv/client-go/v2/config"
+	"github.com/tikv/client-go/v2/tikv"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/proto" // registers the codec readCodec falls back to
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
+)
+
+// The direct reads of get.go and scan.go go to a store on a BatchCommands
+// stream of their own (one gRPC connection per store), not through
+// client-go's RPC client. client-go's sends every request through a
+// channel to a send loop goroutine, which batches what is waiting and
+// hands it to gRPC; each request also takes a timer, a select over
+// three channels, request metrics and client-go's request codec: ~15% of
+// a SQL node's CPU under oltp_point_select (docs/cluster-bench/README.md).
+// Here the caller's goroutine sends: requests that arrive while another
+// caller is sending queue up and go, together, in the next message that
+// caller sends (a batch forms only when requests overlap; nothing
+// waits for one). One goroutine per stream receives and hands each
+// answer to its caller.
+//
+// The requests and their answers are client-go's (the same KvGet and
+// Scan, the same region context, the same kvproto on the same kind of
+// stream), and get.go and scan.go use an answer only when it is clean.
+// Any failure here (no stream yet, the stream broken, no answer within
+// client-go's read timeout) is the caller's !ok: it reads through
+// client-go instead, which backs off, marks a failed store and follows
+// a new leader. A broken stream is made again on a later read, at most
+// once a second.
+
+// readClient holds the read streams, one per store address.
+type readClient struct {
+	mu     sync.Mutex
+	conns  map[string]*readConn
+	closed bool
+	// calls counts the requests answered on the read streams, for tests.
+	calls atomic.Int64
+}
+
+func newReadClient() *readClient {
+	return &readClient{conns: make(map[string]*readConn)}
+}
+
+// readConn is one store's connection and its current stream.
+type readConn struct {
+	c    *readClient
+	addr string
+	cc   *grpc.ClientConn
+
+	mu       sync.Mutex
+	stream   *readStream // nil while there is none
+	opening  bool
+	failedAt time.Time // when the last stream broke or failed to open
+}
+
+// readStream is one BatchCommands stream and the calls waiting on it.
+type readStream struct {
+	bc     tikvpb.Tikv_BatchCommandsClient
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	pending map[uint64]*readCall
+	nextID  uint64
+	err     error // set once the stream is broken: no new calls
+
+	// The send side: queue holds the calls not yet sent; sending is set
+	// while a caller's goroutine sends them.
+	qmu     sync.Mutex
+	queue   []*readCall
+	spare   []*readCall
+	sending bool
+	msg     tikvpb.BatchCommandsRequest // reused by the sending goroutine
+}
+
+type readCall struct {
+	id    uint64
+	req   *tikvpb.BatchCommandsRequest_Request
+	start time.Time
+	done  chan struct{}
+	resp  *tikvpb.BatchCommandsResponse_Response
+	err   error
+}
+
+var errReadStream = errors.New("tikv: read stream unavailable")
+
+// readTimeout is how long a call waits for its answer before the stream
+// is taken as broken: client-go's longest timeout for a read (a scan's).
+var readTimeout = tikv.ReadTimeoutMedium
+
+// reopenAfter is how long after a stream broke (or failed to open) the
+// next one is made.
+const reopenAfter = time.Second
+
+// call sends req to the store at addr and returns its answer, or an error
+// if the stream cannot carry it (the caller then reads through client-go).
+func (c *readClient) call(ctx context.Context, addr string, req *tikvpb.BatchCommandsRequest_Request) (*tikvpb.BatchCommandsResponse_Response, error) {
+	rc := c.conn(addr)
+	if rc == nil {
+		return nil, errReadStream
+	}
+	st := rc.current()
+	if st == nil {
+		return nil, errReadStream
+	}
+	call := &readCall{req: req, done: make(chan struct{}, 1)}
+	if !st.add(call) {
+		return nil, errReadStream
+	}
+	st.send(call)
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		if st.remove(call) {
+			return nil, ctx.Err()
+		}
+		<-call.done
+	}
+	if call.err != nil {
+		return nil, call.err
+	}
+	c.calls.Add(1)
+	return call.resp, nil
+}
+
+// conn is addr's connection, dialled (without waiting) if there is none.
+func (c *readClient) conn(addr string) *readConn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	if rc := c.conns[addr]; rc != nil {
+		return rc
+	}
+	cc, err := grpc.NewClient(addr, readDialOptions()...)
+	if err != nil {
+		return nil
+	}
+	rc := &readConn{c: c, addr: addr, cc: cc}
+	c.conns[addr] = rc
+	return rc
+}
+
+// readDialOptions are client-go's options for its connections to stores
+// (internal/client's connPool.Init), with a codec that marshals kvproto's
+// messages directly.
+func readDialOptions() []grpc.DialOption {
+	cfg := tikvconfig.GetGlobalConfig()
+	creds := grpc.WithTransportCredentials(insecure.NewCredentials())
+	if len(cfg.Security.ClusterSSLCA) != 0 {
+		if tlsConfig, err := cfg.Security.ToTLSConfig(); err == nil {
+			creds = grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig))
+		}
+	}
+	return []grpc.DialOption{
+		creds,
+		grpc.WithInitialWindowSize(cfg.TiKVClient.GrpcInitialWindowSize),
+		grpc.WithInitialConnWindowSize(cfg.TiKVClient.GrpcInitialConnWindowSize),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<31-1), grpc.ForceCodecV2(newReadCodec())),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay:  100 * time.Millisecond,
+				Multiplier: 1.6,
+				Jitter:     0.2,
+				MaxDelay:   3 * time.Second,
+			},
+			MinConnectTimeout: 5 * time.Second,
+		}),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{
+			Time:    time.Duration(cfg.TiKVClient.GrpcKeepAliveTime) * time.Second,
+			Timeout: cfg.TiKVClient.GetGrpcKeepAliveTimeout(),
+		}),
+	}
+}
+
+// current is the connection's stream, or nil if it has none now; then
+// one is made in the background, unless the last broke within
+// reopenAfter.
+func (rc *readConn) current() *readStream {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.stream != nil {
+		return rc.stream
+	}
+	if !rc.opening && time.Since(rc.failedAt) >= reopenAfter {
+		rc.opening = true
+		go rc.open()
+	}
+	return nil
+}
+
+func (rc *readConn) open() {
+	ctx, cancel := context.WithCancel(context.Background())
+	bc, err := tikvpb.NewTikvClient(rc.cc).BatchCommands(ctx)
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.opening = false
+	if err != nil || rc.c.isClosed() {
+		cancel()
+		rc.failedAt = time.Now()
+		return
+	}
+	st := &readStream{bc: bc, cancel: cancel, pending: make(map[uint64]*readCall)}
+	rc.stream = st
+	go rc.recvLoop(st)
+	go rc.watch(st)
+}
+
+func (c *readClient) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// recvLoop hands each answer on st to its call until st breaks.
+func (rc *readConn) recvLoop(st *readStream) {
+	for {
+		msg, err := st.bc.Recv()
+		if err != nil {
+			rc.broken(st, fmt.Errorf("%w: %v", errReadStream, err))
+			return
+		}
+		resps := msg.GetResponses()
+		st.mu.Lock()
+		for i, id := range msg.GetRequestIds() {
+			call := st.pending[id]
+			if call == nil || i >= len(resps) {
+				continue
+			}
+			delete(st.pending, id)
+			call.resp = resps[i]
+			call.done <- struct{}{}
+		}
+		st.mu.Unlock()
+	}
+}
+
+// watch breaks st if a call has waited longer than readTimeout for its
+// answer (a store that stopped answering without closing the
+// connection), and ends when st breaks.
+func (rc *readConn) watch(st *readStream) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for range t.C {
+		st.mu.Lock()
+		done, late := st.err != nil, false
+		for _, call := range st.pending {
+			if time.Since(call.start) > readTimeout {
+				late = true
+				break
+			}
+		}
+		st.mu.Unlock()
+		if done {
+			return
+		}
+		if late {
+			rc.broken(st, fmt.Errorf("%w: no answer from %s in %v", errReadStream, rc.addr, readTimeout))
+			return
+		}
+	}
+}
+
+// broken fails st's calls with err and drops st, so that a later call
+// makes a new stream.
+func (rc *readConn) broken(st *readStream, err error) {
+	st.cancel()
+	st.mu.Lock()
+	if st.err == nil {
+		st.err = err
+	}
+	for id, call := range st.pending {
+		delete(st.pending, id)
+		call.err = err
+		call.done <- struct{}{}
+	}
+	st.mu.Unlock()
+	rc.mu.Lock()
+	if rc.stream == st {
+		rc.stream = nil
+		rc.failedAt = time.Now()
+	}
+	rc.mu.Unlock()
+}
+
+// add gives call an id on st; false if st is broken.
+func (st *readStream) add(call *readCall) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return false
+	}
+	st.nextID++
+	call.id = st.nextID
+	call.start = time.Now()
+	st.pending[call.id] = call
+	return true
+}
+
+// remove takes call off st's pending calls; false if its answer (or
+// error) has been given to it already.
+func (st *readStream) remove(call *readCall) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.pending[call.id] != call {
+		return false
+	}
+	delete(st.pending, call.id)
+	return true
+}
+
+// send queues call and, unless another goroutine is sending, sends what
+// is queued, in one message for each round, until the queue is empty.
+func (st *readStream) send(call *readCall) {
+	st.qmu.Lock()
+	st.queue = append(st.queue, call)
+	if st.sending {
+		st.qmu.Unlock()
+		return
+	}
+	st.sending = true
+	for len(st.queue) > 0 {
+		calls := st.queue
+		st.queue = st.spare[:0]
+		st.qmu.Unlock()
+		m := &st.msg
+		for _, c := range calls {
+			m.Requests = append(m.Requests, c.req)
+			m.RequestIds = append(m.RequestIds, c.id)
+		}
+		err := st.bc.Send(m)
+		clear(m.Requests)
+		m.Requests, m.RequestIds = m.Requests[:0], m.RequestIds[:0]
+		clear(calls)
+		st.qmu.Lock()
+		st.spare = calls[:0]
+		if err != nil {
+			// Recv sees the stream's error too; the calls' pending entries
+			// are failed there (or by broken, below, if it already has).
+			st.qmu.Unlock()
+			st.cancel()
+			st.qmu.Lock()
+		}
+	}
+	st.sending = false
+	st.qmu.Unlock()
+}
+
+// close closes every connection; calls in flight fail.
+func (c *readClient) close() {
+	c.mu.Lock()
+	c.closed = true
+	conns := c.conns
+	c.conns = nil
+	c.mu.Unlock()
+	for _, rc := range conns {
+		rc.mu.Lock()
+		if rc.stream != nil {
+			rc.stream.cancel()
+		}
+		rc.mu.Unlock()
+		rc.cc.Close()
+	}
+}
+
+// readCodec marshals kvproto's (gogoproto's) messages with their own
+// methods, as storenode's codec does; gRPC's proto codec would take them
+// through protobuf's legacy path (sizing each message twice and copying
+// it). Unmarshal copies every bytes field out of data (gogoproto's
+// generated code does), so data is not kept.
+type readCodec struct {
+	fallback encoding.CodecV2
+}
+
+type gogoMessage interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+	Unmarshal([]byte) error
+}
+
+func newReadCodec() readCodec {
+	return readCodec{fallback: encoding.GetCodecV2("proto")}
+}
+
+func (c readCodec) Name() string { return c.fallback.Name() }
+
+func (c readCodec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(gogoMessage)
+	if !ok {
+		return c.fallback.Marshal(v)
+	}
+	buf := make([]byte, m.Size())
+	n, err := m.MarshalToSizedBuffer(buf)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(buf) {
+		return nil, fmt.Errorf("grpc codec: %T marshalled %d bytes, sized %d", m, n, len(buf))
+	}
+	return mem.BufferSlice{mem.SliceBuffer(buf)}, nil
+}
+
+func (c readCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(gogoMessage)
+	if !ok {
+		return c.fallback.Unmarshal(data, v)
+	}
+	if len(data) == 1 {
+		return m.Unmarshal(data[0].ReadOnlyData())
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return m.Unmarshal(buf.ReadOnlyData())
+}
