@@ -1,0 +1,186 @@
+package tikv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pingcap/kvproto/pkg/kvrpcpb"
+	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"google.golang.org/grpc"
+)
+
+// fakeReads is a Tikv server whose BatchCommands answers each Get with
+// the key as the value; with hold set it answers nothing, with fail set
+// it ends every stream at its next message.
+type fakeReads struct {
+	tikvpb.UnimplementedTikvServer
+	mu      sync.Mutex
+	hold    bool
+	fail    bool
+	streams int
+	msgs    int
+}
+
+func (f *fakeReads) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
+	f.mu.Lock()
+	f.streams++
+	f.mu.Unlock()
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.msgs++
+		hold, fail := f.hold, f.fail
+		f.mu.Unlock()
+		if fail {
+			return errors.New("stream failed")
+		}
+		if hold {
+			continue
+		}
+		out := &tikvpb.BatchCommandsResponse{RequestIds: msg.GetRequestIds()}
+		for _, r := range msg.GetRequests() {
+			out.Responses = append(out.Responses, &tikvpb.BatchCommandsResponse_Response{
+				Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: &kvrpcpb.GetResponse{Value: r.GetGet().GetKey()}}})
+		}
+		if err := stream.Send(out); err != nil {
+			return err
+		}
+	}
+}
+
+func (f *fakeReads) set(hold, fail bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold, f.fail = hold, fail
+}
+
+func (f *fakeReads) counts() (streams, msgs int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.streams, f.msgs
+}
+
+func serveFakeReads(t *testing.T) (string, *fakeReads) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeReads{}
+	srv := grpc.NewServer()
+	tikvpb.RegisterTikvServer(srv, f)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String(), f
+}
+
+func getReq(key string) *tikvpb.BatchCommandsRequest_Request {
+	return &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{Key: []byte(key)}}}
+}
+
+// callUntil calls until the read stream answers (the first calls fail
+// while the stream is made in the background).
+func callUntil(t *testing.T, c *readClient, addr, key string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		resp, err := c.call(context.Background(), addr, getReq(key))
+		if err == nil {
+			if got := string(resp.GetGet().GetValue()); got != key {
+				t.Fatalf("answer %q to a get of %q", got, key)
+			}
+			return
+		}
+		if !errors.Is(err, errReadStream) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer on the read stream: %v", err)
+		}
+	}
+}
+
+// TestReadStream: calls from many goroutines are answered, each its own,
+// on one stream (in fewer messages than calls when they overlap); a
+// stream the store ends fails the calls on it, and the next stream is
+// made no sooner than reopenAfter; a store that stops answering fails
+// its calls after readTimeout.
+func TestReadStream(t *testing.T) {
+	addr, f := serveFakeReads(t)
+	c := newReadClient()
+	defer c.close()
+	callUntil(t, c, addr, "k")
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				key := fmt.Sprintf("k%d-%d", g, i)
+				resp, err := c.call(context.Background(), addr, getReq(key))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := string(resp.GetGet().GetValue()); got != key {
+					errs <- fmt.Errorf("answer %q to a get of %q", got, key)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	streams, msgs := f.counts()
+	if streams != 1 {
+		t.Fatalf("%d streams, want 1", streams)
+	}
+	t.Logf("%d calls in %d messages", 64*50+1, msgs)
+
+	// The store ends the stream: the call fails, and so do calls until
+	// reopenAfter has passed; then a new stream answers.
+	f.set(false, true)
+	if _, err := c.call(context.Background(), addr, getReq("x")); !errors.Is(err, errReadStream) {
+		t.Fatalf("call on a stream the store ended: %v, want errReadStream", err)
+	}
+	f.set(false, false)
+	broke := time.Now()
+	callUntil(t, c, addr, "y")
+	if d := time.Since(broke); d < reopenAfter*9/10 {
+		t.Fatalf("stream made again after %v, want at least %v", d, reopenAfter)
+	}
+	if streams, _ := f.counts(); streams != 2 {
+		t.Fatalf("%d streams, want 2", streams)
+	}
+
+	// The store holds the call: its context ends it; past readTimeout the
+	// watch breaks the stream.
+	f.set(true, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := c.call(ctx, addr, getReq("held"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("held call: %v, want its context's deadline", err)
+	}
+	defer func(d time.Duration) { readTimeout = d }(readTimeout)
+	readTimeout = 100 * time.Millisecond
+	start := time.Now()
+	if _, err := c.call(context.Background(), addr, getReq("held")); !errors.Is(err, errReadStream) {
+		t.Fatalf("held call: %v, want errReadStream", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("held call failed after %v", d)
+	}
+}
