@@ -75,7 +75,7 @@ func (s *Storage) directGet(ctx context.Context, key []byte, ts uint64) ([]byte,
 func (s *Storage) directGetStream(ctx context.Context, rpcCtx *tikv.RPCContext, key []byte, ts uint64) ([]byte, bool) {
 	req := &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Get{Get: &kvrpcpb.GetRequest{
 		Context: readContext(rpcCtx, tikv.ReadTimeoutShort), Key: key, Version: ts}}}
-	resp, err := s.reads.call(ctx, rpcCtx.Addr, req)
+	resp, err := s.reads.call(ctx, rpcCtx.Addr, req, tikv.ReadTimeoutShort)
 	if err != nil {
 		return nil, false
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 	tikvconfig "github.com/tikv/client-go/v2/config"
-	"github.com/tikv/client-go/v2/tikv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
@@ -88,27 +87,30 @@ type readStream struct {
 }
 
 type readCall struct {
-	id    uint64
-	req   *tikvpb.BatchCommandsRequest_Request
-	start time.Time
-	done  chan struct{}
-	resp  *tikvpb.BatchCommandsResponse_Response
-	err   error
+	id       uint64
+	req      *tikvpb.BatchCommandsRequest_Request
+	timeout  time.Duration
+	deadline time.Time
+	done     chan struct{}
+	resp     *tikvpb.BatchCommandsResponse_Response
+	err      error
 }
 
 var errReadStream = errors.New("tikv: read stream unavailable")
 
-// readTimeout is how long a call waits for its answer before the stream
-// is taken as broken: client-go's longest timeout for a read (a scan's).
-var readTimeout = tikv.ReadTimeoutMedium
+// watchEvery is how often a stream's calls are checked for their timeout.
+var watchEvery = time.Second
 
 // reopenAfter is how long after a stream broke (or failed to open) the
 // next one is made.
 const reopenAfter = time.Second
 
 // call sends req to the store at addr and returns its answer, or an error
-// if the stream cannot carry it (the caller then reads through client-go).
-func (c *readClient) call(ctx context.Context, addr string, req *tikvpb.BatchCommandsRequest_Request) (*tikvpb.BatchCommandsResponse_Response, error) {
+// if the stream cannot carry it (the caller then reads through client-go):
+// the stream is broken, or the store did not answer within timeout
+// (client-go's timeout for the request; the stream is then taken as
+// broken, as a store that stopped answering).
+func (c *readClient) call(ctx context.Context, addr string, req *tikvpb.BatchCommandsRequest_Request, timeout time.Duration) (*tikvpb.BatchCommandsResponse_Response, error) {
 	rc := c.conn(addr)
 	if rc == nil {
 		return nil, errReadStream
@@ -117,7 +119,7 @@ func (c *readClient) call(ctx context.Context, addr string, req *tikvpb.BatchCom
 	if st == nil {
 		return nil, errReadStream
 	}
-	call := &readCall{req: req, done: make(chan struct{}, 1)}
+	call := &readCall{req: req, timeout: timeout, done: make(chan struct{}, 1)}
 	if !st.add(call) {
 		return nil, errReadStream
 	}
@@ -250,18 +252,19 @@ func (rc *readConn) recvLoop(st *readStream) {
 	}
 }
 
-// watch breaks st if a call has waited longer than readTimeout for its
+// watch breaks st if a call has waited longer than its timeout for its
 // answer (a store that stopped answering without closing the
 // connection), and ends when st breaks.
 func (rc *readConn) watch(st *readStream) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(watchEvery)
 	defer t.Stop()
-	for range t.C {
+	for now := range t.C {
 		st.mu.Lock()
-		done, late := st.err != nil, false
+		done := st.err != nil
+		var late *readCall
 		for _, call := range st.pending {
-			if time.Since(call.start) > readTimeout {
-				late = true
+			if now.After(call.deadline) {
+				late = call
 				break
 			}
 		}
@@ -269,8 +272,8 @@ func (rc *readConn) watch(st *readStream) {
 		if done {
 			return
 		}
-		if late {
-			rc.broken(st, fmt.Errorf("%w: no answer from %s in %v", errReadStream, rc.addr, readTimeout))
+		if late != nil {
+			rc.broken(st, fmt.Errorf("%w: no answer from %s in %v", errReadStream, rc.addr, late.timeout))
 			return
 		}
 	}
@@ -307,7 +310,7 @@ func (st *readStream) add(call *readCall) bool {
 	}
 	st.nextID++
 	call.id = st.nextID
-	call.start = time.Now()
+	call.deadline = time.Now().Add(call.timeout)
 	st.pending[call.id] = call
 	return true
 }

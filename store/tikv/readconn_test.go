@@ -91,7 +91,7 @@ func getReq(key string) *tikvpb.BatchCommandsRequest_Request {
 func callUntil(t *testing.T, c *readClient, addr, key string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		resp, err := c.call(context.Background(), addr, getReq(key))
+		resp, err := c.call(context.Background(), addr, getReq(key), time.Minute)
 		if err == nil {
 			if got := string(resp.GetGet().GetValue()); got != key {
 				t.Fatalf("answer %q to a get of %q", got, key)
@@ -111,7 +111,7 @@ func callUntil(t *testing.T, c *readClient, addr, key string) {
 // on one stream (in fewer messages than calls when they overlap); a
 // stream the store ends fails the calls on it, and the next stream is
 // made no sooner than reopenAfter; a store that stops answering fails
-// its calls after readTimeout.
+// a call after the call's timeout.
 func TestReadStream(t *testing.T) {
 	addr, f := serveFakeReads(t)
 	c := newReadClient()
@@ -126,7 +126,7 @@ func TestReadStream(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				key := fmt.Sprintf("k%d-%d", g, i)
-				resp, err := c.call(context.Background(), addr, getReq(key))
+				resp, err := c.call(context.Background(), addr, getReq(key), time.Minute)
 				if err != nil {
 					errs <- err
 					return
@@ -152,7 +152,7 @@ func TestReadStream(t *testing.T) {
 	// The store ends the stream: the call fails, and so do calls until
 	// reopenAfter has passed; then a new stream answers.
 	f.set(false, true)
-	if _, err := c.call(context.Background(), addr, getReq("x")); !errors.Is(err, errReadStream) {
+	if _, err := c.call(context.Background(), addr, getReq("x"), time.Minute); !errors.Is(err, errReadStream) {
 		t.Fatalf("call on a stream the store ended: %v, want errReadStream", err)
 	}
 	f.set(false, false)
@@ -165,22 +165,20 @@ func TestReadStream(t *testing.T) {
 		t.Fatalf("%d streams, want 2", streams)
 	}
 
-	// The store holds the call: its context ends it; past readTimeout the
+	// The store holds the call: its context ends it; past its timeout the
 	// watch breaks the stream.
 	f.set(true, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err := c.call(ctx, addr, getReq("held"))
+	_, err := c.call(ctx, addr, getReq("held"), time.Minute)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("held call: %v, want its context's deadline", err)
 	}
-	defer func(d time.Duration) { readTimeout = d }(readTimeout)
-	readTimeout = 100 * time.Millisecond
 	start := time.Now()
-	if _, err := c.call(context.Background(), addr, getReq("held")); !errors.Is(err, errReadStream) {
+	if _, err := c.call(context.Background(), addr, getReq("held"), 100*time.Millisecond); !errors.Is(err, errReadStream) {
 		t.Fatalf("held call: %v, want errReadStream", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("held call failed after %v", d)
 	}
 }

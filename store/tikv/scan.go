@@ -102,7 +102,7 @@ func (sn *snapshot) firstBatchStream(start, end []byte) (kvIter, bool) {
 	reqEnd := scanEnd(loc, end)
 	req := &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{
 		Context: readContext(rpcCtx, tikv.ReadTimeoutMedium), StartKey: start, EndKey: reqEnd, Limit: scanBatch, Version: sn.ts}}}
-	resp, err := s.reads.call(context.Background(), rpcCtx.Addr, req)
+	resp, err := s.reads.call(context.Background(), rpcCtx.Addr, req, tikv.ReadTimeoutMedium)
 	if err != nil {
 		return nil, false
 	}
