@@ -385,7 +385,9 @@ func (c *readClient) close() {
 // methods, as storenode's codec does; gRPC's proto codec would take them
 // through protobuf's legacy path (sizing each message twice and copying
 // it). Unmarshal copies every bytes field out of data (gogoproto's
-// generated code does), so data is not kept.
+// generated code does), so data is not kept; a BatchCommandsResponse is
+// unmarshalled from a copy of data that its scans' pairs keep
+// (readdecode.go).
 type readCodec struct {
 	fallback encoding.CodecV2
 }
@@ -419,6 +421,11 @@ func (c readCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 func (c readCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if br, ok := v.(*tikvpb.BatchCommandsResponse); ok {
+		// A fresh copy: the scans' pairs keep their keys and values in
+		// it (readdecode.go), and data goes back to gRPC's pool.
+		return unmarshalBatchResponse(br, data.Materialize())
+	}
 	m, ok := v.(gogoMessage)
 	if !ok {
 		return c.fallback.Unmarshal(data, v)
