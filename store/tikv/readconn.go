@@ -40,7 +40,10 @@ import (
 // client-go's read timeout) is the caller's !ok: it reads through
 // client-go instead, which backs off, marks a failed store and follows
 // a new leader. A broken stream is made again on a later read, at most
-// once a second.
+// once a second; a late answer fails only its own call (the stream
+// stays, as in client-go's batch client). After repeated failures
+// without an answer in between, callers go straight to client-go for a
+// while: 1 s, doubling to 30 s.
 
 // readClient holds the read streams, one per store address.
 type readClient struct {
@@ -64,7 +67,12 @@ type readConn struct {
 	mu       sync.Mutex
 	stream   *readStream // nil while there is none
 	opening  bool
-	failedAt time.Time // when the last stream broke or failed to open
+	failedAt time.Time // when the last failure (see fails) was
+	// fails counts the failures (a stream broke or failed to open, or a
+	// watch round found calls past their timeout) since the last answer;
+	// from the second on, callers read through client-go for
+	// backoff(fails-1).
+	fails atomic.Int32
 }
 
 // readStream is one BatchCommands stream and the calls waiting on it.
@@ -105,11 +113,27 @@ var watchEvery = time.Second
 // next one is made.
 const reopenAfter = time.Second
 
+// maxBackoff bounds how long callers read through client-go after
+// repeated failures.
+const maxBackoff = 30 * time.Second
+
+// readBackoff is how long callers read through client-go after the n-th
+// repeated failure (n >= 1): 1 s, doubling up to maxBackoff.
+func readBackoff(n int32) time.Duration {
+	if n > 5 {
+		return maxBackoff
+	}
+	return min(time.Second<<(n-1), maxBackoff)
+}
+
 // call sends req to the store at addr and returns its answer, or an error
 // if the stream cannot carry it (the caller then reads through client-go):
-// the stream is broken, or the store did not answer within timeout
-// (client-go's timeout for the request; the stream is then taken as
-// broken, as a store that stopped answering).
+// there is no stream (none yet, the last broke, or callers are backing
+// off after repeated failures), it broke, or the store did not answer
+// within timeout (client-go's timeout for the request; only this call
+// fails). It is safe for concurrent use; the stream keeps req until the
+// answer (or the call's failure), so the caller must not change it
+// before call returns.
 func (c *readClient) call(ctx context.Context, addr string, req *tikvpb.BatchCommandsRequest_Request, timeout time.Duration) (*tikvpb.BatchCommandsResponse_Response, error) {
 	rc := c.conn(addr)
 	if rc == nil {
@@ -190,12 +214,15 @@ func readDialOptions() []grpc.DialOption {
 	}
 }
 
-// current is the connection's stream, or nil if it has none now; then
+// current is the connection's stream, or nil if it has none now (then
 // one is made in the background, unless the last broke within
-// reopenAfter.
+// reopenAfter) or if callers are backing off after repeated failures.
 func (rc *readConn) current() *readStream {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	if f := rc.fails.Load(); f >= 2 && time.Since(rc.failedAt) < readBackoff(f-1) {
+		return nil
+	}
 	if rc.stream != nil {
 		return rc.stream
 	}
@@ -214,7 +241,7 @@ func (rc *readConn) open() {
 	rc.opening = false
 	if err != nil || rc.c.isClosed() {
 		cancel()
-		rc.failedAt = time.Now()
+		rc.failedLocked()
 		return
 	}
 	st := &readStream{bc: bc, cancel: cancel, pending: make(map[uint64]*readCall)}
@@ -237,12 +264,20 @@ func (rc *readConn) recvLoop(st *readStream) {
 			rc.broken(st, fmt.Errorf("%w: %v", errReadStream, err))
 			return
 		}
-		resps := msg.GetResponses()
+		ids, resps := msg.GetRequestIds(), msg.GetResponses()
+		if len(ids) != len(resps) {
+			// Which answer is whose is not known: every call on st fails.
+			rc.broken(st, fmt.Errorf("%w: %d request ids and %d responses in a message", errReadStream, len(ids), len(resps)))
+			return
+		}
+		if rc.fails.Load() != 0 {
+			rc.fails.Store(0)
+		}
 		st.mu.Lock()
-		for i, id := range msg.GetRequestIds() {
+		for i, id := range ids {
 			call := st.pending[id]
-			if call == nil || i >= len(resps) {
-				continue
+			if call == nil {
+				continue // its caller gave up on it
 			}
 			delete(st.pending, id)
 			call.resp = resps[i]
@@ -252,31 +287,43 @@ func (rc *readConn) recvLoop(st *readStream) {
 	}
 }
 
-// watch breaks st if a call has waited longer than its timeout for its
-// answer (a store that stopped answering without closing the
-// connection), and ends when st breaks.
+// watch fails the calls that have waited longer than their timeout for
+// their answer, each on its own (as client-go's batch client does): the
+// stream stays, and an answer that comes later is dropped. A round that
+// fails calls counts as one failure for the back-off (a store that
+// stopped answering without closing the connection). watch ends when st
+// breaks.
 func (rc *readConn) watch(st *readStream) {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	for now := range t.C {
 		st.mu.Lock()
 		done := st.err != nil
-		var late *readCall
-		for _, call := range st.pending {
+		late := 0
+		for id, call := range st.pending {
 			if now.After(call.deadline) {
-				late = call
-				break
+				delete(st.pending, id)
+				call.err = fmt.Errorf("%w: no answer from %s in %v", errReadStream, rc.addr, call.timeout)
+				call.done <- struct{}{}
+				late++
 			}
 		}
 		st.mu.Unlock()
 		if done {
 			return
 		}
-		if late != nil {
-			rc.broken(st, fmt.Errorf("%w: no answer from %s in %v", errReadStream, rc.addr, late.timeout))
-			return
+		if late > 0 {
+			rc.mu.Lock()
+			rc.failedLocked()
+			rc.mu.Unlock()
 		}
 	}
+}
+
+// failedLocked counts a failure; rc.mu is held.
+func (rc *readConn) failedLocked() {
+	rc.failedAt = time.Now()
+	rc.fails.Add(1)
 }
 
 // broken fails st's calls with err and drops st, so that a later call
@@ -296,7 +343,7 @@ func (rc *readConn) broken(st *readStream, err error) {
 	rc.mu.Lock()
 	if rc.stream == st {
 		rc.stream = nil
-		rc.failedAt = time.Now()
+		rc.failedLocked()
 	}
 	rc.mu.Unlock()
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // fakeReads is a Tikv server whose BatchCommands answers each Get with
-// the key as the value; with hold set it answers nothing, with fail set
-// it ends every stream at its next message.
+// the key as the value; with hold set it answers nothing (and answers
+// what it held with the next message it answers), with fail set it ends
+// every stream at its next message.
 type fakeReads struct {
 	tikvpb.UnimplementedTikvServer
 	mu      sync.Mutex
@@ -26,10 +27,16 @@ type fakeReads struct {
 	msgs    int
 }
 
+type heldRead struct {
+	id  uint64
+	key []byte
+}
+
 func (f *fakeReads) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error {
 	f.mu.Lock()
 	f.streams++
 	f.mu.Unlock()
+	var held []heldRead
 	for {
 		msg, err := stream.Recv()
 		if err != nil {
@@ -42,14 +49,19 @@ func (f *fakeReads) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error 
 		if fail {
 			return errors.New("stream failed")
 		}
+		for i, r := range msg.GetRequests() {
+			held = append(held, heldRead{msg.GetRequestIds()[i], r.GetGet().GetKey()})
+		}
 		if hold {
 			continue
 		}
-		out := &tikvpb.BatchCommandsResponse{RequestIds: msg.GetRequestIds()}
-		for _, r := range msg.GetRequests() {
+		out := &tikvpb.BatchCommandsResponse{}
+		for _, h := range held {
+			out.RequestIds = append(out.RequestIds, h.id)
 			out.Responses = append(out.Responses, &tikvpb.BatchCommandsResponse_Response{
-				Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: &kvrpcpb.GetResponse{Value: r.GetGet().GetKey()}}})
+				Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: &kvrpcpb.GetResponse{Value: h.key}}})
 		}
+		held = held[:0]
 		if err := stream.Send(out); err != nil {
 			return err
 		}
@@ -180,5 +192,72 @@ func TestReadStream(t *testing.T) {
 	}
 	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
 		t.Fatalf("held call failed after %v", d)
+	}
+}
+
+// TestReadStreamTimeout: a call the store does not answer within its
+// timeout fails on its own; a call waiting on the same stream with a
+// longer timeout is answered on it, and the stream stays. Two failures
+// without an answer in between send callers to client-go (no stream)
+// for a second; then the stream answers again.
+func TestReadStreamTimeout(t *testing.T) {
+	addr, f := serveFakeReads(t)
+	c := newReadClient()
+	defer c.close()
+	callUntil(t, c, addr, "k")
+
+	f.set(true, false)
+	_, before := f.counts()
+	long := make(chan error, 1)
+	go func() {
+		resp, err := c.call(context.Background(), addr, getReq("long"), time.Minute)
+		if err == nil && string(resp.GetGet().GetValue()) != "long" {
+			err = fmt.Errorf("answer %q to a get of %q", resp.GetGet().GetValue(), "long")
+		}
+		long <- err
+	}()
+	for _, m := f.counts(); m == before; _, m = f.counts() {
+		time.Sleep(time.Millisecond) // until the store holds it
+	}
+	start := time.Now()
+	if _, err := c.call(context.Background(), addr, getReq("late"), 100*time.Millisecond); !errors.Is(err, errReadStream) {
+		t.Fatalf("late call: %v, want errReadStream", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("late call failed after %v", d)
+	}
+	f.set(false, false)
+	callUntil(t, c, addr, "next")
+	select {
+	case err := <-long:
+		if err != nil {
+			t.Fatalf("call with a long timeout, on the stream of a late call: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("call with a long timeout not answered")
+	}
+	if streams, _ := f.counts(); streams != 1 {
+		t.Fatalf("%d streams, want 1", streams)
+	}
+
+	// Two late calls in a row: callers back off for a second.
+	f.set(true, false)
+	for range 2 {
+		if _, err := c.call(context.Background(), addr, getReq("late"), 50*time.Millisecond); !errors.Is(err, errReadStream) {
+			t.Fatalf("late call: %v, want errReadStream", err)
+		}
+	}
+	f.set(false, false)
+	_, msgs := f.counts()
+	if _, err := c.call(context.Background(), addr, getReq("k"), time.Minute); !errors.Is(err, errReadStream) {
+		t.Fatalf("call while backing off: %v, want errReadStream", err)
+	}
+	if _, m := f.counts(); m != msgs {
+		t.Fatal("call sent while backing off")
+	}
+	backedOff := time.Now()
+	callUntil(t, c, addr, "after")
+	if d := time.Since(backedOff); d > 5*time.Second {
+		t.Fatalf("stream answered again after %v", d)
 	}
 }
