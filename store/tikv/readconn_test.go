@@ -17,12 +17,14 @@ import (
 // fakeReads is a Tikv server whose BatchCommands answers each Get with
 // the key as the value; with hold set it answers nothing (and answers
 // what it held with the next message it answers), with fail set it ends
-// every stream at its next message.
+// every stream at its next message, with short set it sends one response
+// fewer than request ids.
 type fakeReads struct {
 	tikvpb.UnimplementedTikvServer
 	mu      sync.Mutex
 	hold    bool
 	fail    bool
+	short   bool
 	streams int
 	msgs    int
 }
@@ -44,7 +46,7 @@ func (f *fakeReads) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error 
 		}
 		f.mu.Lock()
 		f.msgs++
-		hold, fail := f.hold, f.fail
+		hold, fail, short := f.hold, f.fail, f.short
 		f.mu.Unlock()
 		if fail {
 			return errors.New("stream failed")
@@ -62,6 +64,9 @@ func (f *fakeReads) BatchCommands(stream tikvpb.Tikv_BatchCommandsServer) error 
 				Cmd: &tikvpb.BatchCommandsResponse_Response_Get{Get: &kvrpcpb.GetResponse{Value: h.key}}})
 		}
 		held = held[:0]
+		if short {
+			out.Responses = out.Responses[:len(out.Responses)-1]
+		}
 		if err := stream.Send(out); err != nil {
 			return err
 		}
@@ -259,5 +264,23 @@ func TestReadStreamTimeout(t *testing.T) {
 	callUntil(t, c, addr, "after")
 	if d := time.Since(backedOff); d > 5*time.Second {
 		t.Fatalf("stream answered again after %v", d)
+	}
+}
+
+// TestReadStreamShortMessage: a message with fewer responses than request
+// ids breaks the stream at once (which answer is whose is not known):
+// the call fails then, not at its timeout.
+func TestReadStreamShortMessage(t *testing.T) {
+	addr, f := serveFakeReads(t)
+	c := newReadClient()
+	defer c.close()
+	callUntil(t, c, addr, "k")
+	f.mu.Lock()
+	f.short = true
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.call(ctx, addr, getReq("x"), time.Minute); !errors.Is(err, errReadStream) {
+		t.Fatalf("call answered by a short message: %v, want errReadStream", err)
 	}
 }
