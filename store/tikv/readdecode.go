@@ -2,6 +2,7 @@ package tikv
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
@@ -19,7 +20,8 @@ import (
 // length, so that an append copies it). Every other response, and every
 // field that is not a pair's key, value or commit ts, is unmarshalled
 // by gogoproto's code as before; fields gogoproto does not know are
-// skipped, as it skips them.
+// skipped, as it skips them, and a known field with the wrong wire type
+// is an error, as it is there.
 func unmarshalBatchResponse(m *tikvpb.BatchCommandsResponse, data []byte) error {
 	*m = tikvpb.BatchCommandsResponse{}
 	for len(data) > 0 {
@@ -84,6 +86,10 @@ func unmarshalBatchResponse(m *tikvpb.BatchCommandsResponse, data []byte) error 
 				return err
 			}
 			data = data[n:]
+		case num >= 1 && num <= 5:
+			// A known field with the wrong wire type: gogoproto fails too
+			// (skipping a response would give the next ones the wrong ids).
+			return wrongWireType("BatchCommandsResponse", num, typ)
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, data)
 			if n < 0 {
@@ -93,6 +99,10 @@ func unmarshalBatchResponse(m *tikvpb.BatchCommandsResponse, data []byte) error 
 		}
 	}
 	return nil
+}
+
+func wrongWireType(msg string, num protowire.Number, typ protowire.Type) error {
+	return fmt.Errorf("tikv: wrong wire type %d for field %d of a %s", typ, num, msg)
 }
 
 // unmarshalBatchResponseItem is one response of a batch: a Scan's by
@@ -144,7 +154,10 @@ func unmarshalScan(b []byte) (*kvrpcpb.ScanResponse, error) {
 			return nil, protowire.ParseError(n)
 		}
 		b = b[n:]
-		if typ != protowire.BytesType || num < 1 || num > 3 {
+		if num >= 1 && num <= 3 && typ != protowire.BytesType {
+			return nil, wrongWireType("ScanResponse", num, typ)
+		}
+		if num < 1 || num > 3 {
 			n := protowire.ConsumeFieldValue(num, typ, b)
 			if n < 0 {
 				return nil, protowire.ParseError(n)

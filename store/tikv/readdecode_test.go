@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/kvproto/pkg/errorpb"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestUnmarshalBatchResponse: the read stream's decoder reads what
@@ -87,5 +88,55 @@ func TestUnmarshalBatchResponse(t *testing.T) {
 	t.Logf("allocations per 100-row scan response: %v (gogoproto's %v)", allocs, gogo)
 	if allocs > 10 {
 		t.Fatalf("%v allocations per 100-row scan response, want at most 10", allocs)
+	}
+}
+
+// TestUnmarshalBatchResponseWireType: a known field with the wrong wire
+// type fails the message, as it fails gogoproto's Unmarshal, at the top
+// level (fields 1-5), in a response and in a scan's response (fields
+// 1-3); skipping it would, for a response, give the ones after it the
+// wrong request ids, and drop a scan's region error.
+func TestUnmarshalBatchResponseWireType(t *testing.T) {
+	varint := func(num protowire.Number) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), 1)
+	}
+	bytesField := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+	}
+	fixed32 := func(num protowire.Number) []byte {
+		return protowire.AppendFixed32(protowire.AppendTag(nil, num, protowire.Fixed32Type), 1)
+	}
+	scanItem := func(scan []byte) []byte { return bytesField(1, bytesField(2, scan)) }
+	cases := map[string][]byte{
+		"responses as varint":         varint(1),
+		"request ids as fixed32":      fixed32(2),
+		"transport load as bytes":     bytesField(3, []byte{1}),
+		"health feedback as varint":   varint(4),
+		"send time as bytes":          bytesField(5, []byte{1}),
+		"scan as varint":              bytesField(1, varint(2)),
+		"scan region error as varint": scanItem(varint(1)),
+		"scan pairs as varint":        scanItem(varint(2)),
+		"scan key error as varint":    scanItem(varint(3)),
+	}
+	for name, data := range cases {
+		var want, got tikvpb.BatchCommandsResponse
+		if err := want.Unmarshal(data); err == nil {
+			t.Fatalf("%s: gogoproto reads it", name)
+		}
+		if err := unmarshalBatchResponse(&got, data); err == nil {
+			t.Fatalf("%s: read as %v, want an error", name, &got)
+		}
+	}
+	// Unknown fields are skipped, whatever their type, as gogoproto skips them.
+	data := append(append(varint(99), scanItem(append(varint(9), bytesField(2, bytesField(2, []byte("k")))...))...), bytesField(2, []byte{7})...)
+	var want, got tikvpb.BatchCommandsResponse
+	if err := want.Unmarshal(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := unmarshalBatchResponse(&got, data); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Responses) != 1 || len(got.Responses[0].GetScan().GetPairs()) != 1 || !reflect.DeepEqual(got.RequestIds, want.RequestIds) {
+		t.Fatalf("got %v, want %v", &got, &want)
 	}
 }
