@@ -3,6 +3,7 @@ package tikv
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
@@ -47,8 +48,8 @@ func (sn *snapshot) firstBatch(start, end []byte) (kvIter, error) {
 	if sn.store == nil || len(end) == 0 || bytes.Compare(start, end) >= 0 {
 		return nil, nil
 	}
-	if it, ok := sn.firstBatchStream(start, end); ok {
-		return it, nil
+	if it, err := sn.firstBatchStream(start, end); !errors.Is(err, errNoStreamAnswer) {
+		return it, err
 	}
 	st := sn.store.store
 	bo := tikv.NewBackofferWithVars(context.Background(), scanMaxBackoff, sn.store.variables())
@@ -81,40 +82,46 @@ func scanEnd(loc *tikv.KeyLocation, end []byte) []byte {
 	return end
 }
 
+// errNoStreamAnswer is firstBatchStream's: send the Scan the other way.
+var errNoStreamAnswer = errors.New("tikv: no scan answer on the read stream")
+
 // firstBatchStream is firstBatch's Scan sent on the store's read stream
 // (readconn.go), as directGet sends a get: only when the key's region is
-// cached with a leader, and its answer only when it is clean; false
-// sends it the other way.
-func (sn *snapshot) firstBatchStream(start, end []byte) (kvIter, bool) {
+// cached with a leader. Its answer is firstBatch's unless it did not come
+// (the stream failed) or has a region error: then errNoStreamAnswer, and
+// firstBatch sends the Scan through client-go's sender, which follows
+// the region. An answer that is not clean otherwise (a lock or another
+// key error, the snapshot below the GC safe point) is nil, nil at once:
+// the Scan would get the same, and client-go's scanner reads the range
+// and resolves the lock.
+func (sn *snapshot) firstBatchStream(start, end []byte) (kvIter, error) {
 	s := sn.store
-	if s.reads == nil || s.store.CheckVisibility(sn.ts) != nil {
-		return nil, false
+	if s.reads == nil {
+		return nil, errNoStreamAnswer
 	}
 	cache := s.store.GetRegionCache()
 	loc := cache.TryLocateKey(start)
 	if loc == nil {
-		return nil, false
+		return nil, errNoStreamAnswer
 	}
 	rpcCtx, err := cache.GetTiKVRPCContext(retry.NewNoopBackoff(context.Background()), loc.Region, tikvkv.ReplicaReadLeader, 0)
 	if err != nil || rpcCtx == nil || rpcCtx.ProxyStore != nil {
-		return nil, false
+		return nil, errNoStreamAnswer
 	}
 	reqEnd := scanEnd(loc, end)
 	req := &tikvpb.BatchCommandsRequest_Request{Cmd: &tikvpb.BatchCommandsRequest_Request_Scan{Scan: &kvrpcpb.ScanRequest{
 		Context: readContext(rpcCtx, tikv.ReadTimeoutMedium), StartKey: start, EndKey: reqEnd, Limit: scanBatch, Version: sn.ts}}}
 	resp, err := s.reads.call(context.Background(), rpcCtx.Addr, req, tikv.ReadTimeoutMedium)
 	if err != nil {
-		return nil, false
+		return nil, errNoStreamAnswer
 	}
 	sr := resp.GetScan()
 	if sr == nil || sr.GetRegionError() != nil {
-		return nil, false
+		return nil, errNoStreamAnswer
 	}
-	it, err := sn.batchIter(loc, start, end, reqEnd, sr)
-	if err != nil || it == nil {
-		return nil, false
-	}
-	return it, true
+	// batchIter checks the GC safe point after the answer, as for the
+	// Scan sent the other way.
+	return sn.batchIter(loc, start, end, reqEnd, sr)
 }
 
 // batchIter is firstBatch's iterator over sr's pairs, the answer to a Scan
