@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	"github.com/pingcap/log"
 	tikvconfig "github.com/tikv/client-go/v2/config"
+	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
@@ -68,6 +70,7 @@ type readConn struct {
 	stream   *readStream // nil while there is none
 	opening  bool
 	failedAt time.Time // when the last failure (see fails) was
+	loggedAt time.Time // when a failure was last logged
 	// fails counts the failures (a stream broke or failed to open, or a
 	// watch round found calls past their timeout) since the last answer;
 	// from the second on, callers read through client-go for
@@ -173,25 +176,44 @@ func (c *readClient) conn(addr string) *readConn {
 	if rc := c.conns[addr]; rc != nil {
 		return rc
 	}
-	cc, err := grpc.NewClient(addr, readDialOptions()...)
-	if err != nil {
-		return nil
+	rc := &readConn{c: c, addr: addr}
+	opts, err := readDialOptions()
+	if err == nil {
+		rc.cc, err = grpc.NewClient(addr, opts...)
 	}
-	rc := &readConn{c: c, addr: addr, cc: cc}
+	if err != nil {
+		// No stream to addr: its reads go through client-go.
+		rc.logLocked("cannot dial", err)
+	}
 	c.conns[addr] = rc
 	return rc
 }
 
+// logEvery bounds how often a store's stream failures are logged.
+const logEvery = time.Minute
+
+// logLocked logs a failure of rc's stream, at most once per logEvery;
+// rc.mu is held (or rc is not shared yet).
+func (rc *readConn) logLocked(what string, err error) {
+	if now := time.Now(); now.Sub(rc.loggedAt) >= logEvery {
+		rc.loggedAt = now
+		log.Warn("tikv: read stream "+what+"; reads go through client-go", zap.String("store", rc.addr), zap.Error(err))
+	}
+}
+
 // readDialOptions are client-go's options for its connections to stores
 // (internal/client's connPool.Init), with a codec that marshals kvproto's
-// messages directly.
-func readDialOptions() []grpc.DialOption {
+// messages directly; an error if TLS is configured and its configuration
+// cannot be read (never plaintext then).
+func readDialOptions() ([]grpc.DialOption, error) {
 	cfg := tikvconfig.GetGlobalConfig()
 	creds := grpc.WithTransportCredentials(insecure.NewCredentials())
 	if len(cfg.Security.ClusterSSLCA) != 0 {
-		if tlsConfig, err := cfg.Security.ToTLSConfig(); err == nil {
-			creds = grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig))
+		tlsConfig, err := cfg.Security.ToTLSConfig()
+		if err != nil {
+			return nil, err
 		}
+		creds = grpc.WithTransportCredentials(credentials.NewTLS(tlsConfig))
 	}
 	return []grpc.DialOption{
 		creds,
@@ -211,13 +233,16 @@ func readDialOptions() []grpc.DialOption {
 			Time:    time.Duration(cfg.TiKVClient.GrpcKeepAliveTime) * time.Second,
 			Timeout: cfg.TiKVClient.GetGrpcKeepAliveTimeout(),
 		}),
-	}
+	}, nil
 }
 
 // current is the connection's stream, or nil if it has none now (then
 // one is made in the background, unless the last broke within
 // reopenAfter) or if callers are backing off after repeated failures.
 func (rc *readConn) current() *readStream {
+	if rc.cc == nil {
+		return nil // not dialled (readClient.conn)
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if f := rc.fails.Load(); f >= 2 && time.Since(rc.failedAt) < readBackoff(f-1) {
@@ -236,12 +261,16 @@ func (rc *readConn) current() *readStream {
 func (rc *readConn) open() {
 	ctx, cancel := context.WithCancel(context.Background())
 	bc, err := tikvpb.NewTikvClient(rc.cc).BatchCommands(ctx)
+	closed := rc.c.isClosed()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.opening = false
-	if err != nil || rc.c.isClosed() {
+	if err != nil || closed {
 		cancel()
 		rc.failedLocked()
+		if !closed {
+			rc.logLocked("cannot open", err)
+		}
 		return
 	}
 	st := &readStream{bc: bc, cancel: cancel, pending: make(map[uint64]*readCall)}
@@ -340,10 +369,14 @@ func (rc *readConn) broken(st *readStream, err error) {
 		call.done <- struct{}{}
 	}
 	st.mu.Unlock()
+	closed := rc.c.isClosed()
 	rc.mu.Lock()
 	if rc.stream == st {
 		rc.stream = nil
 		rc.failedLocked()
+		if !closed {
+			rc.logLocked("broken", err)
+		}
 	}
 	rc.mu.Unlock()
 }
@@ -424,7 +457,9 @@ func (c *readClient) close() {
 			rc.stream.cancel()
 		}
 		rc.mu.Unlock()
-		rc.cc.Close()
+		if rc.cc != nil {
+			rc.cc.Close()
+		}
 	}
 }
 

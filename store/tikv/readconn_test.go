@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
+	tikvconfig "github.com/tikv/client-go/v2/config"
 	"google.golang.org/grpc"
 )
 
@@ -282,5 +284,26 @@ func TestReadStreamShortMessage(t *testing.T) {
 	defer cancel()
 	if _, err := c.call(ctx, addr, getReq("x"), time.Minute); !errors.Is(err, errReadStream) {
 		t.Fatalf("call answered by a short message: %v, want errReadStream", err)
+	}
+}
+
+// TestReadStreamBadTLS: with TLS configured but its files unreadable, no
+// stream is made (reads go through client-go, which fails the same way),
+// rather than a stream in plaintext.
+func TestReadStreamBadTLS(t *testing.T) {
+	addr, f := serveFakeReads(t)
+	defer tikvconfig.UpdateGlobal(func(c *tikvconfig.Config) {
+		c.Security.ClusterSSLCA = filepath.Join(t.TempDir(), "missing-ca.pem")
+	})()
+	c := newReadClient()
+	defer c.close()
+	for range 20 {
+		if _, err := c.call(context.Background(), addr, getReq("k"), time.Minute); !errors.Is(err, errReadStream) {
+			t.Fatalf("call with TLS unreadable: %v, want errReadStream", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if streams, _ := f.counts(); streams != 0 {
+		t.Fatalf("%d streams with TLS unreadable, want 0", streams)
 	}
 }
