@@ -13,12 +13,13 @@ import (
 	"github.com/tikv/client-go/v2/tikvrpc"
 )
 
-// A point get is sent here, with one KvGet through client-go's region
-// cache and RPC client (its batch client to the store), not through
-// client-go's KVSnapshot.Get: that builds a backoffer, a region request
-// sender, its replica selector and the request's contexts for every
-// get (about 10% of a SQL node's CPU under oltp_point_select, above the
-// RPC client).
+// A point get is sent here, with one KvGet on the SQL node's own read
+// stream to the store (readconn.go), or, when there is none, through
+// client-go's region cache and RPC client (its batch client to the
+// store), not through client-go's KVSnapshot.Get: that builds a
+// backoffer, a region request sender, its replica selector and the
+// request's contexts for every get (about 10% of a SQL node's CPU under
+// oltp_point_select, above the RPC client).
 //
 // Only the common case is answered here: the key's region is in the
 // cache with a leader (no forwarding through a proxy store), the snapshot
@@ -87,8 +88,10 @@ func (s *Storage) directGetStream(ctx context.Context, rpcCtx *tikv.RPCContext, 
 }
 
 // readContext is the region context client-go's RPC client gives a read
-// to rpcCtx's leader (tikvrpc.SetContext; the cluster, and client-go's
-// read timeout, timeout, as the longest the store may take).
+// to rpcCtx's leader: tikvrpc.SetContext's region, epoch and peer, the
+// cluster id, and the read's timeout as the longest the store may take.
+// client-go also sets KeyspaceId (to NullKeyspaceID without a keyspace,
+// as here), which storenode ignores; it is left out.
 func readContext(rpcCtx *tikv.RPCContext, timeout time.Duration) *kvrpcpb.Context {
 	return &kvrpcpb.Context{
 		RegionId:               rpcCtx.Meta.GetId(),
