@@ -597,6 +597,25 @@ func (c *callCounter) snapshot() map[string]int {
 	return maps.Clone(c.n)
 }
 
+// countingStream counts the Scan requests in BatchCommands messages as
+// "BatchScan".
+type countingStream struct {
+	grpc.ServerStream
+	calls *callCounter
+}
+
+func (s countingStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if br, ok := m.(*tikvpb.BatchCommandsRequest); ok && err == nil {
+		for _, r := range br.GetRequests() {
+			if r.GetScan() != nil {
+				s.calls.add("BatchScan")
+			}
+		}
+	}
+	return err
+}
+
 // serveStore serves the service over rs as a storage node does, with the
 // keepalive policy and message sizes client-go needs, and gRPC health;
 // setup sets the service up before it serves.
@@ -614,7 +633,7 @@ func serveStore(t *testing.T, rs *testRegions, setup ...func(*Service)) (string,
 		}),
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			calls.add(info.FullMethod)
-			return h(srv, ss)
+			return h(srv, countingStream{ss, calls})
 		}))
 	svc := NewService(1, rs)
 	for _, f := range setup {

@@ -39,6 +39,10 @@ type Storage struct {
 	close  func() error
 	closed atomic.Bool
 	open   openTxns // for MinStartTS
+	// reads carries get.go's and scan.go's direct reads to the stores
+	// (readconn.go); nil on client-go's mock cluster and with batching
+	// off, where they go through client-go's RPC client.
+	reads *readClient
 	// vars are client-go's variables every snapshot and transaction
 	// gets: the backoff weight (SetBackoffWeight).
 	vars atomic.Pointer[tikvkv.Variables]
@@ -105,7 +109,17 @@ func Open(pdAddrs []string) (*Storage, error) {
 	if cfg.TxnLocalLatches.Enabled {
 		store.EnableTxnLocalLatches(cfg.TxnLocalLatches.Capacity)
 	}
-	return &Storage{store: store, close: store.Close}, nil
+	s := &Storage{store: store, close: store.Close}
+	if cfg.TiKVClient.MaxBatchSize > 0 {
+		// As client-go's: with batching off ([tikv-client]
+		// max-batch-size = 0) every request is a unary call.
+		s.reads = newReadClient()
+		s.close = func() error {
+			s.reads.close()
+			return store.Close()
+		}
+	}
+	return s, nil
 }
 
 // newPDClient is client-go's tikv.NewPDClient with fixed flow-control
@@ -306,4 +320,13 @@ func Configure(c ClientConfig) {
 		t.RegionCacheTTL = uint(c.RegionCacheTTL / time.Second)
 	})
 	tikv.SetRegionCacheTTLSec(int64(c.RegionCacheTTL / time.Second))
+}
+
+// StreamReads is how many reads the stores answered on the storage's own
+// read streams (readconn.go), for tests.
+func (s *Storage) StreamReads() int64 {
+	if s.reads == nil {
+		return 0
+	}
+	return s.reads.calls.Load()
 }
