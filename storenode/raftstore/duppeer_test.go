@@ -3,6 +3,7 @@ package raftstore
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/pingcap/kvproto/pkg/eraftpb"
@@ -24,8 +25,46 @@ import (
 //	                           proposes it without checking either, as if
 //	                           its region did not show the first add yet,
 //	                           and only the apply can refuse it
+//	destroy-peer-async region=R store=S
+//	                           destroy S's peer of R (as a tombstone
+//	                           message or PD's removal would) on a
+//	                           goroutine, and return once it holds the
+//	                           peer's lock (its Sync write may be held)
+//	match region=R peer=N      after 300ms, whether the leader's Match
+//	                           for peer N is its last index
 func (c *raftCluster) runDupPeer(t *testing.T, td *datadriven.TestData) (string, bool) {
-	if td.Cmd != "add-peer" {
+	arg := func(key string) uint64 {
+		var v uint64
+		td.ScanArgs(t, key, &v)
+		return v
+	}
+	switch td.Cmd {
+	case "destroy-peer-async":
+		p := c.stores[arg("store")].rs.Peer(arg("region"))
+		locked := make(chan struct{})
+		go func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			close(locked)
+			if err := p.destroy(); err != nil {
+				t.Error(err)
+			}
+		}()
+		<-locked
+		return "", true
+	case "match":
+		region, peer := arg("region"), arg("peer")
+		time.Sleep(300 * time.Millisecond)
+		l := c.leader(region)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		st := l.rn.Status()
+		if m, last := st.Progress[peer].Match, l.lastIndex; m < last {
+			return fmt.Sprintf("peer %d: %d behind the leader's last index", peer, last-m), true
+		}
+		return fmt.Sprintf("peer %d: at the leader's last index", peer), true
+	case "add-peer":
+	default:
 		return "", false
 	}
 	var region, sid, id uint64
