@@ -292,8 +292,8 @@ func (e *DuplicatePeerError) Error() string {
 // already holds another peer of region. A store holds one peer of a
 // region: the newer replaces the older on its first message, so the older
 // stays in the configuration as a dead member (a dead voter, once
-// promoted), and a restart loads the store's state as the older one's
-// (findStorePeer finds the first). Such a change comes from a retry whose
+// promoted), and a restart loaded the store's state as the older one's
+// (findStorePeer found the first). Such a change comes from a retry whose
 // first try was applied after all (see testdata/duppeer); PD asks again
 // if it must.
 func checkOnePeerPerStore(region *metapb.Region, changes []*raft_cmdpb.ChangePeerRequest) error {

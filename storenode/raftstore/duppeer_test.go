@@ -86,3 +86,18 @@ func (c *raftCluster) runDupPeer(t *testing.T, td *datadriven.TestData) (string,
 	}
 	return "", true
 }
+
+// TestFindStorePeerNewest: a region written before checkOnePeerPerStore
+// may list two peers on a store; the store holds the newer.
+func TestFindStorePeerNewest(t *testing.T) {
+	r := &metapb.Region{Peers: []*metapb.Peer{{Id: 102, StoreId: 1}, {Id: 104, StoreId: 3}, {Id: 103, StoreId: 2}, {Id: 105, StoreId: 3}}}
+	if p := findStorePeer(r, 3); p.GetId() != 105 {
+		t.Fatalf("store 3: peer %d, want 105", p.GetId())
+	}
+	if p := findStorePeer(r, 2); p.GetId() != 103 {
+		t.Fatalf("store 2: peer %d, want 103", p.GetId())
+	}
+	if p := findStorePeer(r, 4); p != nil {
+		t.Fatalf("store 4: peer %d, want none", p.GetId())
+	}
+}
