@@ -234,6 +234,12 @@ func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r resu
 			return r, false, err
 		}
 		r.id = propID(cmd.Header)
+		if err := checkOnePeerPerStore(region, cmd.AdminRequest.GetChangePeerV2().GetChanges()); err != nil {
+			// Refused on every replica alike (they apply it to the same
+			// region): raft's configuration stays as it is too.
+			r.err = err
+			return r, false, nil
+		}
 		for _, ch := range cmd.AdminRequest.GetChangePeerV2().GetChanges() {
 			peer := ch.Peer
 			i := slices.IndexFunc(region.Peers, func(x *metapb.Peer) bool { return x.Id == peer.Id })
@@ -270,6 +276,38 @@ func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r resu
 	}
 	p.s.log.Info("changed peers", "region", region.Id, "peers", peersString(region), "conf_ver", region.RegionEpoch.ConfVer)
 	return r, removedSelf, nil
+}
+
+// DuplicatePeerError refuses a peer change that would give a store a
+// second peer of a region (TiKV's "can't add duplicated peer").
+type DuplicatePeerError struct {
+	Region, Store, Existing uint64
+}
+
+func (e *DuplicatePeerError) Error() string {
+	return fmt.Sprintf("raftstore: store %d already has peer %d of region %d", e.Store, e.Existing, e.Region)
+}
+
+// checkOnePeerPerStore refuses changes that add a peer on a store that
+// already holds another peer of region. A store holds one peer of a
+// region: the newer replaces the older on its first message, so the older
+// stays in the configuration as a dead member (a dead voter, once
+// promoted), and a restart loaded the store's state as the older one's
+// (findStorePeer found the first). Such a change comes from a retry whose
+// first try was applied after all (see testdata/duppeer); PD asks again
+// if it must.
+func checkOnePeerPerStore(region *metapb.Region, changes []*raft_cmdpb.ChangePeerRequest) error {
+	for _, ch := range changes {
+		if ch.ChangeType != eraftpb.ConfChangeType_AddNode && ch.ChangeType != eraftpb.ConfChangeType_AddLearnerNode {
+			continue
+		}
+		for _, pr := range region.Peers {
+			if pr.StoreId == ch.GetPeer().GetStoreId() && pr.Id != ch.GetPeer().GetId() {
+				return &DuplicatePeerError{Region: region.Id, Store: pr.StoreId, Existing: pr.Id}
+			}
+		}
+	}
+	return nil
 }
 
 func peersString(r *metapb.Region) string {
@@ -346,7 +384,8 @@ func (p *Peer) destroy() error {
 	if p.s.peers[id] == p {
 		delete(p.s.peers, id)
 	}
-	p.s.tombstones[id] = p.self.Id
+	// Never lowered: a store must not take back a peer it destroyed.
+	p.s.tombstones[id] = max(p.s.tombstones[id], p.self.Id)
 	p.s.mu.Unlock()
 	p.s.log.Info("removed peer", "region", id, "peer", p.self.Id)
 	return nil

@@ -140,7 +140,15 @@ func (s *Store) handleReady() error {
 	// 3. Send the rest; 4. apply the rest, on the apply pool; 5. advance.
 	late := rps[:0:0]
 	for _, rp := range rps {
-		s.trans.send(rp.p, rp.after)
+		rp.p.mu.Lock()
+		gone := rp.p.destroyed
+		rp.p.mu.Unlock()
+		if !gone {
+			// A peer destroyed since its Ready was taken acknowledges
+			// nothing: persist wrote nothing for it, or destroy wiped
+			// what it wrote.
+			s.trans.send(rp.p, rp.after)
+		}
 		if !rp.early {
 			late = append(late, rp)
 		}

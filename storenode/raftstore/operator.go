@@ -27,6 +27,13 @@ import (
 // counts every entry of its log as a possible configuration change still
 // pending, and drops a new one silently (an empty entry takes its place).
 func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
+	return p.changePeers(changes, true)
+}
+
+// changePeers is ChangePeers; checkFirst off skips the check, made when
+// the change applies, that no store gets a second peer of the region
+// (tests).
+func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool) error {
 	timeout := time.NewTimer(confChangeTimeout)
 	defer timeout.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), confChangeTimeout)
@@ -40,7 +47,7 @@ func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
 		}
 		return err
 	}
-	ch, err := p.proposeConfChange(changes)
+	ch, err := p.proposeConfChange(changes, checkFirst)
 	if err != nil {
 		return err
 	}
@@ -56,7 +63,7 @@ func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
 // while another is unapplied; PD asks again.
 const confChangeTimeout = 5 * time.Second
 
-func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan error, error) {
+func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool) (chan error, error) {
 	if len(changes) > 1 {
 		// Several changes at once enter a joint configuration, which the
 		// region's metadata cannot record yet: a restart in the middle
@@ -71,6 +78,10 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest) (chan 
 	}
 	if p.applied < p.termStart { // led again since ChangePeers waited
 		return nil, errStale("raftstore: the leader has not applied its term's first entry")
+	}
+	// Checked again when it applies, against the region as it is then.
+	if err := checkOnePeerPerStore(p.region, changes); err != nil && checkFirst {
+		return nil, err
 	}
 	id := p.nextID
 	p.nextID++

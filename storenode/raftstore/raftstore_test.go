@@ -61,8 +61,8 @@ import (
 //	snapshots-applied store=S  how many snapshots the store installed
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
-// memlocks_test.go, writefilter_test.go, logwrite_test.go and
-// regain_test.go.
+// memlocks_test.go, writefilter_test.go, logwrite_test.go,
+// regain_test.go and duppeer_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -491,6 +491,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 	if out, ok := c.runRegain(t, td); ok {
 		return out
 	}
+	if out, ok := c.runDupPeer(t, td); ok {
+		return out
+	}
 	t.Fatalf("unknown command %q", td.Cmd)
 	return ""
 }
@@ -537,7 +540,14 @@ func (c *raftCluster) changePeer(region, sid uint64, typ string) error {
 			}
 			ch.ChangeType, ch.Peer = eraftpb.ConfChangeType_RemoveNode, existing
 		}
-		return false, p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch})
+		err := p.ChangePeers([]*raft_cmdpb.ChangePeerRequest{ch})
+		var dup *DuplicatePeerError
+		if errors.As(err, &dup) {
+			// A retry whose first try was applied after all (its
+			// proposer was told NotLeader): look again.
+			return false, &RegionError{Err: &errorpb.Error{Message: err.Error(), StaleCommand: &errorpb.StaleCommand{}}}
+		}
+		return false, err
 	})
 }
 

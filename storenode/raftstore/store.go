@@ -228,13 +228,19 @@ func (s *Store) loadTombstones() error {
 	return nil
 }
 
+// findStorePeer returns region r's peer on the store, nil if none. A
+// region lists one peer per store (checkOnePeerPerStore), but one written
+// before that check may list two; the store then holds the newer one (a
+// message to it replaced the older), so that is the one returned, for a
+// restart to load the store's state as the peer that wrote it.
 func findStorePeer(r *metapb.Region, storeID uint64) *metapb.Peer {
+	var found *metapb.Peer
 	for _, p := range r.GetPeers() {
-		if p.StoreId == storeID {
-			return p
+		if p.StoreId == storeID && (found == nil || p.Id > found.Id) {
+			found = p
 		}
 	}
-	return nil
+	return found
 }
 
 // IsEmpty says whether the store holds no region (a new store, which may
