@@ -305,7 +305,10 @@ func (n *Node) startStatus(svc *Service) error {
 			// memory now.
 			"raft_proposals": n.rs.LogStats().Proposals, "raft_log_syncs": n.rs.LogStats().Syncs,
 			"in_memory_lock_writes": n.rs.MemLockStats().Writes, "in_memory_lock_flushes": n.rs.MemLockStats().Flushes,
-			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes})
+			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes,
+			// Pessimistic lock requests handed to another goroutine to be
+			// answered once proposed (those not kept in memory).
+			"pessimistic_lock_handoffs": svc.lockHandoffs.Load()})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.registerFaults(mux)
