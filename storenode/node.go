@@ -295,6 +295,7 @@ func (n *Node) startStatus(svc *Service) error {
 				leaders++
 			}
 		}
+		lockDeletes, lockDeletesSkipped := n.rs.LockDeletes()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"store_id": n.storeID, "version": StoreVersion,
 			"address": n.cfg.AdvertiseAddr(), "start_timestamp": n.started.Unix(),
@@ -308,7 +309,10 @@ func (n *Node) startStatus(svc *Service) error {
 			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes,
 			// Pessimistic lock requests handed to another goroutine to be
 			// answered once proposed (those not kept in memory).
-			"pessimistic_lock_handoffs": svc.lockHandoffs.Load()})
+			"pessimistic_lock_handoffs": svc.lockHandoffs.Load(),
+			// The lock column family's deletes applied into Pebble, and
+			// those skipped as it held no lock.
+			"lock_cf_deletes": lockDeletes, "lock_cf_deletes_skipped": lockDeletesSkipped})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.registerFaults(mux)

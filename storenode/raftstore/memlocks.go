@@ -327,6 +327,13 @@ type MemLockStats struct {
 	Bytes           int64
 }
 
+// LockDeletes returns the lock column family's deletes applied into
+// Pebble since the store started, and those skipped as Pebble held no
+// lock (apply.go).
+func (s *Store) LockDeletes() (applied, skipped uint64) {
+	return s.lockDeletes.Load(), s.lockDeletesSkipped.Load()
+}
+
 // MemLockStats returns the counts so far.
 func (s *Store) MemLockStats() MemLockStats {
 	return MemLockStats{Writes: s.memLockWrites.Load(), Flushes: s.memLockFlushes.Load(), Bytes: s.memLockBytes.Load()}
