@@ -295,6 +295,7 @@ func (n *Node) startStatus(svc *Service) error {
 				leaders++
 			}
 		}
+		lockDeletes, lockDeletesSkipped := n.rs.LockDeletes()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"store_id": n.storeID, "version": StoreVersion,
 			"address": n.cfg.AdvertiseAddr(), "start_timestamp": n.started.Unix(),
@@ -305,7 +306,13 @@ func (n *Node) startStatus(svc *Service) error {
 			// memory now.
 			"raft_proposals": n.rs.LogStats().Proposals, "raft_log_syncs": n.rs.LogStats().Syncs,
 			"in_memory_lock_writes": n.rs.MemLockStats().Writes, "in_memory_lock_flushes": n.rs.MemLockStats().Flushes,
-			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes})
+			"in_memory_lock_bytes": n.rs.MemLockStats().Bytes,
+			// Pessimistic lock requests handed to another goroutine to be
+			// answered once proposed (those not kept in memory).
+			"pessimistic_lock_handoffs": svc.lockHandoffs.Load(),
+			// The lock column family's deletes applied into Pebble, and
+			// those skipped as it held no lock.
+			"lock_cf_deletes": lockDeletes, "lock_cf_deletes_skipped": lockDeletesSkipped})
 	})
 	mux.HandleFunc("/debug/gc", n.serveGC)
 	n.registerFaults(mux)

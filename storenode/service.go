@@ -84,6 +84,9 @@ type Service struct {
 	// handoffs counts the BatchCommands requests handed to a worker (the
 	// rest were answered by the stream's receiving goroutine).
 	handoffs atomic.Uint64
+	// lockHandoffs counts the pessimistic lock requests run on another
+	// goroutine to be answered once proposed (pessimisticLock).
+	lockHandoffs atomic.Uint64
 }
 
 // NewService returns the service of store storeID over regions, configured

@@ -228,12 +228,12 @@ func (s *Service) KvPessimisticLock(ctx context.Context, req *kvrpcpb.Pessimisti
 		}
 		mreq.Value = lockedValues(keys, resp)
 	}
-	err := s.pessimisticLock(ctx, st, mreq, s.lockWait(req.GetWaitTimeout()))
+	err := s.pessimisticLock(ctx, r, st, mreq, s.lockWait(req.GetWaitTimeout()))
 	var le *mvcc.LockedError
 	if errors.Is(err, kv.ErrLockWaitTimeout) && !errors.As(err, &le) {
 		// The wait ran out: try once more, to answer with the lock still
 		// in the way, if any.
-		err = s.pessimisticLock(ctx, st, mreq, 0)
+		err = s.pessimisticLock(ctx, r, st, mreq, 0)
 	}
 	if err != nil {
 		resp.Values, resp.NotFounds = nil, nil
@@ -299,10 +299,19 @@ func lockedValues(keys [][]byte, resp *kvrpcpb.PessimisticLockResponse) func(key
 // PessimisticLockNotFound is): it cannot commit without them. A request
 // that fails, or waits for another transaction's lock after a first
 // batch, is answered as before, when the command returns.
-func (s *Service) pessimisticLock(ctx context.Context, st *mvcc.Store, req *mvcc.PessimisticLockRequest, wait time.Duration) error {
-	if !s.Pipelined {
+//
+// A region that keeps its leader's pessimistic locks in memory
+// (memLocker) decides and answers the lock where it is written, with no
+// Raft round to pipeline: the request runs on the calling goroutine, as
+// unpipelined, instead of handing it to another goroutine and waiting for
+// it there (two goroutine switches per lock, on the leader's busiest
+// path: docs/cluster-bench/README.md). If the region turns out to propose
+// the locks after all, the answer waits for their write to apply.
+func (s *Service) pessimisticLock(ctx context.Context, r Region, st *mvcc.Store, req *mvcc.PessimisticLockRequest, wait time.Duration) error {
+	if !s.Pipelined || locksInMemory(r) {
 		return st.PessimisticLock(s.scheduled(ctx), req, wait)
 	}
+	s.lockHandoffs.Add(1)
 	proposed := make(chan struct{})
 	hooks := &mvcc.Hooks{Scheduler: s.sched, Proposed: func() { close(proposed) }} // called at most once
 	done := make(chan error, 1)
@@ -321,6 +330,19 @@ func (s *Service) pessimisticLock(ctx context.Context, st *mvcc.Store, req *mvcc
 	case <-proposed:
 		return nil
 	}
+}
+
+// memLocker is a Region whose leader may keep pessimistic locks in
+// memory (raftstore.Peer).
+type memLocker interface {
+	LocksInMemory() bool
+}
+
+// locksInMemory says whether r would likely keep a pessimistic lock taken
+// now in memory (memLocker's hint).
+func locksInMemory(r Region) bool {
+	m, ok := r.(memLocker)
+	return ok && m.LocksInMemory()
 }
 
 // lockWait is how long a pessimistic lock request with wait_timeout ms

@@ -18,6 +18,9 @@ import (
 //	lock-cf store=S    store S looks for a lock in Pebble (as its
 //	                   background check does) and says whether its
 //	                   reads may skip looking: empty or not empty
+//	lock-deletes store=S
+//	                   the lock column family's deletes store S applied
+//	                   into Pebble, and those it skipped, since it started
 //	lock-iter region=R whether an iterator of the lock column family on
 //	                   R's leader reads Pebble or skips it
 //	scan region=R ts=TS
@@ -37,6 +40,9 @@ func (c *raftCluster) runLockCF(t *testing.T, td *datadriven.TestData) (string, 
 			return "empty", true
 		}
 		return "not empty", true
+	case "lock-deletes":
+		s := c.stores[arg("store")].rs
+		return fmt.Sprintf("applied %d skipped %d", s.lockDeletes.Load(), s.lockDeletesSkipped.Load()), true
 	case "lock-iter":
 		it, err := c.readyLeader(t, arg("region")).MVCC().Engine().NewIter(mvcc.CFLock, nil, nil)
 		if err != nil {

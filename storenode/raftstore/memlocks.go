@@ -220,6 +220,19 @@ func (p *Peer) memLocksAllowedLocked() bool {
 	return st.RaftState == raft.StateLeader && st.LeadTransferee == 0
 }
 
+// LocksInMemory says whether a pessimistic lock taken now would go to
+// the region's in-memory locks rather than through Raft, as far as the
+// peer's atomics tell without its mutex: a hint for the caller to run the
+// lock where it stands (storenode's pessimisticLock). The write itself
+// decides (writeLocksInMemory), so a wrong hint costs time, not
+// correctness.
+func (p *Peer) LocksInMemory() bool {
+	if !p.s.cfg.InMemoryLocks || !p.isLeader.Load() || !p.leaseReady.Load() {
+		return false
+	}
+	return p.locks.total == nil || p.locks.total.Load() < memLocksStoreLimit/2
+}
+
 // isPessimisticLock says whether an encoded lock record is a pessimistic
 // lock: its first byte is its kind (see mvcc's lock.go).
 func isPessimisticLock(v []byte) bool { return len(v) > 0 && v[0] == byte(mvcc.LockPessimistic) }
@@ -312,6 +325,13 @@ func (p *Peer) flushLocksLocked() {
 type MemLockStats struct {
 	Writes, Flushes uint64
 	Bytes           int64
+}
+
+// LockDeletes returns the lock column family's deletes applied into
+// Pebble since the store started, and those skipped as Pebble held no
+// lock (apply.go).
+func (s *Store) LockDeletes() (applied, skipped uint64) {
+	return s.lockDeletes.Load(), s.lockDeletesSkipped.Load()
 }
 
 // MemLockStats returns the counts so far.

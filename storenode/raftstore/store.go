@@ -122,6 +122,9 @@ type Store struct {
 	// logSyncs: see LogStats.
 	memLockWrites, memLockFlushes atomic.Uint64
 	proposals, logSyncs           atomic.Uint64
+	// lockDeletes and lockDeletesSkipped: the lock column family's deletes
+	// applied into Pebble, and those skipped as Pebble held no lock (apply.go).
+	lockDeletes, lockDeletesSkipped atomic.Uint64
 	// memLockBytes: the bytes of all its peers' in-memory locks.
 	memLockBytes atomic.Int64
 	// startedAt: when Start was called (monoNow).

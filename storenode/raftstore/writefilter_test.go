@@ -23,9 +23,11 @@ import (
 //	                           in which it leads (0 if it does not), or for
 //	                           the term of S's floor that write-floor saw
 //	                           last
-//	one-pc region=R start=TS max-ts=TS k=v ...
+//	one-pc region=R start=TS max-ts=TS [pessimistic] k=v ...
 //	                           an optimistic 1PC prewrite of those puts on
 //	                           the leader, the store's max ts as given
+//	                           (pessimistic: of keys the transaction locked
+//	                           at TS)
 func (c *raftCluster) runWriteFilter(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -64,14 +66,19 @@ func (c *raftCluster) runWriteFilter(t *testing.T, td *datadriven.TestData) (str
 		return "", true
 	case "one-pc":
 		req := &mvcc.PrewriteRequest{StartTS: arg("start"), LockTTL: 3000, TryOnePC: true}
+		pessimistic := td.HasArg("pessimistic")
+		if pessimistic {
+			req.ForUpdateTS = req.StartTS
+		}
 		for _, a := range td.CmdArgs {
-			if a.Key == "region" || a.Key == "start" || a.Key == "max-ts" {
+			if a.Key == "region" || a.Key == "start" || a.Key == "max-ts" || a.Key == "pessimistic" {
 				continue
 			}
 			if req.Primary == nil {
 				req.Primary = []byte(a.Key)
 			}
 			req.Mutations = append(req.Mutations, kv.Mutation{Op: kv.OpPut, Key: []byte(a.Key), Value: []byte(a.Vals[0])})
+			req.Pessimistic = append(req.Pessimistic, pessimistic)
 		}
 		maxTS := arg("max-ts")
 		res, err := c.readyLeader(t, arg("region")).MVCC().Prewrite(context.Background(), req, func() uint64 { return maxTS })
