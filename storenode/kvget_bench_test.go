@@ -3,18 +3,14 @@ package storenode
 import (
 	"context"
 	"fmt"
-	"net"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/pingcap/log"
 	"github.com/tikv/client-go/v2/oracle"
 	"github.com/tikv/client-go/v2/txnkv"
-	"go.uber.org/zap"
 )
 
 // BenchmarkKvGet measures a point get as a SQL node's point select sends
@@ -83,30 +79,7 @@ const benchKeys = 10000
 // benchKeys keys of value through client-go, and returns the client, a
 // timestamp above the writes and PD's address.
 func startBenchNode(b *testing.B, value []byte) (*txnkv.Client, uint64, string) {
-	log.SetLevel(zap.FatalLevel)
-	pdAddr := startPD(b)
-	free := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().String()
-	}
-	cfg := DefaultConfig()
-	cfg.PD.Endpoints = []string{pdAddr}
-	cfg.Server.Addr, cfg.Server.StatusAddr = free(), free()
-	cfg.Storage.DataDir = filepath.Join(b.TempDir(), "store")
-	n, err := Start(cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = n.Stop(context.Background()) })
-	cli, err := txnkv.NewClient([]string{pdAddr})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cli.Close() })
+	cli, _, pdAddr := startNodeWithClient(b, nil)
 	ctx := context.Background()
 	for start := 0; start < benchKeys; start += 1000 {
 		for {

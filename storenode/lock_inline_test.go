@@ -3,16 +3,12 @@ package storenode
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/pingcap/log"
 	"github.com/tikv/client-go/v2/kv"
 	"github.com/tikv/client-go/v2/txnkv"
-	"go.uber.org/zap"
 )
 
 // TestPessimisticLockInMemoryNoHandoff: a pessimistic lock that the
@@ -78,31 +74,7 @@ func TestPessimisticLockInMemoryNoHandoff(t *testing.T) {
 // process, with pessimistic locks in memory or not, and returns a
 // client-go client of it and the node's status address.
 func startLockTestNode(t *testing.T, inMemory bool) (*txnkv.Client, string) {
-	log.SetLevel(zap.FatalLevel)
-	pdAddr := startPD(t)
-	free := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().String()
-	}
-	cfg := DefaultConfig()
-	cfg.PD.Endpoints = []string{pdAddr}
-	cfg.Server.Addr, cfg.Server.StatusAddr = free(), free()
-	cfg.Storage.DataDir = filepath.Join(t.TempDir(), "store")
-	cfg.Txn.InMemory = inMemory
-	n, err := Start(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Stop(context.Background()) })
-	cli, err := txnkv.NewClient([]string{pdAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli, cfg, _ := startNodeWithClient(t, func(c *Config) { c.Txn.InMemory = inMemory })
 	return cli, cfg.Server.StatusAddr
 }
 

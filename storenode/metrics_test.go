@@ -3,17 +3,12 @@ package storenode
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pingcap/log"
-	"github.com/tikv/client-go/v2/txnkv"
 	"github.com/tikv/client-go/v2/txnkv/transaction"
-	"go.uber.org/zap"
 )
 
 // TestMetricsPrewrites scrapes a storage node's /metrics (Start: Pebble,
@@ -21,30 +16,7 @@ import (
 // commits a transaction in one phase, one in two and one with async
 // commit: each is counted under its type of tikv_storage_prewrite_total.
 func TestMetricsPrewrites(t *testing.T) {
-	log.SetLevel(zap.FatalLevel)
-	pdAddr := startPD(t)
-	free := func() string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().String()
-	}
-	cfg := DefaultConfig()
-	cfg.PD.Endpoints = []string{pdAddr}
-	cfg.Server.Addr, cfg.Server.StatusAddr = free(), free()
-	cfg.Storage.DataDir = filepath.Join(t.TempDir(), "store")
-	n, err := Start(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Stop(context.Background()) })
-	cli, err := txnkv.NewClient([]string{pdAddr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli, cfg, _ := startNodeWithClient(t, nil)
 
 	commit := func(key string, opt func(*transaction.KVTxn)) {
 		t.Helper()

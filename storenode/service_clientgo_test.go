@@ -690,6 +690,41 @@ func startPD(t testing.TB) string {
 	return fmt.Sprintf("127.0.0.1:%d", ports[0])
 }
 
+// startNodeWithClient starts a one-member PD and one storage node in
+// this process (its config from DefaultConfig, then edit, if not nil, on
+// free loopback ports) and returns a client-go client of them, the
+// node's config and PD's address.
+func startNodeWithClient(t testing.TB, edit func(*Config)) (*txnkv.Client, Config, string) {
+	log.SetLevel(zap.FatalLevel)
+	pdAddr := startPD(t)
+	free := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().String()
+	}
+	cfg := DefaultConfig()
+	cfg.PD.Endpoints = []string{pdAddr}
+	cfg.Server.Addr, cfg.Server.StatusAddr = free(), free()
+	cfg.Storage.DataDir = filepath.Join(t.TempDir(), "store")
+	if edit != nil {
+		edit(&cfg)
+	}
+	n, err := Start(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop(context.Background()) })
+	cli, err := txnkv.NewClient([]string{pdAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli, cfg, pdAddr
+}
+
 // bootstrap makes PD's cluster one store at storeAddr with one region
 // led there, as a storage node's first start does.
 func bootstrap(t *testing.T, pdAddr, storeAddr string) {
