@@ -83,11 +83,13 @@ var layers = []layer{
 	{"store/mvcc", []string{"codec", "kv", "tso"}},
 	{"store/pebble", []string{"codec", "kv", "store/mvcc", "tso"}},
 	{"store/local", []string{"codec", "kv", "store/mvcc", "store/pebble", "tso"}},
-	{"store/tikv/...", []string{"codec", "kv", "tso", "store/tikv/..."}},
+	{"store/tikv/...", []string{"codec", "grpccodec", "kv", "tso", "store/tikv/..."}},
 
-	// The cluster's roles.
+	// The cluster's roles, and the gRPC codec of their kvproto traffic
+	// (the storage node's server, the SQL node's read streams).
+	{"grpccodec", nil},
 	{"pd/...", []string{"config", "metrics", "tso", "pd/..."}},
-	{"storenode/...", []string{"codec", "config", "kv", "metrics", "store/mvcc", "store/pebble", "tso", "storenode/..."}},
+	{"storenode/...", []string{"codec", "config", "grpccodec", "kv", "metrics", "store/mvcc", "store/pebble", "tso", "storenode/..."}},
 
 	// Tools and tests. playground runs the roles as processes of the
 	// binary, so it imports none of them.

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/basalt-db/basalt/grpccodec"
 	storepebble "github.com/basalt-db/basalt/store/pebble"
 	"github.com/basalt-db/basalt/storenode/raftstore"
 	"github.com/cockroachdb/pebble/v2"
@@ -416,7 +417,7 @@ func serverOptions(cfg Config) []grpc.ServerOption {
 		grpc.NumStreamWorkers(uint32(cfg.Server.GRPCConcurrency)),
 		grpc.MaxRecvMsgSize(1 << 30), grpc.MaxSendMsgSize(1 << 30),
 		// kvproto's messages marshalled straight into gRPC's buffers (codec.go).
-		grpc.ForceServerCodecV2(newGogoCodec()),
+		grpc.ForceServerCodecV2(grpccodec.NewGogo()),
 		// Fixed flow-control windows, as TiKV's (grpc-stream-initial-window-size
 		// 2 MB). Without them gRPC-Go sizes the windows itself and, to do so,
 		// pings the client after the first frame that follows each ping's

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/basalt-db/basalt/grpccodec"
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/tikvpb"
 )
@@ -183,7 +184,7 @@ type discardStream struct {
 }
 
 func (discardStream) Send(m *tikvpb.BatchCommandsResponse) error {
-	data, err := newGogoCodec().Marshal(m)
+	data, err := grpccodec.NewGogo().Marshal(m)
 	data.Free()
 	return err
 }

@@ -1,4 +1,4 @@
-package storenode
+package grpccodec
 
 import (
 	"bytes"
@@ -19,17 +19,17 @@ import (
 func scanResponse100() *tikvpb.BatchCommandsResponse {
 	scan := &kvrpcpb.ScanResponse{}
 	for i := range 100 {
-		scan.Pairs = append(scan.Pairs, &kvrpcpb.KvPair{Key: benchKey(i), Value: bytes.Repeat([]byte{'v'}, 190)})
+		scan.Pairs = append(scan.Pairs, &kvrpcpb.KvPair{Key: fmt.Appendf(nil, "t\x80\x00\x00\x00\x00\x00\x00\x01_r%08d", i), Value: bytes.Repeat([]byte{'v'}, 190)})
 	}
 	return &tikvpb.BatchCommandsResponse{RequestIds: []uint64{7},
 		Responses: []*tikvpb.BatchCommandsResponse_Response{{Cmd: &tikvpb.BatchCommandsResponse_Response_Scan{Scan: scan}}}}
 }
 
-// TestGogoCodecWire: the store's codec writes the bytes gRPC's codec
+// TestGogoCodecWire: the codec writes the bytes gRPC's codec
 // writes, and reads them back, from one buffer or several, into the same
 // message; a message that is not gogoproto's goes to gRPC's codec.
 func TestGogoCodecWire(t *testing.T) {
-	grpcCodec, ours := encoding.GetCodecV2("proto"), newGogoCodec()
+	grpcCodec, ours := encoding.GetCodecV2("proto"), NewGogo()
 	msgs := []any{
 		scanResponse100(),
 		&tikvpb.BatchCommandsResponse{RequestIds: []uint64{1, 2},
@@ -85,7 +85,7 @@ func TestGogoCodecWire(t *testing.T) {
 }
 
 // TestGogoCodecMarshalGarbage: marshalling a range query's response (~21
-// KB) leaves no garbage of its size: the store's codec writes into gRPC's
+// KB) leaves no garbage of its size: the codec writes into gRPC's
 // pooled buffer, which the transport frees once sent. gRPC's codec, the
 // control, has the message marshal itself into a new slice first.
 func TestGogoCodecMarshalGarbage(t *testing.T) {
@@ -94,10 +94,10 @@ func TestGogoCodecMarshalGarbage(t *testing.T) {
 	if perOp := marshalGarbage(t, encoding.GetCodecV2("proto"), m); perOp < int64(size) {
 		t.Fatalf("control: gRPC's codec allocated %d bytes per marshal of %d; the test no longer sees its copy", perOp, size)
 	}
-	perOp := marshalGarbage(t, newGogoCodec(), m)
+	perOp := marshalGarbage(t, NewGogo(), m)
 	t.Logf("%d bytes allocated per marshal of a %d-byte message", perOp, size)
 	if perOp > int64(size)/8 {
-		t.Errorf("the store's codec allocated %d bytes per marshal of a %d-byte message, want under %d", perOp, size, size/8)
+		t.Errorf("the codec allocated %d bytes per marshal of a %d-byte message, want under %d", perOp, size, size/8)
 	}
 }
 

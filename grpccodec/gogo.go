@@ -1,10 +1,12 @@
-package storenode
+// Package grpccodec holds the gRPC codec of Basalt's kvproto traffic: the
+// storage node's server and the SQL node's read streams (store/tikv).
+package grpccodec
 
 import (
 	"fmt"
 
 	"google.golang.org/grpc/encoding"
-	_ "google.golang.org/grpc/encoding/proto" // registers the codec gogoCodec falls back to
+	_ "google.golang.org/grpc/encoding/proto" // registers the codec Gogo falls back to
 	"google.golang.org/grpc/mem"
 )
 
@@ -16,33 +18,34 @@ type gogoMessage interface {
 	Unmarshal([]byte) error
 }
 
-// gogoCodec is the store's gRPC codec. kvproto's messages are
+// Gogo is the gRPC codec for kvproto's messages. kvproto's messages are
 // gogoproto's, which gRPC's own codec marshals through protobuf's legacy
 // path: it sizes the message (one walk of it), has the message marshal
 // itself into a slice of its own (a second walk and an allocation the size
 // of the message), then copies that slice into gRPC's pooled buffer. A
 // KvScan's response of 100 sysbench rows is ~21 KB, so that was an
 // allocation and a copy of 21 KB for every range query, and the garbage
-// the store's GC then chased. gogoCodec sizes the message once and
+// the store's GC then chased. Gogo sizes the message once and
 // marshals it straight into the pooled buffer (a small one into a slice
 // of its size, as gRPC does below its pooling threshold), and unmarshals
 // a request from gRPC's buffer without materializing it first when it came
 // in one piece. Messages that are not gogoproto's (the health service's)
 // go to gRPC's codec.
 //
-// The wire bytes are the same as gRPC's codec writes (codec_test.go).
-type gogoCodec struct {
+// The wire bytes are the same as gRPC's codec writes (gogo_test.go).
+type Gogo struct {
 	fallback encoding.CodecV2
 }
 
-func newGogoCodec() gogoCodec {
-	return gogoCodec{fallback: encoding.GetCodecV2("proto")}
+// NewGogo returns the codec; it falls back to gRPC's proto codec.
+func NewGogo() Gogo {
+	return Gogo{fallback: encoding.GetCodecV2("proto")}
 }
 
 // Name is gRPC's codec's: the content-subtype clients send and expect.
-func (c gogoCodec) Name() string { return c.fallback.Name() }
+func (c Gogo) Name() string { return c.fallback.Name() }
 
-func (c gogoCodec) Marshal(v any) (mem.BufferSlice, error) {
+func (c Gogo) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(gogoMessage)
 	if !ok {
 		return c.fallback.Marshal(v)
@@ -77,7 +80,7 @@ func marshalSized(m gogoMessage, buf []byte) error {
 	return nil
 }
 
-func (c gogoCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c Gogo) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(gogoMessage)
 	if !ok {
 		return c.fallback.Unmarshal(data, v)
