@@ -20,14 +20,17 @@ type ReportOptions struct {
 	Baseline *Results
 	// Without Baseline, A and B name two targets of Results; empty A and
 	// B mean its second and first target (mariadb and basalt in the
-	// presets): improvement is B's over A.
+	// presets): improvement is B's over A. A run of more than two targets
+	// with B empty is reported whole: every target, each one's
+	// improvement over A, which defaults to the run's mariadb target if
+	// it has one, else its second.
 	A, B string
 	// Target names the target compared with Baseline; empty means the
 	// first.
 	Target string
 }
 
-// side is one column pair of the report's tables.
+// side is one target's columns in the report's tables.
 type side struct {
 	label  string
 	target *TargetResult
@@ -39,7 +42,7 @@ const ReportFile = "report.md"
 
 // WriteReport writes report.md and one PNG chart per workload into dir.
 func WriteReport(dir string, opts ReportOptions) error {
-	a, b, err := opts.sides()
+	sides, err := opts.sides()
 	if err != nil {
 		return err
 	}
@@ -47,10 +50,10 @@ func WriteReport(dir string, opts ReportOptions) error {
 		return err
 	}
 	var md strings.Builder
-	writeReport(&md, a, b)
-	for _, w := range workloadsOf(a, b) {
+	writeReport(&md, sides)
+	for _, w := range workloadsOf(sides) {
 		series := []chartSeries{}
-		for _, s := range []side{a, b} {
+		for _, s := range sides {
 			if wr := s.target.workload(w); wr != nil {
 				series = append(series, chartSeries{Name: s.label, Points: threadPoints(w, wr.Runs)})
 			}
@@ -62,38 +65,69 @@ func WriteReport(dir string, opts ReportOptions) error {
 	return os.WriteFile(filepath.Join(dir, ReportFile), []byte(md.String()), 0o644)
 }
 
-func (o ReportOptions) sides() (a, b side, err error) {
+// sides are the targets the report shows, the reference (A) first.
+func (o ReportOptions) sides() ([]side, error) {
 	r := o.Results
 	if r == nil {
-		return a, b, errors.New("no results")
+		return nil, errors.New("no results")
 	}
 	if o.Baseline != nil {
 		name := o.Target
 		if name == "" && len(r.Targets) > 0 {
 			name = r.Targets[0].Name
 		}
-		a = side{target: o.Baseline.target(name), res: o.Baseline}
-		b = side{target: r.target(name), res: r}
+		a := side{target: o.Baseline.target(name), res: o.Baseline}
+		b := side{target: r.target(name), res: r}
 		if a.target == nil || b.target == nil {
-			return a, b, fmt.Errorf("target %q is not in both results files", name)
+			return nil, fmt.Errorf("target %q is not in both results files", name)
 		}
 		a.label, b.label = versionLabel(a), versionLabel(b)
 		if a.label == b.label {
 			a.label, b.label = a.label+" (baseline)", b.label+" (current)"
 		}
-		return a, b, nil
+		return []side{a, b}, nil
+	}
+	if len(r.Targets) > 2 && o.B == "" {
+		return o.allSides()
 	}
 	nameA, nameB := o.A, o.B
 	if nameA == "" && nameB == "" && len(r.Targets) >= 2 {
 		nameA, nameB = r.Targets[1].Name, r.Targets[0].Name
 	}
-	a = side{label: nameA, target: r.target(nameA), res: r}
-	b = side{label: nameB, target: r.target(nameB), res: r}
+	a := side{label: nameA, target: r.target(nameA), res: r}
+	b := side{label: nameB, target: r.target(nameB), res: r}
 	if a.target == nil || b.target == nil {
-		return a, b, fmt.Errorf("the report compares two targets of one results file, or one target with --baseline; have %d targets (%s), asked for %q and %q",
+		return nil, fmt.Errorf("the report compares two targets of one results file, or one target with --baseline; have %d targets (%s), asked for %q and %q",
 			len(r.Targets), strings.Join(targetNames(r), ", "), nameA, nameB)
 	}
-	return a, b, nil
+	return []side{a, b}, nil
+}
+
+// allSides are every target of a run of more than two: the reference
+// first (A, else the mariadb target, else the second), then the others
+// in the run's order.
+func (o ReportOptions) allSides() ([]side, error) {
+	r := o.Results
+	ref := o.A
+	if ref == "" {
+		ref = r.Targets[1].Name
+		for _, t := range r.Targets {
+			if t.Kind == KindMariaDB {
+				ref = t.Name
+				break
+			}
+		}
+	}
+	if r.target(ref) == nil {
+		return nil, fmt.Errorf("no target %q in the results (have %s)", ref, strings.Join(targetNames(r), ", "))
+	}
+	sides := []side{{label: ref, target: r.target(ref), res: r}}
+	for i := range r.Targets {
+		if t := &r.Targets[i]; t.Name != ref {
+			sides = append(sides, side{label: t.Name, target: t, res: r})
+		}
+	}
+	return sides, nil
 }
 
 // versionLabel names a target by its version for "vX vs vY" reports.
@@ -131,10 +165,11 @@ func (t *TargetResult) workload(name string) *WorkloadResult {
 	return nil
 }
 
-// workloadsOf lists the workloads of b, then those only a ran.
-func workloadsOf(a, b side) []string {
+// workloadsOf lists the workloads of the sides after the reference, in
+// their order, then those only the reference ran.
+func workloadsOf(sides []side) []string {
 	var names []string
-	for _, s := range []side{b, a} {
+	for _, s := range append(slices.Clone(sides[1:]), sides[0]) {
 		for _, w := range s.target.Workloads {
 			if !slices.Contains(names, w.Workload) {
 				names = append(names, w.Workload)
@@ -163,83 +198,86 @@ func rateOf(workload string) rate {
 	return rate{"QPS", "queries per second", func(s Summary) float64 { return s.QPS }}
 }
 
-// row is one line of a workload's table. A side that did not run at this
-// thread count has zero figures and ok false; RSS figures are MiB, with
-// ok false where they were not measured.
+// row is one line of a workload's table: one figures per side, in the
+// report's order (the reference first).
 type row struct {
-	Threads        int
-	ARate, AP95    float64
-	BRate, BP95    float64
-	AOK, BOK       bool
-	ARSS, BRSS     float64
-	ARSSOK, BRSSOK bool
-	Improvement    float64 // (BRate - ARate) / ARate * 100
-	HasImprovement bool    // both sides ran and ARate > 0
+	Threads int
+	Sides   []figures
 }
 
-// compareRuns pairs a's and b's runs by thread count, in increasing order,
-// leaving out failed runs; rate takes each run's rate from its summary.
-func compareRuns(a, b []ThreadRun, rate func(Summary) float64) []row {
+// figures are one side's at one thread count. A side that did not run
+// at this thread count has zero figures and OK false; RSS is MiB, with
+// RSSOK false where it was not measured. Improvement, over the
+// reference's rate, is set for the other sides where both ran and the
+// reference's rate is above zero.
+type figures struct {
+	Rate, P95      float64
+	OK             bool
+	RSS            float64
+	RSSOK          bool
+	Improvement    float64 // (Rate - reference's Rate) / reference's Rate * 100
+	HasImprovement bool
+}
+
+// compareRuns pairs each side's runs by thread count, in increasing
+// order, leaving out failed runs; rate takes each run's rate from its
+// summary. runs[0] is the reference's.
+func compareRuns(runs [][]ThreadRun, rate func(Summary) float64) []row {
 	byThreads := map[int]*row{}
 	var threads []int
-	get := func(n int) *row {
-		if r, ok := byThreads[n]; ok {
-			return r
-		}
-		threads = append(threads, n)
-		byThreads[n] = &row{Threads: n}
-		return byThreads[n]
-	}
-	for _, r := range a {
-		if r.Error != "" {
-			continue
-		}
-		x := get(r.Threads)
-		x.ARate, x.AP95, x.AOK = rate(r.Summary), r.Summary.P95LatencyMs, true
-		if r.RSS != nil {
-			x.ARSS, x.ARSSOK = r.RSS.MiB(), true
-		}
-	}
-	for _, r := range b {
-		if r.Error != "" {
-			continue
-		}
-		x := get(r.Threads)
-		x.BRate, x.BP95, x.BOK = rate(r.Summary), r.Summary.P95LatencyMs, true
-		if r.RSS != nil {
-			x.BRSS, x.BRSSOK = r.RSS.MiB(), true
+	for i, side := range runs {
+		for _, r := range side {
+			if r.Error != "" {
+				continue
+			}
+			x, ok := byThreads[r.Threads]
+			if !ok {
+				threads = append(threads, r.Threads)
+				x = &row{Threads: r.Threads, Sides: make([]figures, len(runs))}
+				byThreads[r.Threads] = x
+			}
+			f := &x.Sides[i]
+			f.Rate, f.P95, f.OK = rate(r.Summary), r.Summary.P95LatencyMs, true
+			if r.RSS != nil {
+				f.RSS, f.RSSOK = r.RSS.MiB(), true
+			}
 		}
 	}
 	slices.Sort(threads)
 	rows := make([]row, 0, len(threads))
 	for _, n := range threads {
 		x := byThreads[n]
-		if x.AOK && x.BOK && x.ARate > 0 {
-			x.Improvement, x.HasImprovement = (x.BRate-x.ARate)/x.ARate*100, true
+		ref := x.Sides[0]
+		for i := 1; i < len(x.Sides); i++ {
+			if f := &x.Sides[i]; ref.OK && f.OK && ref.Rate > 0 {
+				f.Improvement, f.HasImprovement = (f.Rate-ref.Rate)/ref.Rate*100, true
+			}
 		}
 		rows = append(rows, *x)
 	}
 	return rows
 }
 
-// summarize is the one-line summary of a workload's table: the mean of
-// the improvements, and their range.
-func summarize(workload string, a, b side, rows []row) string {
+// summarize is the one-line summary of side i's improvements over the
+// reference (sides[0]) in a workload's table: their mean and range.
+func summarize(workload string, sides []side, i int, rows []row) string {
 	var sum, lo, hi float64
 	n := 0
 	for _, r := range rows {
-		if !r.HasImprovement {
+		f := r.Sides[i]
+		if !f.HasImprovement {
 			continue
 		}
-		if n == 0 || r.Improvement < lo {
-			lo = r.Improvement
+		if n == 0 || f.Improvement < lo {
+			lo = f.Improvement
 		}
-		if n == 0 || r.Improvement > hi {
-			hi = r.Improvement
+		if n == 0 || f.Improvement > hi {
+			hi = f.Improvement
 		}
-		sum += r.Improvement
+		sum += f.Improvement
 		n++
 	}
+	a, b := sides[0], sides[i]
 	if n == 0 {
 		return fmt.Sprintf("%s and %s have no thread count of %s in common.", a.label, b.label, workload)
 	}
@@ -262,21 +300,33 @@ func abs(x float64) float64 {
 func percent(x float64) string { return fmt.Sprintf("%+.2f%%", x) }
 
 // writeReport writes the Markdown report, in the structure of TiDB's
-// Sysbench performance test reports.
-func writeReport(w io.Writer, a, b side) {
-	r := b.res
+// Sysbench performance test reports: sides[0] is the reference, and the
+// others are compared with it.
+func writeReport(w io.Writer, sides []side) {
+	a, others := sides[0], sides[1:]
+	r := sides[len(sides)-1].res
 	p := r.Plan
-	fmt.Fprintf(w, "# Sysbench performance test report: %s vs %s\n\n", b.label, a.label)
+	names := make([]string, len(others))
+	for i, s := range others {
+		names[i] = s.label
+	}
+	compared := joinAnd(names)
+	workloads := workloadsOf(sides)
+	fmt.Fprintf(w, "# Sysbench performance test report: %s vs %s\n\n", strings.Join(names, ", "), a.label)
 	fmt.Fprintf(w, "## Test overview\n\n")
-	fmt.Fprintf(w, "This report compares the online transaction processing (OLTP) performance of %s with %s, measured with sysbench by `basalt bench run --plan %s` and written by `basalt bench report`. ", b.label, a.label, p.Name)
-	fmt.Fprintf(w, "QPS improvement is (%s QPS - %s QPS) / %s QPS.", b.label, a.label, a.label)
-	if slices.Contains(workloadsOf(a, b), BulkInsert) {
+	fmt.Fprintf(w, "This report compares the online transaction processing (OLTP) performance of %s with %s, measured with sysbench by `basalt bench run --plan %s` and written by `basalt bench report`. ", compared, a.label, p.Name)
+	if len(others) == 1 {
+		fmt.Fprintf(w, "QPS improvement is (%s QPS - %s QPS) / %s QPS.", compared, a.label, a.label)
+	} else {
+		fmt.Fprintf(w, "The QPS improvement of a system is (its QPS - %s QPS) / %s QPS.", a.label, a.label)
+	}
+	if slices.Contains(workloads, BulkInsert) {
 		fmt.Fprintf(w, " `bulk_insert` is measured in rows per second (sysbench's events, which it calls transactions; its queries are multi-row INSERTs), and its improvement in rows/s.")
 	}
 	fmt.Fprintf(w, " Peak RSS is the highest resident memory of a system's server processes during the run, in MiB: the sum of each process's peak (a playground's PD, stores, SQL nodes, HAProxy and the playground process; results.json has each), not measured for a server the run did not start.")
 	if !r.Complete || (a.res != r && !a.res.Complete) {
 		fmt.Fprintf(w, " **The run did not complete**")
-		for _, s := range []side{a, b} {
+		for _, s := range sides {
 			if s.res.Error != "" {
 				fmt.Fprintf(w, " (%s: %s)", s.label, firstLine(s.res.Error))
 			}
@@ -286,18 +336,15 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "\n\n")
 
 	fmt.Fprintf(w, "## Test environment\n\n")
-	envs := []*Results{r}
+	envs := []side{{res: r}}
 	if a.res != r {
-		envs = []*Results{a.res, r}
+		envs = sides
 	}
-	for _, res := range envs {
+	for _, env := range envs {
+		res := env.res
 		e := res.Environment
 		if len(envs) > 1 {
-			label := b.label
-			if res == a.res {
-				label = a.label
-			}
-			fmt.Fprintf(w, "%s, run on %s:\n\n", label, res.Started.Format("2006-01-02"))
+			fmt.Fprintf(w, "%s, run on %s:\n\n", env.label, res.Started.Format("2006-01-02"))
 		}
 		fmt.Fprintf(w, "| Item | Value |\n| --- | --- |\n")
 		items := [][2]string{
@@ -321,8 +368,13 @@ func writeReport(w io.Writer, a, b side) {
 	}
 
 	fmt.Fprintf(w, "## Software versions\n\n| System | Target | Version | Address |\n| --- | --- | --- | --- |\n")
-	for _, s := range []side{a, b} {
+	for _, s := range sides {
 		fmt.Fprintf(w, "| %s | %s (%s) | %s | %s |\n", cell(s.label), s.target.Name, s.target.Kind, cell(s.target.Version), s.target.Address)
+	}
+	for _, s := range sides {
+		if l := clusterLayout(s); l != "" {
+			fmt.Fprintf(w, "\nThe %s playground: %s.\n", s.label, l)
+		}
 	}
 
 	fmt.Fprintf(w, "\n## Parameter configuration\n\n")
@@ -331,7 +383,7 @@ func writeReport(w io.Writer, a, b side) {
 	if p.Prepare == PrepareImport {
 		fmt.Fprintf(w, "Basalt's tables were made by IMPORT INTO from sysbench's rows written as CSV (`prepare = \"import\"`); other targets' by `sysbench oltp_common prepare`.\n\n")
 	}
-	for _, s := range []side{a, b} {
+	for _, s := range sides {
 		spec := specOf(s)
 		fmt.Fprintf(w, "%s (`%s`", s.label, spec.Binary)
 		if len(spec.Args) > 0 {
@@ -339,7 +391,7 @@ func writeReport(w io.Writer, a, b side) {
 		}
 		fmt.Fprintf(w, "), settings in force:\n\n| Variable | Value |\n| --- | --- |\n")
 		for _, k := range sortedKeys(s.target.Variables) {
-			fmt.Fprintf(w, "| %s | %s |\n", k, cell(s.target.Variables[k]))
+			fmt.Fprintf(w, "| %s | %s |\n", k, cell(settingValue(s.target, k)))
 		}
 		if s.target.Note != "" {
 			fmt.Fprintf(w, "\nNote: %s.\n", s.target.Note)
@@ -354,11 +406,11 @@ func writeReport(w io.Writer, a, b side) {
 	fmt.Fprintf(w, "4. Back up: embedded Basalt with `BACKUP DATABASE` while it serves; the other servers are stopped and their data directories copied.\n")
 	fmt.Fprintf(w, "5. Before each workload, restore the backup (Basalt: `DROP DATABASE`, `RESTORE DATABASE`, `ANALYZE TABLE`; the others: stop, replace the data directory, start), then warm up.\n")
 	fmt.Fprintf(w, "6. Run the workload once per thread count, %d s each, and take QPS and the 95th percentile latency from sysbench's summary, and the peak resident memory of the server processes during the run (VmHWM of /proc/PID/status, reset at the start through /proc/PID/clear_refs).\n", p.RunSeconds)
-	if slices.Contains(workloadsOf(a, b), BulkInsert) {
+	if slices.Contains(workloads, BulkInsert) {
 		fmt.Fprintf(w, "7. `bulk_insert` inserts into tables of its own, one per thread: before each of its runs, a fresh database `%s` and `sysbench bulk_insert prepare` with the run's thread count; after it, `sysbench bulk_insert cleanup` and the database dropped. The `sbtest` tables are not used.\n", bulkDB)
 	}
 	fmt.Fprintf(w, "\n")
-	for _, s := range []side{a, b} {
+	for _, s := range sides {
 		fmt.Fprintf(w, "The exact commands on %s:\n\n```sh\n", s.label)
 		for _, c := range s.target.Setup {
 			fmt.Fprintln(w, c)
@@ -379,44 +431,163 @@ func writeReport(w io.Writer, a, b side) {
 	}
 
 	fmt.Fprintf(w, "## Test results\n\n")
-	writePrepareTable(w, a, b)
-	for _, wl := range workloadsOf(a, b) {
-		var aRuns, bRuns []ThreadRun
-		if x := a.target.workload(wl); x != nil {
-			aRuns = x.Runs
-		}
-		if x := b.target.workload(wl); x != nil {
-			bRuns = x.Runs
+	writePrepareTable(w, sides)
+	for _, wl := range workloads {
+		runs := make([][]ThreadRun, len(sides))
+		for i, s := range sides {
+			if x := s.target.workload(wl); x != nil {
+				runs[i] = x.Runs
+			}
 		}
 		rt := rateOf(wl)
-		rows := compareRuns(aRuns, bRuns, rt.Of)
-		fmt.Fprintf(w, "### %s\n\n", wl)
-		fmt.Fprintf(w, "| Threads | %s %s | %s 95%% latency (ms) | %s peak RSS MiB | %s %s | %s 95%% latency (ms) | %s peak RSS MiB | %s improvement |\n",
-			a.label, rt.Label, a.label, a.label, b.label, rt.Label, b.label, b.label, rt.Label)
-		fmt.Fprintf(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-		for _, x := range rows {
-			imp := "-"
-			if x.HasImprovement {
-				imp = percent(x.Improvement)
-			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", x.Threads,
-				num(x.ARate, x.AOK), num(x.AP95, x.AOK), rssCell(a, x.ARSS, x.AOK, x.ARSSOK),
-				num(x.BRate, x.BOK), num(x.BP95, x.BOK), rssCell(b, x.BRSS, x.BOK, x.BRSSOK), imp)
+		rows := compareRuns(runs, rt.Of)
+		fmt.Fprintf(w, "### %s\n\n| Threads", wl)
+		for _, s := range sides {
+			fmt.Fprintf(w, " | %s %s | %s 95%% latency (ms) | %s peak RSS MiB", s.label, rt.Label, s.label, s.label)
 		}
-		fmt.Fprintf(w, "\n%s\n\n![%s: %s and 95%% latency against threads](%s)\n\n", summarize(wl, a, b, rows), wl, rt.Label, chartFile(wl))
+		for _, s := range others {
+			if len(others) == 1 {
+				fmt.Fprintf(w, " | %s improvement", rt.Label)
+			} else {
+				fmt.Fprintf(w, " | %s %s improvement", s.label, rt.Label)
+			}
+		}
+		fmt.Fprintf(w, " |\n|%s\n", strings.Repeat(" ---: |", 1+3*len(sides)+len(others)))
+		for _, x := range rows {
+			fmt.Fprintf(w, "| %d", x.Threads)
+			for i, f := range x.Sides {
+				fmt.Fprintf(w, " | %s | %s | %s", num(f.Rate, f.OK), num(f.P95, f.OK), rssCell(sides[i], f.RSS, f.OK, f.RSSOK))
+			}
+			for _, f := range x.Sides[1:] {
+				imp := "-"
+				if f.HasImprovement {
+					imp = percent(f.Improvement)
+				}
+				fmt.Fprintf(w, " | %s", imp)
+			}
+			fmt.Fprintf(w, " |\n")
+		}
+		fmt.Fprintf(w, "\n")
+		for i := range others {
+			if len(others) > 1 {
+				fmt.Fprintf(w, "- ")
+			}
+			fmt.Fprintf(w, "%s\n", summarize(wl, sides, i+1, rows))
+		}
+		fmt.Fprintf(w, "\n![%s: %s and 95%% latency against threads](%s)\n\n", wl, rt.Label, chartFile(wl))
 	}
+}
+
+// joinAnd joins names as a sentence lists them: "a", "a and b", "a, b
+// and c".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// clusterLayout describes a playground target's nodes, as its processes'
+// names in the run's memory figures show them (pd1, store1, db1,
+// haproxy), and the CPU caps and config files of its flags; "" for
+// another kind of target.
+func clusterLayout(s side) string {
+	if s.target.Kind != KindPlayground {
+		return ""
+	}
+	count := map[string]int{}
+	proxy := false
+	var peaks map[string]int64
+	if s.target.PrepareRSS != nil {
+		peaks = s.target.PrepareRSS.Peaks
+	}
+	for _, wr := range s.target.Workloads {
+		for _, run := range wr.Runs {
+			if peaks == nil && run.RSS != nil {
+				peaks = run.RSS.Peaks
+			}
+		}
+	}
+	for name := range peaks {
+		role := strings.TrimRight(name, "0123456789")
+		if name == "haproxy" {
+			proxy = true
+		} else if role != name {
+			count[role]++
+		}
+	}
+	var parts []string
+	if len(count) == 0 {
+		parts = append(parts, "nodes not recorded (basalt playground's default is 1 PD, 3 stores and 1 SQL node behind HAProxy)")
+	} else {
+		nodes := fmt.Sprintf("%s, %s and %s", plural(count["pd"], "PD member"), plural(count["store"], "store"), plural(count["db"], "SQL node"))
+		if proxy {
+			nodes += " behind HAProxy"
+		}
+		parts = append(parts, nodes)
+	}
+	args := specOf(s).Args
+	caps := []string{}
+	for _, c := range []struct{ flag, what string }{{"db.cpus", "each SQL node"}, {"kv.cpus", "each store"}} {
+		if v := flagValue(args, c.flag); v != "" && v != "0" {
+			caps = append(caps, fmt.Sprintf("%s at %s CPU", c.what, v))
+		}
+	}
+	if len(caps) == 0 {
+		parts = append(parts, "no CPU caps (every process shares the machine's cores, sysbench's too)")
+	} else {
+		parts = append(parts, "CPU capped with cgroups: "+strings.Join(caps, ", "))
+	}
+	for _, c := range []string{"pd.config", "kv.config", "db.config"} {
+		if v := flagValue(args, c); v != "" {
+			parts = append(parts, fmt.Sprintf("--%s %s", c, v))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// flagValue is the value of --name (or -name) in args, as "--name V" or
+// "--name=V"; "" if it is not there.
+func flagValue(args []string, name string) string {
+	v := ""
+	for i, a := range args {
+		f := strings.TrimLeft(a, "-")
+		if f == name && i+1 < len(args) && a != f {
+			v = args[i+1]
+		} else if k, val, ok := strings.Cut(f, "="); ok && k == name && a != f {
+			v = val
+		}
+	}
+	return v
+}
+
+// settingValue is a variable's value as the settings table shows it:
+// Basalt's max_connections 0 means no limit (as TiDB's), not none.
+func settingValue(t *TargetResult, name string) string {
+	v := t.Variables[name]
+	if name == "max_connections" && v == "0" && (t.Kind == KindBasalt || t.Kind == KindPlayground) {
+		return "0 (no limit)"
+	}
+	return v
 }
 
 // writePrepareTable writes how long making the tables took on each side
 // and the peak resident memory of its servers meanwhile, total and per
 // process.
-func writePrepareTable(w io.Writer, a, b side) {
-	if a.target.PrepareSeconds == 0 && b.target.PrepareSeconds == 0 && a.target.PrepareRSS == nil && b.target.PrepareRSS == nil {
+func writePrepareTable(w io.Writer, sides []side) {
+	if !slices.ContainsFunc(sides, func(s side) bool { return s.target.PrepareSeconds != 0 || s.target.PrepareRSS != nil }) {
 		return
 	}
 	fmt.Fprintf(w, "### Preparing the tables\n\n")
 	fmt.Fprintf(w, "| System | Prepare (s) | Peak RSS MiB | Peak RSS MiB by process |\n| --- | ---: | ---: | --- |\n")
-	for _, s := range []side{a, b} {
+	for _, s := range sides {
 		secs := "-"
 		if s.target.PrepareSeconds > 0 {
 			secs = fmt.Sprintf("%.1f", s.target.PrepareSeconds)

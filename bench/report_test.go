@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,9 +14,9 @@ import (
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/report/report.md from the current output")
 
 // TestCompareRuns checks the table math: rows paired by thread count in
-// increasing order, failed runs left out, improvement (B-A)/A in percent,
-// none where a side did not run or A's rate is zero; peak RSS in MiB where
-// a run has it.
+// increasing order, failed runs left out, improvement over the first
+// side (X-A)/A in percent for every other side, none where a side did
+// not run or A's rate is zero; peak RSS in MiB where a run has it.
 func TestCompareRuns(t *testing.T) {
 	mk := func(threads int, qps, p95 float64) ThreadRun {
 		return ThreadRun{Threads: threads, Summary: Summary{QPS: qps, TPS: qps / 10, P95LatencyMs: p95}}
@@ -23,26 +24,29 @@ func TestCompareRuns(t *testing.T) {
 	failed := ThreadRun{Threads: 128, Error: "sysbench failed"}
 	a := []ThreadRun{mk(16, 6000, 2), mk(1, 1000, 0.1), mk(4, 0, 1), failed}
 	b := []ThreadRun{mk(1, 1500, 0.2), mk(4, 4000, 0.5), mk(64, 7000, 9), failed}
+	c := []ThreadRun{mk(16, 3000, 4), mk(1, 500, 1)}
 	a[1].RSS = &RunRSS{TotalBytes: 300 << 20}
 	b[0].RSS = &RunRSS{TotalBytes: 150 << 20}
-	got := compareRuns(a, b, rateOf("oltp_point_select").Of)
+	got := compareRuns([][]ThreadRun{a, b, c}, rateOf("oltp_point_select").Of)
 	want := []row{
-		{Threads: 1, ARate: 1000, AP95: 0.1, BRate: 1500, BP95: 0.2, AOK: true, BOK: true, ARSS: 300, ARSSOK: true, BRSS: 150, BRSSOK: true,
-			Improvement: 50, HasImprovement: true},
-		{Threads: 4, ARate: 0, AP95: 1, BRate: 4000, BP95: 0.5, AOK: true, BOK: true},
-		{Threads: 16, ARate: 6000, AP95: 2, AOK: true},
-		{Threads: 64, BRate: 7000, BP95: 9, BOK: true},
+		{Threads: 1, Sides: []figures{
+			{Rate: 1000, P95: 0.1, OK: true, RSS: 300, RSSOK: true},
+			{Rate: 1500, P95: 0.2, OK: true, RSS: 150, RSSOK: true, Improvement: 50, HasImprovement: true},
+			{Rate: 500, P95: 1, OK: true, Improvement: -50, HasImprovement: true}}},
+		{Threads: 4, Sides: []figures{{Rate: 0, P95: 1, OK: true}, {Rate: 4000, P95: 0.5, OK: true}, {}}},
+		{Threads: 16, Sides: []figures{{Rate: 6000, P95: 2, OK: true}, {}, {Rate: 3000, P95: 4, OK: true, Improvement: -50, HasImprovement: true}}},
+		{Threads: 64, Sides: []figures{{}, {Rate: 7000, P95: 9, OK: true}, {}}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d rows %+v, want %d", len(got), got, len(want))
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !slices.Equal(got[i].Sides, want[i].Sides) || got[i].Threads != want[i].Threads {
 			t.Errorf("row %d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
 	// bulk_insert is read in rows/s: sysbench's events per second.
-	if r := compareRuns(a[1:2], b[:1], rateOf(BulkInsert).Of); r[0].ARate != 100 || r[0].BRate != 150 {
+	if r := compareRuns([][]ThreadRun{a[1:2], b[:1]}, rateOf(BulkInsert).Of); r[0].Sides[0].Rate != 100 || r[0].Sides[1].Rate != 150 {
 		t.Errorf("bulk_insert rows/s: %+v, want 100 and 150 (the runs' TPS)", r[0])
 	}
 	dsn := side{target: &TargetResult{Kind: KindDSN}}
@@ -102,20 +106,100 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// TestReportAllTargets reports a run of three targets (the testdata's
+// basalt and mariadb, and a capped playground made from basalt's
+// figures at half its rate): every target in every table, each one's
+// improvement over the mariadb target, the playground's layout; golden
+// file testdata/report/report3.md.
+func TestReportAllTargets(t *testing.T) {
+	res, err := ReadResults(filepath.Join("testdata", "report", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := res.Targets[0]
+	pg.Name, pg.Kind = "cluster", KindPlayground
+	pg.Variables = map[string]string{"max_connections": "0"}
+	pg.PrepareRSS = &RunRSS{TotalBytes: 7 << 20, Peaks: map[string]int64{"pd1": 1 << 20, "store1": 1 << 20,
+		"store2": 1 << 20, "store3": 1 << 20, "db1": 1 << 20, "haproxy": 1 << 20, "playground": 1 << 20}}
+	pg.Workloads = nil
+	for _, wr := range res.Targets[0].Workloads {
+		wr.Runs = slices.Clone(wr.Runs)
+		for i := range wr.Runs {
+			wr.Runs[i].Summary.QPS /= 2
+			wr.Runs[i].Summary.TPS /= 2
+		}
+		pg.Workloads = append(pg.Workloads, wr)
+	}
+	res.Targets = append(res.Targets, pg)
+	res.Plan.Targets = append(res.Plan.Targets, TargetSpec{Name: "cluster", Kind: KindPlayground, Binary: "/usr/bin/basalt", Args: []string{"--db.cpus", "0.5", "--kv.config=kv.toml"}})
+
+	sides, err := ReportOptions{Results: res}.sides()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range sides {
+		names = append(names, s.label)
+	}
+	if want := []string{"mariadb", "basalt", "cluster"}; !slices.Equal(names, want) {
+		t.Errorf("sides %v, want %v (the mariadb target first, then the run's order)", names, want)
+	}
+	if sides, err := (ReportOptions{Results: res, A: "basalt"}).sides(); err != nil || len(sides) != 3 || sides[0].label != "basalt" {
+		t.Errorf("--a basalt: %d sides, %v", len(sides), err)
+	}
+	if sides, err := (ReportOptions{Results: res, A: "basalt", B: "cluster"}).sides(); err != nil || len(sides) != 2 {
+		t.Errorf("--a and --b: %d sides, %v; want the two", len(sides), err)
+	}
+	if _, err := (ReportOptions{Results: res, A: "nosuch"}).sides(); err == nil {
+		t.Errorf("an unknown reference: no error")
+	}
+
+	dir := t.TempDir()
+	if err := WriteReport(dir, ReportOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "report", "report3.md")
+	if *rewrite {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("report.md differs from %s (go test -rewrite regenerates it):\n%s", golden, got)
+	}
+}
+
+func TestFlagValue(t *testing.T) {
+	args := []string{"--db.cpus", "0.25", "-kv.cpus=1", "--pd", "3", "--db.config"}
+	for _, c := range []struct{ name, want string }{{"db.cpus", "0.25"}, {"kv.cpus", "1"}, {"pd", "3"}, {"db.config", ""}, {"kv", ""}, {"0.25", ""}} {
+		if got := flagValue(args, c.name); got != c.want {
+			t.Errorf("flagValue(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // TestReportBaseline compares one target across two results files.
 func TestReportBaseline(t *testing.T) {
 	res, err := ReadResults(filepath.Join("testdata", "report", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b, err := ReportOptions{Results: res, Baseline: res, Target: "mariadb"}.sides()
+	sides, err := ReportOptions{Results: res, Baseline: res, Target: "mariadb"}.sides()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.target.Name != "mariadb" || b.target.Name != "mariadb" || a.label == b.label {
-		t.Errorf("sides %q (%s) and %q (%s)", a.label, a.target.Name, b.label, b.target.Name)
+	if a, b := sides[0], sides[1]; len(sides) != 2 || a.target.Name != "mariadb" || b.target.Name != "mariadb" || a.label == b.label {
+		t.Errorf("sides %+v", sides)
 	}
-	if _, _, err := (ReportOptions{Results: res, A: "basalt", B: "nosuch"}).sides(); err == nil {
+	if _, err := (ReportOptions{Results: res, A: "basalt", B: "nosuch"}).sides(); err == nil {
 		t.Errorf("an unknown target: no error")
 	}
 }
