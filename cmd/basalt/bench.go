@@ -147,8 +147,8 @@ func benchReport(args []string, stdout, stderr io.Writer) int {
 		in       = fs.String("in", "", "the results.json to report, or the directory run --out wrote (required)")
 		baseline = fs.String("baseline", "", "an earlier results.json (or its directory): compare the same target across the two runs")
 		target   = fs.String("target", "", "with --baseline, the target to compare (default: the first)")
-		a        = fs.String("a", "", "without --baseline, the reference target A (default: the second target; in a run of more than two, the mariadb target if there is one)")
-		b        = fs.String("b", "", "without --baseline, the target B compared with A (default: the first target; in a run of more than two targets, every target but A)")
+		a        = fs.String("a", "", "without --baseline, the reference target A (default: the second target)")
+		b        = fs.String("b", "", "without --baseline, the target B compared with A (default: the first target)")
 		out      = fs.String("out", "", "the directory for report.md and the charts (required)")
 	)
 	if code, ok := parseFlags(fs, args); !ok {
