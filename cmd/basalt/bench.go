@@ -58,6 +58,7 @@ func benchRun(args []string, stderr io.Writer) int {
 		prepare    = fs.String("prepare", "", "how basalt targets make the tables: sysbench (oltp_common prepare) or import (sysbench's rows through IMPORT INTO), overriding the plan's")
 		quiet      = fs.Bool("quiet", false, "log lines instead of the live progress line")
 	)
+	fs.StringVar(targets, "target", "", "the same as --targets (--target playground, --target HOST:PORT)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
