@@ -57,6 +57,12 @@ type Config struct {
 	// the schema for this long stops serving, and the other SQL nodes
 	// stop waiting for it after a schema change (package schemasync).
 	Lease Duration `toml:"lease"`
+	// SplitTable, TiDB's split-table: with store "tikv", CREATE TABLE and
+	// TRUNCATE TABLE start a region at the table's first key, so that
+	// every table has regions of its own, which PD can move and whose
+	// leaders it can spread over the stores. No effect on the embedded
+	// store.
+	SplitTable bool `toml:"split-table"`
 	// ServerVersion, TiDB's server-version, replaces the version string
 	// the handshake, VERSION() and @@version report (by default
 	// "8.4.0-Basalt-<release>"): clients and ORMs branch on it.
@@ -308,6 +314,7 @@ func Default() *Config {
 		MaxConnections:   0,
 		MaxAllowedPacket: 64 * MiB,
 		Lease:            Duration(45 * time.Second),
+		SplitTable:       true,
 		Status:           Status{StatusPort: 10080},
 		Performance:      Performance{GOGC: 400, GoMemoryLimit: 384 * MiB},
 		Log:              Log{Level: "info", SlowQueryMaxSize: 300, SlowQueryMaxBackups: 10},

@@ -75,6 +75,7 @@ func TestLoadFull(t *testing.T) {
 		// mocktikv uses neither the embedded store nor the schema lease.
 		Warnings: []string{
 			`config key lease has no effect with store "mocktikv"; ignored`,
+			`config key split-table has no effect with store "mocktikv"; ignored`,
 			`config key storage.block-cache.capacity has no effect with store "mocktikv"; ignored`,
 			`config key storage.sync-log has no effect with store "mocktikv"; ignored`,
 			`config key storage.gc-life-time has no effect with store "mocktikv"; ignored`,

@@ -184,8 +184,8 @@ func lookup(raw map[string]any, key toml.Key) any {
 
 // idleKeys returns the keys of Basalt's own that the file sets to other
 // than their defaults and that have no effect with cfg's store: the
-// embedded store's [storage] with a cluster, client-go's [tikv-client] and
-// the schema lease without one.
+// embedded store's [storage] with a cluster, client-go's [tikv-client],
+// the schema lease and split-table without one.
 func idleKeys(md toml.MetaData, cfg *Config) []string {
 	def := Default()
 	var idle []string
@@ -215,7 +215,7 @@ func idleKey(key, store string) bool {
 	switch {
 	case strings.HasPrefix(key, "tikv-client."):
 		return store == StoreLocal
-	case key == "lease":
+	case key == "lease", key == "split-table":
 		return store != StoreTiKV
 	case strings.HasPrefix(key, "storage."), strings.HasPrefix(key, "rocksdb."):
 		return store != StoreLocal

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 
@@ -40,6 +41,10 @@ type DDL struct {
 	Store   kv.Storage
 	Catalog *catalog.Catalog
 	Wait    Waiter
+	// SplitTable (TiDB's split-table) starts a region at the first key of
+	// each table CREATE TABLE or TRUNCATE TABLE makes, on a store with
+	// regions (kv.RegionSplitter).
+	SplitTable bool
 }
 
 // CreateDatabase runs CREATE DATABASE.
@@ -138,7 +143,9 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 		return err
 	}
 	checks := fkChecks(ctx)
-	return d.Catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+	created := false
+	err = d.Catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
+		created = false
 		db := is.DB(dbName)
 		if db == nil {
 			return errno.New(errno.ErBadDB, "Unknown database '%s'", dbName)
@@ -166,8 +173,29 @@ func (d *DDL) CreateTable(ctx context.Context, currentDB string, s *ast.CreateTa
 		}
 		t.MaxIndexID = int64(len(t.Indexes))
 		is.PutTable(db, t)
+		created = true
 		return m.PutTable(t)
 	})
+	if err == nil && created {
+		d.splitTable(ctx, t.ID)
+	}
+	return err
+}
+
+// splitTable starts a region at the table's first key when SplitTable is
+// set and the store has regions, as TiDB does for a new table: each table
+// then has regions of its own, which PD can move and whose leaders it can
+// spread over the stores. The table is already made: a split that fails
+// is logged, not returned (TiDB's behaviour too); the table's keys then
+// stay in the region that held them.
+func (d *DDL) splitTable(ctx context.Context, tableID int64) {
+	sp, ok := d.Store.(kv.RegionSplitter)
+	if !d.SplitTable || !ok {
+		return
+	}
+	if err := sp.SplitRegions(ctx, [][]byte{tablecodec.TablePrefix(tableID)}); err != nil {
+		slog.Warn("split-table: the new table's region was not split", "table_id", tableID, "err", err)
+	}
 }
 
 // buildTableInfo turns CREATE TABLE's definitions into a TableInfo (ids
@@ -499,7 +527,7 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 	if dbName == "" {
 		dbName = currentDB
 	}
-	var oldID int64
+	var oldID, newID int64
 	err := d.Catalog.RunDDL(ctx, func(m *catalog.Meta, is *catalog.InfoSchema) error {
 		db := is.DB(dbName)
 		if db == nil {
@@ -529,7 +557,7 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 			return err
 		}
 		nt := t.Clone()
-		oldID, nt.ID = t.ID, id
+		oldID, nt.ID, newID = t.ID, id, id
 		is.DropTable(db, t)
 		is.PutTable(db, nt)
 		return m.PutTable(nt)
@@ -538,6 +566,7 @@ func (d *DDL) TruncateTable(ctx context.Context, currentDB string, tn *ast.Table
 		return err
 	}
 	d.Catalog.ForgetAutoID(oldID)
+	d.splitTable(ctx, newID)
 	return d.deleteData(ctx, oldID)
 }
 

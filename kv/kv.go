@@ -183,6 +183,14 @@ type RangeDeleter interface {
 	DeleteRange(ctx context.Context, start, end []byte) error
 }
 
+// RegionSplitter is implemented by stores whose data is cut into regions
+// (a cluster's). SplitRegions starts a region at each key, as TiDB's
+// split-table does for a new table so that each table has regions of its
+// own; a key that already starts a region is left as it is.
+type RegionSplitter interface {
+	SplitRegions(ctx context.Context, keys [][]byte) error
+}
+
 // Importer is implemented by stores that can commit a whole empty key
 // range at once from sorted input, bypassing transactions (IMPORT INTO's
 // fast path). Import calls fill once with the commit timestamp; fill

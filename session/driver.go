@@ -68,6 +68,10 @@ type Config struct {
 	// version, git hash, start time): on a cluster it is announced in
 	// PD's etcd for information_schema.CLUSTER_INFO (cluster_info.go).
 	Topology clustersync.TopologyInfo
+	// SplitTable (TiDB's split-table) starts a region at the first key of
+	// every table that CREATE TABLE or TRUNCATE TABLE makes, on a store
+	// that has regions (kv.RegionSplitter).
+	SplitTable bool
 	// NoLoadDataIngest makes every LOAD DATA go through a transaction,
 	// also those that could load an empty table through the importer
 	// (loaddata_ingest.go); for tests that compare the two.
@@ -185,7 +189,7 @@ func Open(store kv.Storage, cfg Config) (_ *Driver, err error) {
 	if cfg.RequireSecureTransport {
 		d.globals["require_secure_transport"] = types.NewBool(true)
 	}
-	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion}
+	d.ddl = &ddl.DDL{Store: store, Catalog: cat, Wait: d.waitVersion, SplitTable: cfg.SplitTable}
 	if syncer != nil {
 		d.sync = syncer
 		syncer.Start(cat, d.oldestInUse)

@@ -66,6 +66,7 @@ func newEngine(store kv.Storage, cfg *config.Config, info buildInfo) (engine, er
 		SlowQueryMaxSize:       cfg.Log.SlowQueryMaxSize,
 		SlowQueryMaxBackups:    cfg.Log.SlowQueryMaxBackups,
 		Topology:               topologyInfo(cfg, info),
+		SplitTable:             cfg.SplitTable,
 	})
 	if err != nil {
 		return nil, err
