@@ -62,7 +62,7 @@ import (
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
 // memlocks_test.go, writefilter_test.go, logwrite_test.go,
-// regain_test.go and duppeer_test.go.
+// regain_test.go, duppeer_test.go and epoch_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -492,6 +492,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runDupPeer(t, td); ok {
+		return out
+	}
+	if out, ok := c.runEpoch(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)
