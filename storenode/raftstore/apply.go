@@ -372,8 +372,14 @@ func cloneRegion(r *metapb.Region) *metapb.Region {
 
 // destroy removes a peer that its region dropped: its data range (no
 // other region here can overlap it), its log and state, leaving a
-// tombstone. Call with mu held.
+// tombstone. If the Ready loop's log write that holds the peer's last
+// Ready is still to commit, it waits for it (at most one log write, no
+// lock taken), so as to wipe what it writes too (see persist). Call with
+// mu held.
 func (p *Peer) destroy() error {
+	if p.logDurable != nil {
+		<-p.logDurable
+	}
 	p.locks.clear()
 	id := p.region.Id
 	wb := p.s.db.NewBatch()

@@ -135,6 +135,9 @@ type Store struct {
 	paused atomic.Pointer[chan struct{}]
 	// isolated drops every Raft message that arrives (tests only).
 	isolated atomic.Bool
+	// logWriteHook, when set, is called with an iteration's Readys between
+	// building its log writes and committing them (tests only).
+	logWriteHook atomic.Pointer[func([]readyPeer)]
 
 	// reclaim compacts the ranges a DeleteRange applied here deleted, so
 	// that their space comes back (see mvcc.Reclaimer).
