@@ -77,8 +77,9 @@ type Peer struct {
 	// deleted: compactions of the ranges the batch deletes, to queue once
 	// it is committed (mvcc.Reclaimer).
 	deleted []func(context.Context) error
-	// splitResult: the regions a split applied in this batch created.
-	splitResult []*metapb.Region
+	// splitResult: the regions a split applied in this batch created, and
+	// the hard state of each one's peer here.
+	splitResult []splitRegion
 	// locks: the pessimistic locks this leader holds in memory, and
 	// splitting: splits proposed and not yet done, during which it takes
 	// none (see memlocks.go).

@@ -62,7 +62,8 @@ import (
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
 // memlocks_test.go, writefilter_test.go, logwrite_test.go,
-// regain_test.go, duppeer_test.go, epoch_test.go and destroywrite_test.go.
+// regain_test.go, duppeer_test.go, epoch_test.go, destroywrite_test.go
+// and splitvote_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -500,6 +501,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runDestroyWrite(t, td); ok {
+		return out
+	}
+	if out, ok := c.runSplitVote(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)

@@ -105,19 +105,22 @@ func (p *Peer) applySplit(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) (out
 		start = sr.SplitKey
 	}
 	parent.StartKey = start
+	var result []splitRegion
 	for _, nr := range created {
 		if p.s.hasInitializedPeer(nr.Id) {
 			continue
 		}
-		if err := writeInitialState(wb, nr); err != nil {
+		hs := p.s.splitHardState(nr)
+		if err := writeInitialState(wb, nr, hs); err != nil {
 			return nil, err
 		}
+		result = append(result, splitRegion{region: nr, hs: hs})
 	}
 	if err := writeRegionState(wb, parent); err != nil {
 		return nil, err
 	}
 	p.region = parent
-	p.splitResult = created
+	p.splitResult = result
 	p.s.log.Info("split region", "region", parent.Id, "new_regions", len(created), "version", parent.RegionEpoch.Version)
 	return nil, nil
 }
@@ -127,25 +130,62 @@ func (s *Store) hasInitializedPeer(id uint64) bool {
 	return q != nil && q.isInitialized()
 }
 
+// splitRegion is a region a split created, and the hard state its peer
+// here starts with.
+type splitRegion struct {
+	region *metapb.Region
+	hs     raftpb.HardState
+}
+
+// splitHardState is the hard state of the peer a split creates here for
+// region r: its log begins at initLogIndex in initLogTerm; but if a message
+// from r's leader already created the same peer here, uninitialized, and
+// it reached a later term or voted, that term and vote are kept. The peer
+// may have voted in that term (an uninitialized peer grants votes: any
+// log is as up to date as its empty one), and a fresh hard state would let
+// it vote again in the same term, for another candidate. TiKV keeps the
+// raft state such a peer persisted (init_raft_state reads it before it
+// writes an initial one). Only what the uninitialized peer persisted
+// counts: a vote it has not persisted was not sent (loop.go holds vote
+// responses until the Ready is durable), and this peer's next Ready
+// would not write it anyway. Called with the parent's mu held.
+func (s *Store) splitHardState(r *metapb.Region) raftpb.HardState {
+	hs := initHardState
+	q := s.Peer(r.Id)
+	self := findStorePeer(r, s.cfg.StoreID)
+	if q == nil || self == nil {
+		return hs
+	}
+	q.mu.Lock()
+	had, _, _ := q.storage.InitialState()
+	same := !q.destroyed && !q.initialized && q.self.Id == self.Id
+	q.mu.Unlock()
+	if same && had.Term >= hs.Term {
+		hs.Term, hs.Vote = had.Term, had.Vote
+	}
+	return hs
+}
+
 // splitCampaignWindow is how long a region's new peer on its parent
 // leader's store keeps campaigning while the region has no leader.
 const splitCampaignWindow = 2 * time.Second
 
 // createSplitPeers starts the peers of the regions a split created here.
 // A peer that a new region's leader already created by message, before
-// this store applied the split, is replaced. If parent leads, the new
+// this store applied the split, is replaced, its term and vote kept
+// (splitHardState). If parent leads, the new
 // peers campaign at once, as TiKV's do, so that the new regions have
 // leaders without waiting for an election timeout. Called with parent.mu
 // held.
-func (s *Store) createSplitPeers(parent *Peer, regions []*metapb.Region) error {
+func (s *Store) createSplitPeers(parent *Peer, regions []splitRegion) error {
 	leader := parent.isLeader.Load()
-	for _, r := range regions {
+	for _, sr := range regions {
+		r := sr.region
 		if s.hasInitializedPeer(r.Id) {
 			continue
 		}
 		self := findStorePeer(r, s.cfg.StoreID)
-		p, err := s.newPeer(r, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
-			initLogIndex, initLogTerm, nil, initLogIndex)
+		p, err := s.newPeer(r, self, true, sr.hs, initLogIndex, initLogTerm, nil, initLogIndex)
 		if err != nil {
 			return err
 		}

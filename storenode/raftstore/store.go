@@ -39,7 +39,6 @@ import (
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
-	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Config configures a Store.
@@ -133,8 +132,10 @@ type Store struct {
 	// paused, when set, stalls the Ready loop until the channel closes
 	// (tests only).
 	paused atomic.Pointer[chan struct{}]
-	// isolated drops every Raft message that arrives (tests only).
-	isolated atomic.Bool
+	// isolated drops every Raft message that arrives, and droppedRegion
+	// those of one region, if not zero (tests only).
+	isolated      atomic.Bool
+	droppedRegion atomic.Uint64
 	// logWriteHook, when set, is called with an iteration's Readys between
 	// building its log writes and committing them (tests only).
 	logWriteHook atomic.Pointer[func([]readyPeer)]
@@ -263,7 +264,7 @@ func (s *Store) IsEmpty() bool {
 func (s *Store) Bootstrap(region *metapb.Region) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := writeInitialState(b, region); err != nil {
+	if err := writeInitialState(b, region, initHardState); err != nil {
 		return err
 	}
 	if err := b.Set(prepareBootstrapKey, binary.BigEndian.AppendUint64(nil, region.Id), nil); err != nil {
@@ -273,8 +274,7 @@ func (s *Store) Bootstrap(region *metapb.Region) error {
 		return err
 	}
 	self := findStorePeer(region, s.cfg.StoreID)
-	p, err := s.newPeer(region, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
-		initLogIndex, initLogTerm, nil, initLogIndex)
+	p, err := s.newPeer(region, self, true, initHardState, initLogIndex, initLogTerm, nil, initLogIndex)
 	if err != nil {
 		return err
 	}
