@@ -36,8 +36,8 @@ func (c *raftCluster) runDestroyWrite(t *testing.T, td *datadriven.TestData) (st
 		st.held, st.release = make(chan struct{}), make(chan struct{})
 		held, release := st.held, st.release
 		once := false
-		hook := func(rps []readyPeer) {
-			if once {
+		hook := func(at loopPoint, rps []readyPeer) {
+			if once || at != logWritesBuilt {
 				return
 			}
 			for _, rp := range rps {
@@ -49,7 +49,7 @@ func (c *raftCluster) runDestroyWrite(t *testing.T, td *datadriven.TestData) (st
 				}
 			}
 		}
-		c.stores[arg("store")].rs.logWriteHook.Store(&hook)
+		c.stores[arg("store")].rs.loopHook.Store(&hook)
 		return "", true
 	case "wait-log-write":
 		select {
@@ -60,7 +60,7 @@ func (c *raftCluster) runDestroyWrite(t *testing.T, td *datadriven.TestData) (st
 		}
 	case "release-log-write":
 		close(st.release)
-		c.stores[arg("store")].rs.logWriteHook.Store(nil)
+		c.stores[arg("store")].rs.loopHook.Store(nil)
 		return "", true
 	case "raft-keys":
 	default:

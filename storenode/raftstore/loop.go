@@ -123,8 +123,8 @@ func (s *Store) handleReady() error {
 		close(durable)
 		return err
 	}
-	if hook := s.logWriteHook.Load(); hook != nil {
-		(*hook)(rps)
+	if hook := s.loopHook.Load(); hook != nil {
+		(*hook)(logWritesBuilt, rps)
 	}
 	if len(early) == 0 {
 		err = s.commitLogWrites(writes, durable)
@@ -161,6 +161,9 @@ func (s *Store) handleReady() error {
 	if err := s.apply(late); err != nil {
 		return err
 	}
+	if hook := s.loopHook.Load(); hook != nil {
+		(*hook)(appliedAll, rps)
+	}
 	for _, rp := range rps {
 		rp.p.mu.Lock()
 		if !rp.p.destroyed {
@@ -173,6 +176,18 @@ func (s *Store) handleReady() error {
 	}
 	return nil
 }
+
+// loopPoint is a point of handleReady where a test may stop the loop
+// (Store.loopHook).
+type loopPoint int
+
+const (
+	// logWritesBuilt: the log writes are built, not yet committed.
+	logWritesBuilt loopPoint = iota
+	// appliedAll: every committed entry is applied, and the peers are not
+	// yet advanced.
+	appliedAll
+)
 
 // waitsForPersist says whether a message of type t may leave only once
 // the Ready that holds it is durable: an acknowledgement of appended

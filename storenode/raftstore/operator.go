@@ -49,6 +49,14 @@ func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst b
 		return err
 	}
 	ch, err := p.proposeConfChange(changes, checkFirst, epoch)
+	for errors.Is(err, errNotAdvanced) {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-timeout.C:
+			return errors.New("raftstore: the leader did not advance past its applied entries in time")
+		}
+		ch, err = p.proposeConfChange(changes, checkFirst, epoch)
+	}
 	if err != nil {
 		return err
 	}
@@ -59,6 +67,10 @@ func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst b
 		return errors.New("raftstore: the peer change did not apply in time (raft may have dropped it)")
 	}
 }
+
+// errNotAdvanced: raft does not count as applied yet what the peer applied
+// (the Ready loop advances it after applying).
+var errNotAdvanced = errors.New("raftstore: raft is not advanced to the applied index yet")
 
 // confChangeTimeout bounds ChangePeers' wait. Raft drops a change proposed
 // while another is unapplied; PD asks again.
@@ -79,6 +91,14 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest, checkF
 	}
 	if p.applied < p.termStart { // led again since ChangePeers waited
 		return nil, errStale("raftstore: the leader has not applied its term's first entry")
+	}
+	// Raft counts an entry as applied only at the loop's Advance, after
+	// handleCommitted applied it and answered its proposer. A change
+	// proposed in between, right after the previous one returned, finds
+	// raft's pendingConfIndex above raft's applied index, and raft drops
+	// it silently (an empty entry takes its place): wait for Advance.
+	if p.rn.BasicStatus().Applied < p.applied {
+		return nil, errNotAdvanced
 	}
 	// Checked again when it applies, against the region as it is then.
 	if err := checkOnePeerPerStore(p.region, changes); err != nil && checkFirst {

@@ -62,8 +62,8 @@ import (
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
 // memlocks_test.go, writefilter_test.go, logwrite_test.go,
-// regain_test.go, duppeer_test.go, epoch_test.go, destroywrite_test.go
-// and splitvote_test.go.
+// regain_test.go, duppeer_test.go, epoch_test.go, destroywrite_test.go,
+// splitvote_test.go and confchange_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -89,6 +89,8 @@ type raftCluster struct {
 	floorTerms map[uint64]uint64
 	// destroyWrite: what destroywrite_test.go's commands left running.
 	destroyWrite destroyWriteState
+	// confChange: what confchange_test.go's commands left running.
+	confChange confChangeState
 }
 
 type testStore struct {
@@ -504,6 +506,9 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runSplitVote(t, td); ok {
+		return out
+	}
+	if out, ok := c.runConfChange(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)

@@ -136,9 +136,9 @@ type Store struct {
 	// those of one region, if not zero (tests only).
 	isolated      atomic.Bool
 	droppedRegion atomic.Uint64
-	// logWriteHook, when set, is called with an iteration's Readys between
-	// building its log writes and committing them (tests only).
-	logWriteHook atomic.Pointer[func([]readyPeer)]
+	// loopHook, when set, is called with an iteration's Readys at each of
+	// the points of handleReady that tests stop the loop at (tests only).
+	loopHook atomic.Pointer[func(loopPoint, []readyPeer)]
 
 	// reclaim compacts the ranges a DeleteRange applied here deleted, so
 	// that their space comes back (see mvcc.Reclaimer).
