@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,12 @@ import (
 //	hard-state store=S region=R
 //	                           once S's peer of R is initialized: the hard
 //	                           state on S's disk
+//	destroy-peer store=S region=R
+//	                           destroy S's peer of R, as a tombstone
+//	                           message or PD's removal would
+//	wait-version store=S region=R version=V
+//	                           until S's peer of R has applied version V
+//	show-store store=S         show's lines of store S
 func (c *raftCluster) runSplitVote(t *testing.T, td *datadriven.TestData) (string, bool) {
 	arg := func(key string) uint64 {
 		var v uint64
@@ -82,6 +89,40 @@ func (c *raftCluster) runSplitVote(t *testing.T, td *datadriven.TestData) (strin
 			}
 		}
 		return fmt.Sprintf("term %d vote %d", hs.Term, hs.Vote), true
+	case "destroy-peer":
+		p := c.stores[arg("store")].rs.Peer(arg("region"))
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err := p.destroy(); err != nil {
+			return "error: " + err.Error(), true
+		}
+		return "", true
+	case "wait-version":
+		rs, region, version := c.stores[arg("store")].rs, arg("region"), arg("version")
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if p := rs.Peer(region); p != nil && p.Meta().GetRegionEpoch().GetVersion() >= version {
+				p.mu.Lock() // held while the split's peers are created
+				p.mu.Unlock()
+				return "", true
+			}
+			if time.Now().After(deadline) {
+				return "error: not applied", true
+			}
+		}
+	case "show-store":
+		sid := arg("store")
+		out := c.show()
+		var b strings.Builder
+		in := false
+		for _, line := range strings.SplitAfter(out, "\n") {
+			if strings.HasPrefix(line, "store ") {
+				in = line == fmt.Sprintf("store %d:\n", sid)
+			}
+			if in {
+				b.WriteString(line)
+			}
+		}
+		return b.String(), true
 	case "hard-state":
 		rs := c.stores[arg("store")].rs
 		region := arg("region")
