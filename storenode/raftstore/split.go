@@ -160,15 +160,15 @@ type splitRegion struct {
 // The hard state: the log begins at initLogIndex in initLogTerm; but if a
 // message from r's leader already created the same peer here,
 // uninitialized, and it reached a later term or voted, that term and vote
-// are kept. The peer
-// may have voted in that term (an uninitialized peer grants votes: any
-// log is as up to date as its empty one), and a fresh hard state would let
-// it vote again in the same term, for another candidate. TiKV keeps the
-// raft state such a peer persisted (init_raft_state reads it before it
-// writes an initial one). Only what the uninitialized peer persisted
-// counts: a vote it has not persisted was not sent (loop.go holds vote
-// responses until the Ready is durable), and this peer's next Ready
-// would not write it anyway. Called with the parent's mu held.
+// are kept. The peer may have voted in that term (an uninitialized peer
+// grants votes: any log is as up to date as its empty one), and a fresh
+// hard state would let it vote again in the same term, for another
+// candidate. TiKV keeps the raft state such a peer persisted
+// (init_raft_state reads it before it writes an initial one). Only what
+// the uninitialized peer persisted counts: a vote it has not persisted
+// was not sent (loop.go holds vote responses until the Ready is durable),
+// and this peer's next Ready would not write it anyway. Called with the
+// parent's mu held.
 func (s *Store) splitPeerState(r *metapb.Region) (hs raftpb.HardState, create bool) {
 	hs = initHardState
 	self := findStorePeer(r, s.cfg.StoreID)
@@ -205,13 +205,12 @@ func (s *Store) splitPeerState(r *metapb.Region) (hs raftpb.HardState, create bo
 const splitCampaignWindow = 2 * time.Second
 
 // createSplitPeers starts the peers of the regions a split created here
-// (those splitPeerState let it).
-// A peer that a new region's leader already created by message, before
-// this store applied the split, is replaced, its term and vote kept
-// (splitPeerState). If parent leads, the new
-// peers campaign at once, as TiKV's do, so that the new regions have
-// leaders without waiting for an election timeout. Called with parent.mu
-// held.
+// (those splitPeerState let it). A peer of the same ID that a new
+// region's leader already created by message, before this store applied
+// the split, is replaced, its term and vote kept (splitPeerState). If
+// parent leads, the new peers campaign at once, as TiKV's do, so that the
+// new regions have leaders without waiting for an election timeout.
+// Called with parent.mu held.
 func (s *Store) createSplitPeers(parent *Peer, regions []splitRegion) error {
 	leader := parent.isLeader.Load()
 	for _, sr := range regions {
