@@ -246,9 +246,13 @@ func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r resu
 			return r, false, err
 		}
 		r.id = propID(cmd.Header)
+		// Refused on every replica alike (they apply it to the same
+		// region): raft's configuration stays as it is too.
+		if err := p.checkConfVer(cmd.Header); err != nil {
+			r.err = err
+			return r, false, nil
+		}
 		if err := checkOnePeerPerStore(region, cmd.AdminRequest.GetChangePeerV2().GetChanges()); err != nil {
-			// Refused on every replica alike (they apply it to the same
-			// region): raft's configuration stays as it is too.
 			r.err = err
 			return r, false, nil
 		}
@@ -288,6 +292,24 @@ func (p *Peer) applyConfChange(wb *pebble.Batch, cc raftpb.ConfChangeV2) (r resu
 	}
 	p.s.log.Info("changed peers", "region", region.Id, "peers", peersString(region), "conf_ver", region.RegionEpoch.ConfVer)
 	return r, removedSelf, nil
+}
+
+// checkConfVer refuses, when it applies, a peer change proposed on
+// another configuration of the region than the one applied now (its
+// header's conf_ver differs), as TiKV's check_region_epoch does for
+// ChangePeer and ChangePeerV2: the change was decided on peers that are no
+// longer the region's. It depends only on the region as applied so far,
+// so every replica decides alike. (A split is checked against the
+// version, in applySplit; a leader transfer is a raft message, not an
+// entry, and applies nothing.) Call with mu held.
+func (p *Peer) checkConfVer(h *raft_cmdpb.RaftRequestHeader) error {
+	cur := p.region.GetRegionEpoch()
+	if e := h.GetRegionEpoch(); e == nil || e.ConfVer != cur.GetConfVer() {
+		return &RegionError{Err: &errorpb.Error{
+			Message:       fmt.Sprintf("peer change on a stale epoch: conf_ver %d, region %d has %d", e.GetConfVer(), p.region.Id, cur.GetConfVer()),
+			EpochNotMatch: &errorpb.EpochNotMatch{CurrentRegions: []*metapb.Region{p.region}}}}
+	}
+	return nil
 }
 
 // DuplicatePeerError refuses a peer change that would give a store a
@@ -350,8 +372,14 @@ func cloneRegion(r *metapb.Region) *metapb.Region {
 
 // destroy removes a peer that its region dropped: its data range (no
 // other region here can overlap it), its log and state, leaving a
-// tombstone. Call with mu held.
+// tombstone. If the Ready loop's log write that holds the peer's last
+// Ready is still to commit, it waits for it (at most one log write, no
+// lock taken), so as to wipe what it writes too (see persist). Call with
+// mu held.
 func (p *Peer) destroy() error {
+	if p.logDurable != nil {
+		<-p.logDurable
+	}
 	p.locks.clear()
 	id := p.region.Id
 	wb := p.s.db.NewBatch()

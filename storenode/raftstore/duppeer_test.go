@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // runDupPeer runs the commands for peer changes that would give a store a
 // second peer of a region (testdata/duppeer):
 //
-//	add-peer region=R store=S id=N type=learner|voter [unchecked]
+//	add-peer region=R store=S id=N type=learner|voter [unchecked] [conf-ver=V]
 //	                           propose adding peer N on store S as it is
 //	                           asked, without looking whether S has a
 //	                           peer of R already: what a retry does whose
@@ -24,7 +25,9 @@ import (
 //	                           the retry looked); unchecked, the leader
 //	                           proposes it without checking either, as if
 //	                           its region did not show the first add yet,
-//	                           and only the apply can refuse it
+//	                           and only the apply can refuse it; with
+//	                           conf-ver, proposed on that conf_ver of the
+//	                           region's epoch instead of the leader's
 //	destroy-peer-async region=R store=S
 //	                           destroy S's peer of R (as a tombstone
 //	                           message or PD's removal would) on a
@@ -79,9 +82,19 @@ func (c *raftCluster) runDupPeer(t *testing.T, td *datadriven.TestData) (string,
 		ch.ChangeType, ch.Peer.Role = eraftpb.ConfChangeType_AddNode, metapb.PeerRole_Voter
 	}
 	err := c.retryOnLeaderChange(region, func(p *Peer) (bool, error) {
-		return false, p.changePeers([]*raft_cmdpb.ChangePeerRequest{ch}, !td.HasArg("unchecked"))
+		var epoch *metapb.RegionEpoch
+		if td.HasArg("conf-ver") {
+			e := *p.Meta().RegionEpoch
+			td.ScanArgs(t, "conf-ver", &e.ConfVer)
+			epoch = &e
+		}
+		return false, p.changePeers([]*raft_cmdpb.ChangePeerRequest{ch}, !td.HasArg("unchecked"), epoch)
 	})
-	if err != nil {
+	var re *RegionError
+	switch {
+	case errors.As(err, &re) && re.Err.EpochNotMatch != nil:
+		return fmt.Sprintf("epoch not match: %s", re.Err.Message), true
+	case err != nil:
 		return fmt.Sprintf("error: %v", err), true
 	}
 	return "", true

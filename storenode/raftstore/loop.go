@@ -117,15 +117,20 @@ func (s *Store) handleReady() error {
 	// 2. Persist every peer's snapshot, entries and hard state: one batch
 	// per goroutine of the store pool, committed together (Pebble syncs
 	// concurrent commits' WAL writes once); meanwhile, apply what may.
-	writes, err := s.buildLogWrites(rps)
+	durable := make(chan struct{})
+	writes, err := s.buildLogWrites(rps, durable)
 	if err != nil {
+		close(durable)
 		return err
 	}
+	if hook := s.loopHook.Load(); hook != nil {
+		(*hook)(logWritesBuilt, rps)
+	}
 	if len(early) == 0 {
-		err = s.commitLogWrites(writes)
+		err = s.commitLogWrites(writes, durable)
 	} else {
 		done := make(chan error, 1)
-		s.logWriter <- logWriteJob{s: s, writes: writes, done: done}
+		s.logWriter <- logWriteJob{s: s, writes: writes, durable: durable, done: done}
 		err = s.apply(early)
 		err = errors.Join(err, <-done)
 	}
@@ -156,6 +161,9 @@ func (s *Store) handleReady() error {
 	if err := s.apply(late); err != nil {
 		return err
 	}
+	if hook := s.loopHook.Load(); hook != nil {
+		(*hook)(appliedAll, rps)
+	}
 	for _, rp := range rps {
 		rp.p.mu.Lock()
 		if !rp.p.destroyed {
@@ -168,6 +176,18 @@ func (s *Store) handleReady() error {
 	}
 	return nil
 }
+
+// loopPoint is a point of handleReady where a test may stop the loop
+// (Store.loopHook).
+type loopPoint int
+
+const (
+	// logWritesBuilt: the log writes are built, not yet committed.
+	logWritesBuilt loopPoint = iota
+	// appliedAll: every committed entry is applied, and the peers are not
+	// yet advanced.
+	appliedAll
+)
 
 // waitsForPersist says whether a message of type t may leave only once
 // the Ready that holds it is durable: an acknowledgement of appended
@@ -282,9 +302,10 @@ func isAdmin(data []byte) bool {
 // logWriteJob is an iteration's log write handed to the store's log
 // writer, to run while the iteration applies what may go first.
 type logWriteJob struct {
-	s      *Store
-	writes []logWrite
-	done   chan<- error
+	s       *Store
+	writes  []logWrite
+	durable chan struct{}
+	done    chan<- error
 }
 
 // runLogWriter commits the log writes it is given, one at a time, until
@@ -294,7 +315,7 @@ type logWriteJob struct {
 // oltp_write_only.
 func runLogWriter(jobs <-chan logWriteJob) {
 	for j := range jobs {
-		j.done <- j.s.commitLogWrites(j.writes)
+		j.done <- j.s.commitLogWrites(j.writes, j.durable)
 	}
 }
 
@@ -305,14 +326,15 @@ type logWrite struct {
 }
 
 // buildLogWrites adds every peer's snapshot, entries and hard state to
-// batches, one per goroutine of the store pool. A batch is synced only if
+// batches, one per goroutine of the store pool; durable is to be closed
+// once they are committed (see persist). A batch is synced only if
 // one of its Readys must be (raft.Ready.MustSync: new entries, a new term
 // or vote) or installs a snapshot. A Ready that only moves the commit
 // index is written unsynced, as etcd and TiKV write it: what it commits is
 // on a quorum's disks already, and should a crash lose the new commit
 // index, raft learns it again from the leader (and loadPeers raises it to
 // the applied index). Under write_only that is one sync in seven or eight.
-func (s *Store) buildLogWrites(rps []readyPeer) ([]logWrite, error) {
+func (s *Store) buildLogWrites(rps []readyPeer, durable chan struct{}) ([]logWrite, error) {
 	n := max(1, min(s.cfg.StorePoolSize, len(rps)))
 	writes := make([]logWrite, n)
 	for g := range writes {
@@ -322,7 +344,7 @@ func (s *Store) buildLogWrites(rps []readyPeer) ([]logWrite, error) {
 		w := &writes[g]
 		for i := range group {
 			rp := &group[i]
-			if err := rp.p.persist(w.wb, &rp.rd); err != nil {
+			if err := rp.p.persist(w.wb, &rp.rd, durable); err != nil {
 				return err
 			}
 			w.sync = w.sync || rp.rd.MustSync || !raft.IsEmptySnap(rp.rd.Snapshot)
@@ -339,8 +361,11 @@ func (s *Store) buildLogWrites(rps []readyPeer) ([]logWrite, error) {
 }
 
 // commitLogWrites commits the batches, each on a goroutine of its own,
-// synced when raftstore.sync-log is on, and closes them.
-func (s *Store) commitLogWrites(writes []logWrite) error {
+// synced when raftstore.sync-log is on, closes them, and then closes
+// durable. It takes no peer's lock: a destroy waits for durable holding
+// one (see persist).
+func (s *Store) commitLogWrites(writes []logWrite, durable chan struct{}) error {
+	defer close(durable)
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup
 	for i := range writes {
@@ -408,13 +433,19 @@ func inGroups(rps []readyPeer, n int, f func(int, []readyPeer) error) error {
 	return errors.Join(errs...)
 }
 
-// persist adds a Ready's snapshot, entries and hard state to wb.
-func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready) error {
+// persist adds a Ready's snapshot, entries and hard state to wb, which
+// is committed after durable is closed. A destroy between the two would
+// otherwise have them land after it wiped the peer's log and hard state:
+// raft keys under a tombstone, which a later peer of the region on this
+// store (created by message) would load at its next restart. So destroy,
+// under mu as persist is, waits for durable first (logDurable).
+func (p *Peer) persist(wb *pebble.Batch, rd *raft.Ready, durable chan struct{}) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.destroyed {
 		return nil // removed since its Ready was taken: write nothing back
 	}
+	p.logDurable = durable
 	id := p.region.Id
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := p.persistSnapshot(wb, rd.Snapshot); err != nil {

@@ -27,13 +27,14 @@ import (
 // counts every entry of its log as a possible configuration change still
 // pending, and drops a new one silently (an empty entry takes its place).
 func (p *Peer) ChangePeers(changes []*raft_cmdpb.ChangePeerRequest) error {
-	return p.changePeers(changes, true)
+	return p.changePeers(changes, true, nil)
 }
 
 // changePeers is ChangePeers; checkFirst off skips the check, made when
-// the change applies, that no store gets a second peer of the region
-// (tests).
-func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool) error {
+// the change applies, that no store gets a second peer of the region, and
+// epoch, if not nil, is the region epoch the change is proposed on instead
+// of the region's (tests).
+func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool, epoch *metapb.RegionEpoch) error {
 	timeout := time.NewTimer(confChangeTimeout)
 	defer timeout.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), confChangeTimeout)
@@ -47,7 +48,15 @@ func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst b
 		}
 		return err
 	}
-	ch, err := p.proposeConfChange(changes, checkFirst)
+	ch, err := p.proposeConfChange(changes, checkFirst, epoch)
+	for errors.Is(err, errNotAdvanced) {
+		select {
+		case <-time.After(time.Millisecond):
+		case <-timeout.C:
+			return errors.New("raftstore: the leader did not advance past its applied entries in time")
+		}
+		ch, err = p.proposeConfChange(changes, checkFirst, epoch)
+	}
 	if err != nil {
 		return err
 	}
@@ -59,11 +68,15 @@ func (p *Peer) changePeers(changes []*raft_cmdpb.ChangePeerRequest, checkFirst b
 	}
 }
 
+// errNotAdvanced: raft does not count as applied yet what the peer applied
+// (the Ready loop advances it after applying).
+var errNotAdvanced = errors.New("raftstore: raft is not advanced to the applied index yet")
+
 // confChangeTimeout bounds ChangePeers' wait. Raft drops a change proposed
 // while another is unapplied; PD asks again.
 const confChangeTimeout = 5 * time.Second
 
-func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool) (chan error, error) {
+func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest, checkFirst bool, epoch *metapb.RegionEpoch) (chan error, error) {
 	if len(changes) > 1 {
 		// Several changes at once enter a joint configuration, which the
 		// region's metadata cannot record yet: a restart in the middle
@@ -79,14 +92,25 @@ func (p *Peer) proposeConfChange(changes []*raft_cmdpb.ChangePeerRequest, checkF
 	if p.applied < p.termStart { // led again since ChangePeers waited
 		return nil, errStale("raftstore: the leader has not applied its term's first entry")
 	}
+	// Raft counts an entry as applied only at the loop's Advance, after
+	// handleCommitted applied it and answered its proposer. A change
+	// proposed in between, right after the previous one returned, finds
+	// raft's pendingConfIndex above raft's applied index, and raft drops
+	// it silently (an empty entry takes its place): wait for Advance.
+	if p.rn.BasicStatus().Applied < p.applied {
+		return nil, errNotAdvanced
+	}
 	// Checked again when it applies, against the region as it is then.
 	if err := checkOnePeerPerStore(p.region, changes); err != nil && checkFirst {
 		return nil, err
 	}
+	if epoch == nil {
+		epoch = p.region.RegionEpoch // checked again when it applies (checkConfVer)
+	}
 	id := p.nextID
 	p.nextID++
 	cmd := &raft_cmdpb.RaftCmdRequest{Header: &raft_cmdpb.RaftRequestHeader{RegionId: p.region.Id, Peer: p.self,
-		RegionEpoch: p.region.RegionEpoch, Uuid: binary.BigEndian.AppendUint64(nil, id)},
+		RegionEpoch: epoch, Uuid: binary.BigEndian.AppendUint64(nil, id)},
 		AdminRequest: &raft_cmdpb.AdminRequest{CmdType: raft_cmdpb.AdminCmdType_ChangePeerV2,
 			ChangePeerV2: &raft_cmdpb.ChangePeerV2Request{Changes: changes}}}
 	cc := raftpb.ConfChangeV2{Context: mustMarshal(cmd)}

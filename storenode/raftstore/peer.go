@@ -58,6 +58,11 @@ type Peer struct {
 	props     map[uint64]proposal
 	reads     map[uint64]pendingRead
 	destroyed bool
+	// logDurable is closed once the Ready loop's log write that holds this
+	// peer's last persisted Ready is committed: destroy waits for it, so
+	// that what persist put in the iteration's batch cannot land after
+	// destroy wiped the peer's log and hard state.
+	logDurable chan struct{}
 	// campaignUntil: a peer created by a split on its parent leader's
 	// store campaigns on ticks until then, while its region has no leader.
 	campaignUntil time.Time
@@ -72,8 +77,9 @@ type Peer struct {
 	// deleted: compactions of the ranges the batch deletes, to queue once
 	// it is committed (mvcc.Reclaimer).
 	deleted []func(context.Context) error
-	// splitResult: the regions a split applied in this batch created.
-	splitResult []*metapb.Region
+	// splitResult: the regions a split applied in this batch created, and
+	// the hard state of each one's peer here.
+	splitResult []splitRegion
 	// locks: the pessimistic locks this leader holds in memory, and
 	// splitting: splits proposed and not yet done, during which it takes
 	// none (see memlocks.go).

@@ -62,7 +62,8 @@ import (
 //
 // and those of lease_test.go, snapshot_test.go, stale_test.go,
 // memlocks_test.go, writefilter_test.go, logwrite_test.go,
-// regain_test.go and duppeer_test.go.
+// regain_test.go, duppeer_test.go, epoch_test.go, destroywrite_test.go,
+// splitvote_test.go and confchange_test.go.
 
 type raftCluster struct {
 	t      testing.TB
@@ -86,6 +87,10 @@ type raftCluster struct {
 	// floorTerms: per store, the term of the write floor that
 	// writefilter_test.go's write-floor saw last.
 	floorTerms map[uint64]uint64
+	// destroyWrite: what destroywrite_test.go's commands left running.
+	destroyWrite destroyWriteState
+	// confChange: what confchange_test.go's commands left running.
+	confChange confChangeState
 }
 
 type testStore struct {
@@ -492,6 +497,18 @@ func (c *raftCluster) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	}
 	if out, ok := c.runDupPeer(t, td); ok {
+		return out
+	}
+	if out, ok := c.runEpoch(t, td); ok {
+		return out
+	}
+	if out, ok := c.runDestroyWrite(t, td); ok {
+		return out
+	}
+	if out, ok := c.runSplitVote(t, td); ok {
+		return out
+	}
+	if out, ok := c.runConfChange(t, td); ok {
 		return out
 	}
 	t.Fatalf("unknown command %q", td.Cmd)

@@ -105,19 +105,35 @@ func (p *Peer) applySplit(wb *pebble.Batch, cmd *raft_cmdpb.RaftCmdRequest) (out
 		start = sr.SplitKey
 	}
 	parent.StartKey = start
+	var result []splitRegion
 	for _, nr := range created {
 		if p.s.hasInitializedPeer(nr.Id) {
 			continue
 		}
-		if err := writeInitialState(wb, nr); err != nil {
+		hs, create := p.s.splitPeerState(nr)
+		if !create {
+			// Its range's data stays behind from the parent, in no
+			// region here: cleared, as TiKV's clear_extra_split_data
+			// does (a snapshot clears it too, but the newer peer may be
+			// destroyed before it gets one).
+			for _, cf := range dataCFs {
+				lo, hi := dataBounds(cf, nr.StartKey, nr.EndKey)
+				if err := wb.DeleteRange(lo, hi, nil); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := writeInitialState(wb, nr, hs); err != nil {
 			return nil, err
 		}
+		result = append(result, splitRegion{region: nr, hs: hs})
 	}
 	if err := writeRegionState(wb, parent); err != nil {
 		return nil, err
 	}
 	p.region = parent
-	p.splitResult = created
+	p.splitResult = append(p.splitResult, result...) // one batch may apply several splits
 	p.s.log.Info("split region", "region", parent.Id, "new_regions", len(created), "version", parent.RegionEpoch.Version)
 	return nil, nil
 }
@@ -127,25 +143,83 @@ func (s *Store) hasInitializedPeer(id uint64) bool {
 	return q != nil && q.isInitialized()
 }
 
+// splitRegion is a region a split created, and the hard state its peer
+// here starts with.
+type splitRegion struct {
+	region *metapb.Region
+	hs     raftpb.HardState
+}
+
+// splitPeerState says whether the split creates its peer of region r
+// here, and with which hard state. It does not if this store holds a
+// newer peer of r (a message to it created it, uninitialized: r replaced
+// the split's peer here since) or has destroyed the split's peer or a
+// newer one (a tombstone), as TiKV skips a split region whose peer is not
+// the one it expects or whose state exists already.
+//
+// The hard state: the log begins at initLogIndex in initLogTerm; but if a
+// message from r's leader already created the same peer here,
+// uninitialized, and it reached a later term or voted, that term and vote
+// are kept. The peer may have voted in that term (an uninitialized peer
+// grants votes: any log is as up to date as its empty one), and a fresh
+// hard state would let it vote again in the same term, for another
+// candidate. TiKV keeps the raft state such a peer persisted
+// (init_raft_state reads it before it writes an initial one). Only what
+// the uninitialized peer persisted counts: a vote it has not persisted
+// was not sent (loop.go holds vote responses until the Ready is durable),
+// and this peer's next Ready would not write it anyway. Called with the
+// parent's mu held.
+func (s *Store) splitPeerState(r *metapb.Region) (hs raftpb.HardState, create bool) {
+	hs = initHardState
+	self := findStorePeer(r, s.cfg.StoreID)
+	if self == nil {
+		return hs, true
+	}
+	s.mu.RLock()
+	q := s.peers[r.Id]
+	gone, removed := s.tombstones[r.Id]
+	s.mu.RUnlock()
+	if removed && gone >= self.Id {
+		s.log.Info("split region's peer here was removed already", "region", r.Id, "peer", self.Id, "tombstone", gone)
+		return hs, false
+	}
+	if q == nil {
+		return hs, true
+	}
+	q.mu.Lock()
+	had, _, _ := q.storage.InitialState()
+	live, id := !q.destroyed && !q.initialized, q.self.Id
+	q.mu.Unlock()
+	switch {
+	case live && id > self.Id:
+		s.log.Info("split region has a newer peer here", "region", r.Id, "peer", self.Id, "newer_peer", id)
+		return hs, false
+	case live && id == self.Id && had.Term >= hs.Term:
+		hs.Term, hs.Vote = had.Term, had.Vote
+	}
+	return hs, true
+}
+
 // splitCampaignWindow is how long a region's new peer on its parent
 // leader's store keeps campaigning while the region has no leader.
 const splitCampaignWindow = 2 * time.Second
 
-// createSplitPeers starts the peers of the regions a split created here.
-// A peer that a new region's leader already created by message, before
-// this store applied the split, is replaced. If parent leads, the new
-// peers campaign at once, as TiKV's do, so that the new regions have
-// leaders without waiting for an election timeout. Called with parent.mu
-// held.
-func (s *Store) createSplitPeers(parent *Peer, regions []*metapb.Region) error {
+// createSplitPeers starts the peers of the regions a split created here
+// (those splitPeerState let it). A peer of the same ID that a new
+// region's leader already created by message, before this store applied
+// the split, is replaced, its term and vote kept (splitPeerState). If
+// parent leads, the new peers campaign at once, as TiKV's do, so that the
+// new regions have leaders without waiting for an election timeout.
+// Called with parent.mu held.
+func (s *Store) createSplitPeers(parent *Peer, regions []splitRegion) error {
 	leader := parent.isLeader.Load()
-	for _, r := range regions {
+	for _, sr := range regions {
+		r := sr.region
 		if s.hasInitializedPeer(r.Id) {
 			continue
 		}
 		self := findStorePeer(r, s.cfg.StoreID)
-		p, err := s.newPeer(r, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
-			initLogIndex, initLogTerm, nil, initLogIndex)
+		p, err := s.newPeer(r, self, true, sr.hs, initLogIndex, initLogTerm, nil, initLogIndex)
 		if err != nil {
 			return err
 		}

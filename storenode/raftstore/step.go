@@ -21,7 +21,8 @@ import (
 // split this store has yet to apply will create it).
 func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	to, from := msg.GetToPeer(), msg.GetFromPeer()
-	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil || s.isolated.Load() {
+	if to.GetStoreId() != s.cfg.StoreID || msg.Message == nil || from == nil || s.isolated.Load() ||
+		msg.RegionId == s.droppedRegion.Load() {
 		return
 	}
 	if msg.IsTombstone {
@@ -98,23 +99,31 @@ func (s *Store) maybeCreatePeer(msg *raft_serverpb.RaftMessage, m raftpb.Message
 			return nil, false
 		}
 	}
-	region := &metapb.Region{Id: msg.RegionId, RegionEpoch: &metapb.RegionEpoch{},
-		Peers: []*metapb.Peer{msg.ToPeer}}
-	// Recorded before the peer can vote, so that a restart reloads it with
-	// the votes it cast (its hard state) instead of making it anew.
-	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Applying, Region: region}
-	if err := s.db.Set(regionStateKey(region.Id), mustMarshal(&state), pebble.Sync); err != nil {
-		s.log.Warn("cannot create peer", "region", msg.RegionId, "err", err)
-		return nil, false
-	}
-	p, err := s.newPeer(region, msg.ToPeer, false, raftpb.HardState{}, 0, 0, nil, 0)
+	p, err := s.createUninitializedLocked(msg.RegionId, msg.ToPeer)
 	if err != nil {
 		s.log.Warn("cannot create peer", "region", msg.RegionId, "err", err)
 		return nil, false
 	}
-	s.peers[msg.RegionId] = p
 	s.log.Info("created peer by message", "region", msg.RegionId, "peer", msg.ToPeer.Id)
 	return p, true
+}
+
+// createUninitializedLocked creates peer self of region id, which holds
+// no data until its first snapshot. Call with s.mu held.
+func (s *Store) createUninitializedLocked(id uint64, self *metapb.Peer) (*Peer, error) {
+	region := &metapb.Region{Id: id, RegionEpoch: &metapb.RegionEpoch{}, Peers: []*metapb.Peer{self}}
+	// Recorded before the peer can vote, so that a restart reloads it with
+	// the votes it cast (its hard state) instead of making it anew.
+	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Applying, Region: region}
+	if err := s.db.Set(regionStateKey(region.Id), mustMarshal(&state), pebble.Sync); err != nil {
+		return nil, err
+	}
+	p, err := s.newPeer(region, self, false, raftpb.HardState{}, 0, 0, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	s.peers[id] = p
+	return p, nil
 }
 
 // overlaps says whether [s1, e1) and [s2, e2) share a key; an empty end

@@ -175,12 +175,11 @@ func mustMarshal(m interface{ Marshal() ([]byte, error) }) []byte {
 
 // writeInitialState writes, into b, the state of a peer of a region that
 // starts at the initial log position: bootstrap and split.
-func writeInitialState(b *pebble.Batch, region *metapb.Region) error {
+func writeInitialState(b *pebble.Batch, region *metapb.Region, hard raftpb.HardState) error {
 	id := region.Id
 	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Normal, Region: region}
 	apply := raft_serverpb.RaftApplyState{AppliedIndex: initLogIndex,
 		TruncatedState: &raft_serverpb.RaftTruncatedState{Index: initLogIndex, Term: initLogTerm}}
-	hard := raftpb.HardState{Term: initLogTerm, Commit: initLogIndex}
 	if err := b.Set(regionStateKey(id), mustMarshal(&state), nil); err != nil {
 		return err
 	}
@@ -189,6 +188,10 @@ func writeInitialState(b *pebble.Batch, region *metapb.Region) error {
 	}
 	return b.Set(hardStateKey(id), mustMarshal(&hard), nil)
 }
+
+// initHardState is the hard state of a region's log as it begins: empty,
+// at initLogIndex in initLogTerm, as TiKV's does.
+var initHardState = raftpb.HardState{Term: initLogTerm, Commit: initLogIndex}
 
 func writeRegionState(b *pebble.Batch, region *metapb.Region) error {
 	state := raft_serverpb.RegionLocalState{State: raft_serverpb.PeerState_Normal, Region: region}

@@ -39,7 +39,6 @@ import (
 	"github.com/pingcap/kvproto/pkg/kvrpcpb"
 	"github.com/pingcap/kvproto/pkg/metapb"
 	"github.com/pingcap/kvproto/pkg/raft_serverpb"
-	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Config configures a Store.
@@ -133,8 +132,13 @@ type Store struct {
 	// paused, when set, stalls the Ready loop until the channel closes
 	// (tests only).
 	paused atomic.Pointer[chan struct{}]
-	// isolated drops every Raft message that arrives (tests only).
-	isolated atomic.Bool
+	// isolated drops every Raft message that arrives, and droppedRegion
+	// those of one region, if not zero (tests only).
+	isolated      atomic.Bool
+	droppedRegion atomic.Uint64
+	// loopHook, when set, is called with an iteration's Readys at each of
+	// the points of handleReady that tests stop the loop at (tests only).
+	loopHook atomic.Pointer[func(loopPoint, []readyPeer)]
 
 	// reclaim compacts the ranges a DeleteRange applied here deleted, so
 	// that their space comes back (see mvcc.Reclaimer).
@@ -260,7 +264,7 @@ func (s *Store) IsEmpty() bool {
 func (s *Store) Bootstrap(region *metapb.Region) error {
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := writeInitialState(b, region); err != nil {
+	if err := writeInitialState(b, region, initHardState); err != nil {
 		return err
 	}
 	if err := b.Set(prepareBootstrapKey, binary.BigEndian.AppendUint64(nil, region.Id), nil); err != nil {
@@ -270,8 +274,7 @@ func (s *Store) Bootstrap(region *metapb.Region) error {
 		return err
 	}
 	self := findStorePeer(region, s.cfg.StoreID)
-	p, err := s.newPeer(region, self, true, raftpb.HardState{Term: initLogTerm, Commit: initLogIndex},
-		initLogIndex, initLogTerm, nil, initLogIndex)
+	p, err := s.newPeer(region, self, true, initHardState, initLogIndex, initLogTerm, nil, initLogIndex)
 	if err != nil {
 		return err
 	}
