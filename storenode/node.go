@@ -337,34 +337,58 @@ func (n *Node) Stop(ctx context.Context) error {
 }
 
 // transferLeadersAway hands each region this store leads to another
-// voter, and waits (within ctx) until it leads none that has one.
+// voter, and waits (within ctx) until it leads none that has one. Meanwhile
+// the store refuses leadership (raftstore's RefuseLeadership), so that
+// stores stopping together do not hand regions back and forth; it asks
+// each region's other voters in turn, a second each (one may be down or
+// stopping too); and it gives up once its count of leaders has not fallen
+// for transferStall, which is what happens when every store stops at once.
 func (n *Node) transferLeadersAway(ctx context.Context) {
-	for {
+	n.rs.RefuseLeadership()
+	best, since := -1, time.Now()
+	for round := 0; ; round++ {
 		pending := 0
 		for _, p := range n.rs.Peers() {
 			if !p.IsLeader() {
 				continue
 			}
-			r := p.Meta()
-			for _, pr := range r.Peers {
+			var voters []*metapb.Peer
+			for _, pr := range p.Meta().Peers {
 				if pr.StoreId != n.storeID && pr.Role != metapb.PeerRole_Learner {
-					p.TransferLeader(pr)
-					pending++
-					break
+					voters = append(voters, pr)
 				}
+			}
+			if len(voters) > 0 {
+				p.TransferLeader(voters[round/transferRoundsPerVoter%len(voters)])
+				pending++
 			}
 		}
 		if pending == 0 {
+			return
+		}
+		if best < 0 || pending < best {
+			best, since = pending, time.Now()
+		} else if time.Since(since) > transferStall {
+			n.log.Warn("stopping with leaders not transferred: no other store took them", "regions", pending)
 			return
 		}
 		select {
 		case <-ctx.Done():
 			n.log.Warn("stopping with leaders not transferred", "regions", pending)
 			return
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(transferRound):
 		}
 	}
 }
+
+// A stopping store asks for its leaders' transfer every transferRound, to
+// the same voter for transferRoundsPerVoter rounds, and stops asking after
+// transferStall without one more region handed over.
+const (
+	transferRound          = 200 * time.Millisecond
+	transferRoundsPerVoter = 5
+	transferStall          = 3 * time.Second
+)
 
 func (n *Node) closeAll() {
 	n.cancel()

@@ -14,6 +14,13 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 )
 
+// RefuseLeadership makes the store, which is stopping, refuse the
+// leadership of every region that a leader tries to transfer to it
+// (MsgTimeoutNow is dropped): when several stores stop at once, their
+// leaders then go only to stores that stay, rather than from one stopping
+// store to the next. Elections are not refused.
+func (s *Store) RefuseLeadership() { s.refusingLeadership.Store(true) }
+
 // Step delivers a Raft message from another store. Messages for a region
 // this store does not hold create its peer, uninitialized, when they come
 // from a leader (a new replica gets its data by snapshot), unless the
@@ -31,6 +38,11 @@ func (s *Store) Step(msg *raft_serverpb.RaftMessage) {
 	}
 	m, ok := fromEraft(msg.Message)
 	if !ok {
+		return
+	}
+	if m.Type == raftpb.MsgTimeoutNow && s.refusingLeadership.Load() {
+		// A leader hands this store its region; a stopping store would
+		// only hand it on again (or take it down with it).
 		return
 	}
 	s.notePeer(from)

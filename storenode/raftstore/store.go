@@ -132,6 +132,9 @@ type Store struct {
 	// paused, when set, stalls the Ready loop until the channel closes
 	// (tests only).
 	paused atomic.Pointer[chan struct{}]
+	// refusingLeadership: the store is stopping (RefuseLeadership), and
+	// takes no region's leadership by transfer.
+	refusingLeadership atomic.Bool
 	// isolated drops every Raft message that arrives, and droppedRegion
 	// those of one region, if not zero (tests only).
 	isolated      atomic.Bool
