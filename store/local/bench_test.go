@@ -490,3 +490,114 @@ func BenchmarkBeginCommit(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkUpdateLSM is the store's whole cost of uniform single-row
+// updates, Pebble's background work included: 16 goroutines each read a
+// random row of 400,000 (sysbench's row size) and write its next version,
+// one optimistic transaction per update, WAL not synced; after the last
+// update the memtable is flushed and the benchmark waits until no
+// compaction has run for a second, so that cpu-ns/op counts the flushes
+// and compactions the updates caused, and not only those that happened to
+// fall inside the run. One sub-benchmark per memtable size
+// (rocksdb.defaultcf.write-buffer-size). Each loads and compacts its own
+// store first (~10 s), so give it a fixed count:
+//
+//	go test -run '^$' -bench UpdateLSM -benchtime 300000x ./store/local/
+//
+// It also reports the bytes written to tables (flushes and compactions)
+// per byte of WAL (table-w/wal) and the flushes.
+func BenchmarkUpdateLSM(b *testing.B) {
+	const rows, valueLen, goroutines = 400_000, 190, 16
+	ctx := context.Background()
+	for _, mem := range []uint64{16 << 20, 32 << 20} {
+		b.Run(fmt.Sprintf("memtable=%dMiB", mem>>20), func(b *testing.B) {
+			s, err := Open(b.TempDir(), Options{NoSync: true, MemTableSize: mem, GCInterval: time.Hour})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for lo := 0; lo < rows; lo += 10_000 {
+				txn, err := s.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := lo; i < lo+10_000; i++ {
+					txn.Set(benchKey(i), slices.Repeat(benchValue(i, 0), 2)[:valueLen])
+				}
+				if err := txn.Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.db.DB().Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
+				b.Fatal(err)
+			}
+			m0 := s.Metrics()
+			var n atomic.Int64
+			var wg sync.WaitGroup
+			var firstErr atomic.Value
+			b.ResetTimer()
+			start := cpuTime()
+			for w := range goroutines {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(w), 1))
+					value := make([]byte, valueLen)
+					for n.Add(1) <= int64(b.N) {
+						if err := updateRow(ctx, s, benchKey(rng.IntN(rows)), value, rng); err != nil {
+							firstErr.CompareAndSwap(nil, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err, _ := firstErr.Load().(error); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.db.DB().Flush(); err != nil {
+				b.Fatal(err)
+			}
+			for quiet := 0; quiet < 10; {
+				time.Sleep(100 * time.Millisecond)
+				if m := s.Metrics(); m.Compact.NumInProgress == 0 && m.Flush.NumInProgress == 0 {
+					quiet++
+				} else {
+					quiet = 0
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			m := s.Metrics()
+			var tables int64
+			for l := range m.Levels {
+				tables += int64(m.Levels[l].TableBytesFlushed+m.Levels[l].TableBytesCompacted) -
+					int64(m0.Levels[l].TableBytesFlushed+m0.Levels[l].TableBytesCompacted)
+			}
+			b.ReportMetric(float64(tables)/float64(m.WAL.BytesIn-m0.WAL.BytesIn), "table-w/wal")
+			b.ReportMetric(float64(m.Flush.Count-m0.Flush.Count), "flushes")
+		})
+	}
+}
+
+// updateRow reads key and writes a new value of it in one transaction; a
+// write conflict with another goroutine's update is no error.
+func updateRow(ctx context.Context, s *Store, key, value []byte, rng *rand.Rand) error {
+	txn, err := s.Begin(kv.TxnOptions{Mode: kv.Optimistic})
+	if err != nil {
+		return err
+	}
+	if _, err := txn.Get(ctx, key); err != nil {
+		txn.Rollback()
+		return err
+	}
+	for i := range value {
+		value[i] = byte('a' + rng.IntN(26))
+	}
+	if err := txn.Set(key, value); err != nil {
+		txn.Rollback()
+		return err
+	}
+	if err := txn.Commit(ctx); err != nil && !errors.Is(err, kv.ErrWriteConflict) {
+		return err
+	}
+	return nil
+}
