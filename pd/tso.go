@@ -118,7 +118,7 @@ func (t *oracle) updateLoop(stop, done chan struct{}) {
 		case <-tick.C:
 			if err := t.update(); err != nil {
 				t.s.log.Warn("pd: tso update", "err", err)
-				if errors.Is(err, errNotLeader) {
+				if errors.Is(err, errNotLeader) || errors.Is(err, errTSONotReady) {
 					return
 				}
 			}
