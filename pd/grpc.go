@@ -100,11 +100,26 @@ func (g *grpcService) GetClusterInfo(context.Context, *pdpb.GetClusterInfoReques
 }
 
 // Tso serves a stream of timestamp requests, answering each in order.
+// It reads on the handler's own goroutine (no hand-off per request, as
+// the other streams' receive does): the stream ends when the client ends
+// it, or when Close stops the gRPC server. One response is reused for the
+// stream's life (SendMsg has encoded it when Send returns).
 func (g *grpcService) Tso(stream pdpb.PD_TsoServer) error {
-	reqs := receive(stream.Recv)
+	header := g.header()
+	ts := &pdpb.Timestamp{}
+	resp := &pdpb.TsoResponse{Header: header, Timestamp: ts}
 	for {
-		req, end, err := nextRequest(g, reqs)
-		if end || err != nil {
+		req, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if g.s.ctx.Err() != nil {
+			return status.Error(codes.Unavailable, "server closing")
+		}
+		if err := g.check(req.GetHeader()); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -113,8 +128,8 @@ func (g *grpcService) Tso(stream pdpb.PD_TsoServer) error {
 			return rpcErr(err)
 		}
 		observeTSO(start, req.GetCount())
-		if err := stream.Send(&pdpb.TsoResponse{Header: g.header(), Count: req.GetCount(),
-			Timestamp: &pdpb.Timestamp{Physical: physical, Logical: logical}}); err != nil {
+		resp.Count, ts.Physical, ts.Logical = req.GetCount(), physical, logical
+		if err := stream.Send(resp); err != nil {
 			return err
 		}
 	}

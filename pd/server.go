@@ -54,6 +54,13 @@ type Server struct {
 	// serves PD's gRPC and HTTP handlers before then.
 	ready atomic.Bool
 
+	// grpcServers are the gRPC servers etcd registered PD's services on
+	// (one per client listener); Close stops them, which ends every
+	// stream a client holds open (grpc.go's Tso reads on its handler's
+	// goroutine, so only the stream's end returns it).
+	grpcMu      sync.Mutex
+	grpcServers []*grpc.Server
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -183,6 +190,9 @@ func (s *Server) etcdConfig() (*embed.Config, error) {
 	ec.AutoCompactionRetention = "1h"
 	ec.GRPCAdditionalServerOptions = grpcServerOptions()
 	ec.ServiceRegister = func(gs *grpc.Server) {
+		s.grpcMu.Lock()
+		s.grpcServers = append(s.grpcServers, gs)
+		s.grpcMu.Unlock()
 		pdpb.RegisterPDServer(gs, &grpcService{s: s})
 		meta_storagepb.RegisterMetaStorageServer(gs, &metaStorage{s: s})
 	}
@@ -316,6 +326,14 @@ func (s *Server) Close() {
 		if s.client != nil {
 			s.client.Close()
 		}
+		// Stop PD's and etcd's gRPC servers before etcd's Close, which
+		// would wait (gracefully, for seconds) for the streams clients
+		// keep open: a SQL node's TSO stream never ends on its own.
+		s.grpcMu.Lock()
+		for _, gs := range s.grpcServers {
+			gs.Stop()
+		}
+		s.grpcMu.Unlock()
 		s.etcd.Close()
 	})
 }

@@ -13,18 +13,25 @@ import (
 // logical (package tso). The leader keeps the current physical time in
 // memory and moves it forward every tsoUpdateInterval to the wall clock
 // (never back: if the clock goes backwards the physical time waits for
-// it, and the logical counter carries on). Before using physical times up
-// to T it saves T + tsoSaveWindow in etcd, guarded by its leadership; a
-// new leader starts above the saved time, so no timestamp is ever issued
-// twice, across leader changes and restarts, whatever the clocks did.
+// it, and the logical counter carries on). Physical times stay below a
+// window end saved in etcd, guarded by its leadership; a new leader
+// starts above the saved end, so no timestamp is ever issued twice,
+// across leader changes and restarts, whatever the clocks did. The next
+// window (now + tsoSaveWindow) is saved tsoSaveAhead before the saved one
+// ends, without holding the lock timestamps are taken under: requests go
+// on below the saved end while etcd writes and syncs (with the save made
+// when the physical time reached the end, every request waited for it,
+// every 3 s; seconds when the disk is slow). Only if the window is used
+// up before its successor is saved does a request wait for a save.
 // Each request takes count timestamps: the logical values after the
 // previous request's, up to the one returned.
 
 const (
 	tsoSaveWindow     = 3 * time.Second
+	tsoSaveAhead      = time.Second
 	tsoUpdateInterval = 50 * time.Millisecond
 	// tsoGuard is how close (in ms) the physical time may come to the
-	// saved window before the window moves.
+	// saved window end.
 	tsoGuard = 1
 )
 
@@ -33,17 +40,30 @@ const (
 var errTSONotReady = errors.New("not leader: timestamp oracle not serving")
 
 type oracle struct {
-	s        *Server
+	s *Server
+	// put saves a window end in etcd, guarded by the leadership
+	// (leaderTxn); tests replace it.
+	put func(ctx context.Context, end int64) error
+	// saveMu serializes window saves (held across the write, taken
+	// before mu), so the saved end only grows.
+	saveMu   sync.Mutex
 	mu       sync.Mutex
 	serving  bool
-	physical int64 // ms
+	gen      uint64 // terms started: a save begun in an earlier one does not apply
+	physical int64  // ms
 	logical  int64
 	saved    int64 // ms: the window end saved in etcd
 	stopLoop chan struct{}
 	loopDone chan struct{}
 }
 
-func newTSO(s *Server) *oracle { return &oracle{s: s} }
+func newTSO(s *Server) *oracle {
+	t := &oracle{s: s}
+	t.put = func(ctx context.Context, end int64) error {
+		return s.leaderTxn(ctx, putU64(t.key(), uint64(end)))
+	}
+	return t
+}
 
 func (t *oracle) key() string { return t.s.rootPath + "/timestamp" }
 
@@ -51,6 +71,9 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // start loads the saved window and starts serving above it.
 func (t *oracle) start(ctx context.Context) error {
+	// A save of the previous term still under way ends first.
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
 	saved, err := t.s.getU64(ctx, t.key())
 	if err != nil {
 		return err
@@ -60,10 +83,11 @@ func (t *oracle) start(ctx context.Context) error {
 		next = int64(saved) + tsoGuard + 1
 	}
 	end := next + tsoSaveWindow.Milliseconds()
-	if err := t.s.leaderTxn(ctx, putU64(t.key(), uint64(end))); err != nil {
+	if err := t.put(ctx, end); err != nil {
 		return err
 	}
 	t.mu.Lock()
+	t.gen++
 	t.physical, t.logical, t.saved, t.serving = next, 0, end, true
 	t.stopLoop, t.loopDone = make(chan struct{}), make(chan struct{})
 	t.mu.Unlock()
@@ -94,7 +118,7 @@ func (t *oracle) updateLoop(stop, done chan struct{}) {
 		case <-tick.C:
 			if err := t.update(); err != nil {
 				t.s.log.Warn("pd: tso update", "err", err)
-				if errors.Is(err, errNotLeader) {
+				if errors.Is(err, errNotLeader) || errors.Is(err, errTSONotReady) {
 					return
 				}
 			}
@@ -103,12 +127,13 @@ func (t *oracle) updateLoop(stop, done chan struct{}) {
 }
 
 // update moves the physical time to the wall clock when it is ahead (or
-// by 1 ms when the logical counter is half used), saving a new window
-// first when the physical time nears the saved one.
+// by 1 ms when the logical counter is half used), within the saved
+// window; it saves the next window first when the saved end is within
+// tsoSaveAhead, with timestamps going on meanwhile.
 func (t *oracle) update() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if !t.serving {
+		t.mu.Unlock()
 		return nil
 	}
 	now := nowMs()
@@ -119,27 +144,51 @@ func (t *oracle) update() error {
 	case t.logical > tso.MaxLogical/2:
 		next = t.physical + 1
 	}
-	if t.saved-next <= tsoGuard {
-		if err := t.saveLocked(next + tsoSaveWindow.Milliseconds()); err != nil {
-			return err
-		}
+	ahead := t.saved-next <= tsoSaveAhead.Milliseconds()
+	t.mu.Unlock()
+	var err error
+	if ahead {
+		err = t.saveWindow(next + tsoSaveWindow.Milliseconds())
 	}
-	if next > t.physical {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.serving && next > t.physical && t.saved-next > tsoGuard {
 		t.physical, t.logical = next, 0
 	}
-	return nil
+	return err
 }
 
-func (t *oracle) saveLocked(end int64) error {
+// saveWindow saves end as the window's end, unless a later one is saved
+// already. mu is not held across the write.
+func (t *oracle) saveWindow(end int64) error {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
+	t.mu.Lock()
+	serving, saved, gen := t.serving, t.saved, t.gen
+	t.mu.Unlock()
+	if !serving {
+		return errTSONotReady
+	}
+	if saved >= end {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(t.s.ctx, 3*time.Second)
 	defer cancel()
-	if err := t.s.leaderTxn(ctx, putU64(t.key(), uint64(end))); err != nil {
+	err := t.put(ctx, end)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gen != gen || !t.serving {
+		return errTSONotReady
+	}
+	if err != nil {
 		if errors.Is(err, errNotLeader) {
 			t.serving = false
 		}
 		return err
 	}
-	t.saved = end
+	if end > t.saved {
+		t.saved = end
+	}
 	return nil
 }
 
@@ -154,20 +203,28 @@ func (t *oracle) next(count uint32) (physical, logical int64, err error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.serving {
-		return 0, 0, errTSONotReady
-	}
-	if t.logical+int64(count) >= tso.MaxLogical {
+	for {
+		if !t.serving {
+			return 0, 0, errTSONotReady
+		}
+		if t.logical+int64(count) < tso.MaxLogical {
+			t.logical += int64(count)
+			return t.physical, t.logical, nil
+		}
 		// This millisecond is used up: take the next one, within the
 		// saved window.
 		next := t.physical + 1
-		if t.saved-next <= tsoGuard {
-			if err := t.saveLocked(next + tsoSaveWindow.Milliseconds()); err != nil {
-				return 0, 0, err
-			}
+		if t.saved-next > tsoGuard {
+			t.physical, t.logical = next, 0
+			continue
 		}
-		t.physical, t.logical = next, 0
+		// The window is used up before its successor was saved: save
+		// one now, and try again.
+		t.mu.Unlock()
+		err := t.saveWindow(next + tsoSaveWindow.Milliseconds())
+		t.mu.Lock()
+		if err != nil {
+			return 0, 0, err
+		}
 	}
-	t.logical += int64(count)
-	return t.physical, t.logical, nil
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -119,6 +120,15 @@ func (d *Driver) setGlobalLimit(name string, v types.Datum) {
 	if name == "tidb_backoff_weight" {
 		if st, ok := d.store.(interface{ SetBackoffWeight(int) }); ok {
 			st.SetBackoffWeight(int(v.Int()))
+		}
+		return
+	}
+	if name == "tidb_tso_client_batch_max_wait_time" {
+		if st, ok := d.store.(interface{ SetTSOBatchWait(time.Duration) error }); ok {
+			ms, _ := types.ToFloat(v)
+			if err := st.SetTSOBatchWait(time.Duration(ms * float64(time.Millisecond))); err != nil {
+				slog.Default().Warn("cannot set the TSO client's batch wait", "err", err)
+			}
 		}
 		return
 	}

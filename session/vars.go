@@ -268,6 +268,10 @@ func init() {
 	// for a prewrite) are multiplied by it; 0 means 2. Global only here:
 	// it sets the node's budgets (setGlobalLimit), not one session's.
 	sysVars["tidb_backoff_weight"] = uintVar(2).within(0, math.MaxInt32).global()
+	// TiDB's: how long (ms, 0 to 10) the PD client's TSO dispatcher may
+	// wait for more timestamp requests to batch into one RPC; 0 sends at
+	// once. Global: it tunes the node's PD client (setGlobalLimit).
+	sysVars["tidb_tso_client_batch_max_wait_time"] = floatVar(0, 0, 10).global()
 	// The zone SYSTEM means, by its abbreviation, as MySQL reports it.
 	zone, _ := time.Now().Zone()
 	sysVars["system_time_zone"] = roVar(types.NewString(zone))

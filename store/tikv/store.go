@@ -46,6 +46,21 @@ type Storage struct {
 	// vars are client-go's variables every snapshot and transaction
 	// gets: the backoff weight (SetBackoffWeight).
 	vars atomic.Pointer[tikvkv.Variables]
+	// pd is the PD client the oracle's timestamps come from (nil on the
+	// mock cluster): SetTSOBatchWait tunes it.
+	pd pd.Client
+}
+
+// SetTSOBatchWait sets TiDB's tidb_tso_client_batch_max_wait_time: how
+// long pd/client's TSO dispatcher may wait, after the first timestamp
+// request of a batch, for more to send in the same RPC (it stops waiting
+// once the batch reaches the size it has been seeing). 0, the default,
+// sends what has queued at once. pd/client takes 0 to 10 ms.
+func (s *Storage) SetTSOBatchWait(d time.Duration) error {
+	if s.pd == nil {
+		return nil
+	}
+	return s.pd.UpdateOption(opt.MaxTSOBatchWaitInterval, d)
 }
 
 // SetBackoffWeight sets TiDB's tidb_backoff_weight for the snapshots and
@@ -109,7 +124,7 @@ func Open(pdAddrs []string) (*Storage, error) {
 	if cfg.TxnLocalLatches.Enabled {
 		store.EnableTxnLocalLatches(cfg.TxnLocalLatches.Capacity)
 	}
-	s := &Storage{store: store, close: store.Close}
+	s := &Storage{store: store, close: store.Close, pd: pdClient}
 	if cfg.TiKVClient.MaxBatchSize > 0 {
 		// As client-go's: with batching off ([tikv-client]
 		// max-batch-size = 0) every request is a unary call.
