@@ -49,6 +49,7 @@ func TestLoadFull(t *testing.T) {
 		MaxConnections:   1000,
 		MaxAllowedPacket: GiB,
 		Lease:            Duration(10 * time.Second),
+		SplitTable:       true,
 		ServerVersion:    "8.0.11-Basalt-custom",
 		Status:           Status{StatusPort: 10081},
 		Log:              Log{Level: "debug", File: "/var/log/basalt.log", SlowQueryFile: "/var/log/basalt-slow.log", SlowQueryMaxSize: 64, SlowQueryMaxBackups: 3},

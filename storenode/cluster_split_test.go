@@ -3,19 +3,25 @@ package storenode_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 )
 
 // TestClusterSplitTable: a SQL node (a basalt process) on 1 PD and 3
-// stores starts a region at the first key of each table that CREATE
-// TABLE or TRUNCATE TABLE makes (TiDB's split-table, on by default), so
+// stores with split-table = true starts a region at the first key of each
+// table that CREATE TABLE or TRUNCATE TABLE makes (TiDB's split-table), so
 // PD sees one more region per table, and the tables' rows are read back
 // across the new regions. (split-table = false: ddl's TestSplitTable.)
 func TestClusterSplitTable(t *testing.T) {
 	c, _ := startCluster(t, "", "error")
-	node := c.StartSQLNode(t)
+	cfg := filepath.Join(t.TempDir(), "split.toml")
+	if err := os.WriteFile(cfg, []byte("split-table = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	node := c.StartSQLNode(t, "--config", cfg)
 	db := node.OpenDB(t, "")
 	regions := func() int { return len(pdRegions(t, c.PD)) }
 	// waitRegions waits until PD counts want regions (a split reaches PD
