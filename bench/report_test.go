@@ -73,27 +73,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := WriteReport(dir, ReportOptions{Results: res}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "report", "report.md")
-	if *rewrite {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("report.md differs from %s (go test -rewrite regenerates it):\n%s", golden, got)
-	}
+	dir := writeGolden(t, res, "report.md")
 	for _, w := range res.Plan.Workloads {
 		f, err := os.Open(filepath.Join(dir, chartFile(w)))
 		if err != nil {
@@ -154,27 +134,7 @@ func TestReportAllTargets(t *testing.T) {
 		t.Errorf("an unknown reference: no error")
 	}
 
-	dir := t.TempDir()
-	if err := WriteReport(dir, ReportOptions{Results: res}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "report", "report3.md")
-	if *rewrite {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("report.md differs from %s (go test -rewrite regenerates it):\n%s", golden, got)
-	}
+	writeGolden(t, res, "report3.md")
 }
 
 func TestFlagValue(t *testing.T) {
@@ -184,6 +144,35 @@ func TestFlagValue(t *testing.T) {
 			t.Errorf("flagValue(%q) = %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// writeGolden writes the report of res into a new directory, which it
+// returns, and compares report.md with testdata/report/golden (go test
+// -rewrite regenerates it).
+func writeGolden(t *testing.T, res *Results, golden string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := WriteReport(dir, ReportOptions{Results: res}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "report", golden)
+	if *rewrite {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("report.md differs from %s (go test -rewrite regenerates it):\n%s", path, got)
+	}
+	return dir
 }
 
 // TestReportBaseline compares one target across two results files.
